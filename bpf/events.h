@@ -1,0 +1,129 @@
+/* The wire format between the BPF recorder (bpf/recorder.bpf.c) and userspace (src/record/ebpf_*).
+ *
+ * Plain C, fixed-width types only, explicit padding: both clang -target bpf and g++ include it.
+ * Bump QK_ABI_VERSION on any change; userspace checks the version the loaded object reports and the
+ * C++ side static_asserts the layout (src/record/ebpf_decode.cpp).
+ */
+#ifndef QK_BPF_EVENTS_H
+#define QK_BPF_EVENTS_H
+
+#ifdef __bpf__
+typedef __u8 qk_u8;
+typedef __u16 qk_u16;
+typedef __u32 qk_u32;
+typedef __s32 qk_s32;
+typedef __u64 qk_u64;
+#else
+#include <stdint.h>
+typedef uint8_t qk_u8;
+typedef uint16_t qk_u16;
+typedef uint32_t qk_u32;
+typedef int32_t qk_s32;
+typedef uint64_t qk_u64;
+#endif
+
+#define QK_ABI_VERSION 1
+
+/* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
+ * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
+ * truncated and its task's recording is incomplete. */
+#define QK_PIECE_MAX 4096
+#define QK_MAX_PIECES 4
+/* Room for QK_MAX_PIECES pieces plus the slack the verifier needs to prove bounded writes. */
+#define QK_DATA_SIZE ((QK_MAX_PIECES + 1) * QK_PIECE_MAX)
+
+enum qk_kind {
+    QK_EV_FILE = 1, /* a file syscall returned: see enum qk_op */
+    QK_EV_EXEC = 2, /* a successful exec (sched_process_exec) */
+    QK_EV_FORK = 3, /* a new process (not a thread) */
+    QK_EV_EXIT = 4, /* a whole process exited */
+};
+
+/* The file operations. Pieces for each, in order ("base" is the kernel-resolved directory a relative
+ * name is relative to; it is empty when the name is absolute):
+ *   OPEN      [file path from the returned fd (success only), base, name]
+ *   RENAME    [base, old, base, new]           LINK    [base, old, base, new]
+ *   UNLINK    [base, name]   RMDIR [base, name] MKDIR  [base, name]   SYMLINK [base, linkpath]
+ *   TRUNCATE  [base, name]   FTRUNCATE [file path of fd]
+ *   CHDIR     [base, name]   FCHDIR    [file path of fd]
+ *   EXEC      [base, name] (failed execs only; successful ones arrive as QK_EV_EXEC) */
+enum qk_op {
+    QK_OP_OPEN = 1,
+    QK_OP_RENAME = 2,
+    QK_OP_UNLINK = 3,
+    QK_OP_RMDIR = 4,
+    QK_OP_MKDIR = 5,
+    QK_OP_LINK = 6,
+    QK_OP_SYMLINK = 7,
+    QK_OP_TRUNCATE = 8,
+    QK_OP_FTRUNCATE = 9,
+    QK_OP_CHDIR = 10,
+    QK_OP_FCHDIR = 11,
+    QK_OP_EXEC = 12,
+};
+
+/* qk_file_event.info bits */
+#define QK_INFO_CREATED 0x1u    /* the open created the file (FMODE_CREATED) */
+#define QK_INFO_DIRECTORY 0x2u  /* the opened file is a directory */
+#define QK_INFO_REMOVEDIR 0x4u  /* unlinkat with AT_REMOVEDIR */
+/* qk_exec_event.info bits */
+#define QK_INFO_ELF32 0x10u           /* the new image is a 32-bit ELF: its syscalls are not decoded */
+#define QK_INFO_ARGV_TRUNCATED 0x20u  /* argv was longer than QK_PIECE_MAX */
+
+struct qk_event_header {
+    qk_u16 kind;      /* enum qk_kind */
+    qk_u16 abi;       /* QK_ABI_VERSION */
+    qk_u32 size;      /* bytes of the whole record */
+    qk_u64 cgroup_id; /* the traced task's cgroup (an ancestor of the caller's, or its own) */
+    qk_u32 pid;       /* tgid */
+    qk_u32 tid;
+};
+
+/* Text pieces (paths, argv) stored back to back in data, lengths in len[], no NULs. A piece whose
+ * bit is set in `truncated` did not fit in QK_PIECE_MAX. Only `used` bytes of data are sent. */
+struct qk_pieces {
+    qk_u16 len[QK_MAX_PIECES];
+    qk_u8 truncated;
+    qk_u8 count;
+    qk_u16 used;
+    char data[QK_DATA_SIZE];
+};
+
+struct qk_file_event {
+    struct qk_event_header h;
+    qk_u32 op;    /* enum qk_op */
+    qk_s32 ret;   /* the syscall's result: an fd, 0, or -errno */
+    qk_u32 flags; /* open flags, rename flags or the *at flags, as passed */
+    qk_u32 info;  /* QK_INFO_* */
+    struct qk_pieces p;
+};
+
+/* EXEC pieces: [filename as passed to exec, cwd, argv (NUL-separated), executable's path] */
+struct qk_exec_event {
+    struct qk_event_header h;
+    qk_u32 ppid;
+    qk_u32 info;
+    struct qk_pieces p;
+};
+
+struct qk_fork_event {
+    struct qk_event_header h; /* pid: the parent */
+    qk_u32 child_pid;
+    qk_u32 pad;
+};
+
+struct qk_exit_event {
+    struct qk_event_header h;
+    qk_s32 status; /* as wait(2) reports it: (code << 8) | signal */
+    qk_u32 pad;
+};
+
+/* Per traced cgroup, kept in the `tracked` map. Updated atomically by the programs. */
+struct qk_task_stats {
+    qk_u64 events;      /* records submitted */
+    qk_u64 lost;        /* records that could not be reserved in the ring buffer */
+    qk_u64 compat;      /* 32-bit (ia32/x32) syscalls, which the programs do not decode */
+    qk_u64 io_uring_fs; /* io_uring file operations (open, rename, unlink, mkdir, link, symlink) */
+};
+
+#endif

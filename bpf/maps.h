@@ -1,0 +1,85 @@
+/* Maps and globals of the recorder, and the one question every program asks first:
+ * "is the current task being traced, and by which task cgroup?" */
+#ifndef QK_BPF_MAPS_H
+#define QK_BPF_MAPS_H
+
+#include "events.h"
+
+/* Userspace reads it back to check it loaded the object it was built against. */
+const volatile __u32 qk_abi_version = QK_ABI_VERSION;
+
+/* Written through the mmapped .bss by userspace (src/record/ebpf_session.cpp). */
+__u32 qk_ntracked;        /* how many cgroups are traced; 0 makes every program return at once */
+__u32 qk_track_level;     /* ancestor level of task cgroups, for processes in cgroups below them */
+__u64 qk_wakeup_bytes;    /* unread bytes above which a submit wakes the consumer */
+
+struct {
+    __uint(type, BPF_MAP_TYPE_RINGBUF);
+    __uint(max_entries, 16 << 20); /* resized by userspace before load */
+} events SEC(".maps");
+
+/* Traced task cgroups: id -> counters. A process belongs to a task if its cgroup, or its ancestor at
+ * qk_track_level, is a key here. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u64);
+    __type(value, struct qk_task_stats);
+    __uint(max_entries, 4096);
+} tracked SEC(".maps");
+
+/* Records are built here, then copied into the ring with their exact size. */
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct qk_file_event);
+    __uint(max_entries, 1);
+} scratch_event SEC(".maps");
+
+static __always_inline struct qk_task_stats *tracked_task(__u64 *cgroup_id)
+{
+    if (!qk_ntracked)
+        return 0;
+    __u64 id = bpf_get_current_cgroup_id();
+    struct qk_task_stats *stats = bpf_map_lookup_elem(&tracked, &id);
+    if (!stats && qk_track_level) {
+        id = bpf_get_current_ancestor_cgroup_id(qk_track_level);
+        if (id)
+            stats = bpf_map_lookup_elem(&tracked, &id);
+    }
+    if (stats)
+        *cgroup_id = id;
+    return stats;
+}
+
+static __always_inline void *scratch(void)
+{
+    __u32 zero = 0;
+    return bpf_map_lookup_elem(&scratch_event, &zero);
+}
+
+static __always_inline void fill_header(struct qk_event_header *h, __u16 kind, __u64 cgroup_id)
+{
+    __u64 pid_tgid = bpf_get_current_pid_tgid();
+    h->kind = kind;
+    h->abi = QK_ABI_VERSION;
+    h->cgroup_id = cgroup_id;
+    h->pid = pid_tgid >> 32;
+    h->tid = (__u32)pid_tgid;
+}
+
+/* Copies a record into the ring, waking the consumer only once enough has piled up (a wakeup per
+ * event costs more than the tracing itself). A record that does not fit is counted, never hidden. */
+static __always_inline void submit(void *record, __u64 size, struct qk_task_stats *stats)
+{
+    __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > qk_wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                                   : BPF_RB_NO_WAKEUP;
+    if (size > sizeof(struct qk_file_event))
+        size = sizeof(struct qk_file_event);
+    ((struct qk_event_header *)record)->size = size;
+    if (bpf_ringbuf_output(&events, record, size, flags) == 0)
+        __sync_fetch_and_add(&stats->events, 1);
+    else
+        __sync_fetch_and_add(&stats->lost, 1);
+}
+
+#endif

@@ -1,0 +1,189 @@
+/* Building the text pieces of a record: kernel paths walked from dentries, and user strings.
+ *
+ * bpf_d_path() is not allowed in tracepoints, so a path is rebuilt the way the kernel's d_path does:
+ * up d_parent to the mount's root, then across to the mount point in the parent mount, until the
+ * task's root (chroot-aware) or the namespace's root. Written backwards into a per-CPU buffer, then
+ * copied into the record.
+ *
+ * The functions here are global (not inlined) on purpose: the verifier checks a global function once,
+ * not once per call site, which keeps the sys_exit dispatcher far below the instruction limit. */
+#ifndef QK_BPF_PATHS_H
+#define QK_BPF_PATHS_H
+
+#include "maps.h"
+
+#define QK_NAME_MAX 255
+/* Each component costs at least 2 bytes ("/x") and mount crossings cost none, so this bounds any
+ * walk that fits in QK_PIECE_MAX, with room for the crossings. */
+#define QK_WALK_STEPS (QK_PIECE_MAX / 2 + 64)
+#define QK_OFF_MASK (QK_MAX_PIECES * QK_PIECE_MAX - 1)
+#define QK_AT_FDCWD -100
+
+struct walk_buf {
+    char buf[2 * QK_PIECE_MAX];
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct walk_buf);
+    __uint(max_entries, 1);
+} scratch_walk SEC(".maps");
+
+struct walk_ctx {
+    struct dentry *dentry;
+    struct vfsmount *vfsmnt;
+    struct dentry *root_dentry;
+    struct vfsmount *root_vfsmnt;
+    int pos; /* the path is buf[pos, QK_PIECE_MAX) */
+    int truncated;
+};
+
+static long walk_step(__u32 index, void *arg)
+{
+    struct walk_ctx *c = arg;
+    struct dentry *d = c->dentry;
+    struct vfsmount *vfsmnt = c->vfsmnt;
+    if (d == c->root_dentry && vfsmnt == c->root_vfsmnt)
+        return 1;
+    if (d == BPF_CORE_READ(vfsmnt, mnt_root)) {
+        struct mount *mnt = (struct mount *)((char *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
+        struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
+        if (parent == mnt)
+            return 1;
+        c->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+        c->vfsmnt = (struct vfsmount *)((char *)parent + bpf_core_field_offset(struct mount, mnt));
+        return 0;
+    }
+    struct dentry *up = BPF_CORE_READ(d, d_parent);
+    if (up == d)
+        return 1;
+    __u32 len = BPF_CORE_READ(d, d_name.len);
+    const unsigned char *name = BPF_CORE_READ(d, d_name.name);
+    int pos = c->pos - (int)len - 1;
+    if (len > QK_NAME_MAX || pos < 0) {
+        c->truncated = 1;
+        return 1;
+    }
+    __u32 zero = 0;
+    struct walk_buf *w = bpf_map_lookup_elem(&scratch_walk, &zero);
+    if (!w)
+        return 1;
+    bpf_probe_read_kernel(&w->buf[(pos + 1) & (QK_PIECE_MAX - 1)], len & QK_NAME_MAX, name);
+    w->buf[pos & (QK_PIECE_MAX - 1)] = '/';
+    c->pos = pos;
+    c->dentry = up;
+    return 0;
+}
+
+static __always_inline __u32 next_piece(struct qk_pieces *p)
+{
+    return p->count++ & (QK_MAX_PIECES - 1);
+}
+
+__noinline int qk_empty_piece(struct qk_pieces *p)
+{
+    if (!p)
+        return 0;
+    p->len[next_piece(p)] = 0;
+    return 0;
+}
+
+/* Appends the path of (mnt, dentry) as seen from the current task's root. */
+__noinline int qk_put_path(struct qk_pieces *p, __u64 mnt, __u64 dentry)
+{
+    if (!p)
+        return 0;
+    __u32 i = next_piece(p);
+    p->len[i] = 0;
+    if (!dentry || !mnt)
+        return 0;
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    struct walk_ctx c = {
+        .dentry = (struct dentry *)dentry,
+        .vfsmnt = (struct vfsmount *)mnt,
+        .root_dentry = BPF_CORE_READ(task, fs, root.dentry),
+        .root_vfsmnt = BPF_CORE_READ(task, fs, root.mnt),
+        .pos = QK_PIECE_MAX,
+    };
+    bpf_loop(QK_WALK_STEPS, walk_step, &c, 0);
+    if (c.truncated)
+        p->truncated |= 1 << i;
+    __u32 zero = 0;
+    struct walk_buf *w = bpf_map_lookup_elem(&scratch_walk, &zero);
+    if (!w)
+        return 0;
+    __u32 off = p->used & QK_OFF_MASK;
+    if (c.pos >= QK_PIECE_MAX) { /* the root itself */
+        p->data[off] = '/';
+        p->len[i] = 1;
+        p->used = off + 1;
+        return 0;
+    }
+    __u32 pos = c.pos & (QK_PIECE_MAX - 1);
+    __u32 n = (QK_PIECE_MAX - pos) & (2 * QK_PIECE_MAX - 1);
+    bpf_probe_read_kernel(&p->data[off], n, &w->buf[pos]);
+    p->len[i] = n;
+    p->used = off + n;
+    return 0;
+}
+
+__noinline int qk_put_user_str(struct qk_pieces *p, __u64 ustr)
+{
+    if (!p)
+        return 0;
+    __u32 i = next_piece(p);
+    __u32 off = p->used & QK_OFF_MASK;
+    long n = bpf_probe_read_user_str(&p->data[off], QK_PIECE_MAX, (const char *)ustr);
+    if (n <= 0) {
+        p->len[i] = 0;
+        return 0;
+    }
+    if (n >= QK_PIECE_MAX)
+        p->truncated |= 1 << i;
+    p->len[i] = n - 1;
+    p->used = off + n - 1;
+    return 0;
+}
+
+static __always_inline struct file *fd_file(long fd)
+{
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+    if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+        return 0;
+    struct file **fds = BPF_CORE_READ(fdt, fd);
+    struct file *f = 0;
+    bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+    return f;
+}
+
+__noinline int qk_put_fd(struct qk_pieces *p, long fd)
+{
+    struct file *f = fd_file(fd);
+    if (!f)
+        return qk_empty_piece(p);
+    return qk_put_path(p, (__u64)BPF_CORE_READ(f, f_path.mnt), (__u64)BPF_CORE_READ(f, f_path.dentry));
+}
+
+__noinline int qk_put_cwd(struct qk_pieces *p)
+{
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    return qk_put_path(p, (__u64)BPF_CORE_READ(task, fs, pwd.mnt), (__u64)BPF_CORE_READ(task, fs, pwd.dentry));
+}
+
+/* A name relative to dirfd (AT_FDCWD for the cwd): [base, name], base empty when name is absolute. */
+__noinline int qk_put_at_path(struct qk_pieces *p, long dirfd, __u64 ustr)
+{
+    char first = 0;
+    bpf_probe_read_user(&first, 1, (const char *)ustr);
+    if (first == '/')
+        qk_empty_piece(p);
+    else if ((int)dirfd == QK_AT_FDCWD)
+        qk_put_cwd(p);
+    else
+        qk_put_fd(p, dirfd);
+    return qk_put_user_str(p, ustr);
+}
+
+#endif

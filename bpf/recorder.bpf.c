@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The recorder's programs: one dispatcher on the raw sys_exit tracepoint for the file syscalls (their
+ * arguments are still in pt_regs and their results are known; unlike per-syscall tracepoints it also
+ * fires for 32-bit syscalls, which we must notice), the scheduler tracepoints for process lifecycle,
+ * and io_uring submissions. Everything is filtered by task cgroup first. x86_64 syscall numbers. */
+#include "vmlinux_min.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "maps.h"
+
+#include "paths.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+enum {
+    NR_open = 2, NR_truncate = 76, NR_ftruncate = 77, NR_chdir = 80, NR_fchdir = 81, NR_rename = 82,
+    NR_mkdir = 83, NR_rmdir = 84, NR_creat = 85, NR_link = 86, NR_unlink = 87, NR_symlink = 88,
+    NR_execve = 59, NR_openat = 257, NR_mkdirat = 258, NR_unlinkat = 263, NR_renameat = 264,
+    NR_linkat = 265, NR_symlinkat = 266, NR_renameat2 = 316, NR_execveat = 322, NR_openat2 = 437,
+};
+
+#define TS_COMPAT 0x0002
+#define X32_SYSCALL_BIT 0x40000000
+#define FMODE_CREATED 0x100000
+#define S_IFMT 00170000
+#define S_IFDIR 0040000
+#define AT_REMOVEDIR 0x200
+#define O_CREAT 0100
+#define O_WRONLY 01
+#define O_TRUNC 01000
+#define ENOENT 2
+#define PF_KTHREAD 0x00200000
+
+static __always_inline int interesting(long nr)
+{
+    switch (nr) {
+    case NR_open: case NR_openat: case NR_openat2: case NR_creat: case NR_rename: case NR_renameat:
+    case NR_renameat2: case NR_unlink: case NR_unlinkat: case NR_rmdir: case NR_mkdir: case NR_mkdirat:
+    case NR_link: case NR_linkat: case NR_symlink: case NR_symlinkat: case NR_truncate:
+    case NR_ftruncate: case NR_chdir: case NR_fchdir: case NR_execve: case NR_execveat:
+        return 1;
+    }
+    return 0;
+}
+
+/* What to record for a syscall, decided before any text is gathered so that the path code is
+ * inlined once rather than once per syscall (the verifier would otherwise explore every copy). */
+struct plan {
+    long fd;            /* >= 0: piece 0 is this fd's path (the opened file, ftruncate's file) */
+    int cwd;            /* piece 0 is the cwd after the call (chdir, fchdir) */
+    int nat;            /* how many (dirfd, name) pairs follow */
+    long dirfd[2];
+    const char *name[2];
+};
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
+{
+    if (!qk_ntracked)
+        return 0;
+    long nr = BPF_CORE_READ(regs, orig_ax);
+    struct task_struct *task = bpf_get_current_task_btf();
+    if ((task->thread_info.status & TS_COMPAT) || (nr & X32_SYSCALL_BIT)) {
+        __u64 cg;
+        struct qk_task_stats *stats = tracked_task(&cg);
+        if (stats)
+            __sync_fetch_and_add(&stats->compat, 1);
+        return 0;
+    }
+    if (!interesting(nr))
+        return 0;
+    /* Failures are noise except a lookup that found nothing (a probe); for execs too, as a PATH
+     * search probes each directory. */
+    if (ret < 0 && ret != -ENOENT)
+        return 0;
+    if (ret < 0 && !(nr == NR_open || nr == NR_openat || nr == NR_openat2 || nr == NR_creat ||
+                     nr == NR_execve || nr == NR_execveat))
+        return 0;
+    __u64 cg;
+    struct qk_task_stats *stats = tracked_task(&cg);
+    if (!stats)
+        return 0;
+    struct qk_file_event *ev = scratch();
+    if (!ev)
+        return 0;
+    fill_header(&ev->h, QK_EV_FILE, cg);
+    ev->ret = ret;
+    ev->info = 0;
+    ev->flags = 0;
+
+    long a0 = BPF_CORE_READ(regs, di), a1 = BPF_CORE_READ(regs, si), a2 = BPF_CORE_READ(regs, dx),
+         a3 = BPF_CORE_READ(regs, r10), a4 = BPF_CORE_READ(regs, r8);
+    struct plan p = {.fd = -1, .nat = 1, .dirfd = {QK_AT_FDCWD, QK_AT_FDCWD}};
+    switch (nr) {
+    case NR_open: ev->op = QK_OP_OPEN; ev->flags = a1; p.name[0] = (void *)a0; break;
+    case NR_creat: ev->op = QK_OP_OPEN; ev->flags = O_CREAT | O_WRONLY | O_TRUNC; p.name[0] = (void *)a0; break;
+    case NR_openat: ev->op = QK_OP_OPEN; ev->flags = a2; p.dirfd[0] = a0; p.name[0] = (void *)a1; break;
+    case NR_openat2: {
+        __u64 how_flags = 0;
+        bpf_probe_read_user(&how_flags, sizeof(how_flags), (void *)a2);
+        ev->op = QK_OP_OPEN; ev->flags = how_flags; p.dirfd[0] = a0; p.name[0] = (void *)a1;
+        break;
+    }
+    case NR_rename: ev->op = QK_OP_RENAME; p.nat = 2; p.name[0] = (void *)a0; p.name[1] = (void *)a1; break;
+    case NR_renameat:
+    case NR_renameat2:
+        ev->op = QK_OP_RENAME; ev->flags = nr == NR_renameat2 ? a4 : 0; p.nat = 2;
+        p.dirfd[0] = a0; p.name[0] = (void *)a1; p.dirfd[1] = a2; p.name[1] = (void *)a3;
+        break;
+    case NR_link: ev->op = QK_OP_LINK; p.nat = 2; p.name[0] = (void *)a0; p.name[1] = (void *)a1; break;
+    case NR_linkat:
+        ev->op = QK_OP_LINK; ev->flags = a4; p.nat = 2;
+        p.dirfd[0] = a0; p.name[0] = (void *)a1; p.dirfd[1] = a2; p.name[1] = (void *)a3;
+        break;
+    case NR_unlink: ev->op = QK_OP_UNLINK; p.name[0] = (void *)a0; break;
+    case NR_unlinkat:
+        ev->op = (a2 & AT_REMOVEDIR) ? QK_OP_RMDIR : QK_OP_UNLINK; ev->flags = a2;
+        p.dirfd[0] = a0; p.name[0] = (void *)a1;
+        break;
+    case NR_rmdir: ev->op = QK_OP_RMDIR; p.name[0] = (void *)a0; break;
+    case NR_mkdir: ev->op = QK_OP_MKDIR; p.name[0] = (void *)a0; break;
+    case NR_mkdirat: ev->op = QK_OP_MKDIR; p.dirfd[0] = a0; p.name[0] = (void *)a1; break;
+    case NR_symlink: ev->op = QK_OP_SYMLINK; p.name[0] = (void *)a1; break;
+    case NR_symlinkat: ev->op = QK_OP_SYMLINK; p.dirfd[0] = a1; p.name[0] = (void *)a2; break;
+    case NR_truncate: ev->op = QK_OP_TRUNCATE; p.name[0] = (void *)a0; break;
+    case NR_ftruncate: ev->op = QK_OP_FTRUNCATE; p.fd = a0; p.nat = 0; break;
+    case NR_chdir: ev->op = QK_OP_CHDIR; p.cwd = 1; p.nat = 0; break;
+    case NR_fchdir: ev->op = QK_OP_FCHDIR; p.cwd = 1; p.nat = 0; break;
+    case NR_execve: ev->op = QK_OP_EXEC; p.name[0] = (void *)a0; break;
+    case NR_execveat: ev->op = QK_OP_EXEC; ev->flags = a4; p.dirfd[0] = a0; p.name[0] = (void *)a1; break;
+    default: return 0;
+    }
+    if (ev->op == QK_OP_OPEN && ret >= 0)
+        p.fd = ret;
+
+    struct qk_pieces *pc = &ev->p;
+    pc->count = 0;
+    pc->used = 0;
+    pc->truncated = 0;
+    if (p.cwd) {
+        qk_put_cwd(pc);
+    } else if (p.fd >= 0) {
+        qk_put_fd(pc, p.fd);
+        struct file *f = fd_file(p.fd);
+        if (f && ev->op == QK_OP_OPEN) {
+            if (BPF_CORE_READ(f, f_mode) & FMODE_CREATED)
+                ev->info |= QK_INFO_CREATED;
+            if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) == S_IFDIR)
+                ev->info |= QK_INFO_DIRECTORY;
+        }
+    } else if (ev->op == QK_OP_OPEN) {
+        qk_empty_piece(pc);
+    }
+    if (p.nat > 0)
+        qk_put_at_path(pc, p.dirfd[0], (__u64)p.name[0]);
+    if (p.nat > 1)
+        qk_put_at_path(pc, p.dirfd[1], (__u64)p.name[1]);
+    submit(ev, offsetof(struct qk_file_event, p.data) + (pc->used & QK_OFF_MASK), stats);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(qk_fork, struct task_struct *parent, struct task_struct *child)
+{
+    if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+        return 0; /* a thread: its accesses are its process's */
+    __u64 cg;
+    struct qk_task_stats *stats = tracked_task(&cg);
+    if (!stats)
+        return 0;
+    struct qk_fork_event ev = {};
+    fill_header(&ev.h, QK_EV_FORK, cg);
+    ev.h.pid = BPF_CORE_READ(parent, tgid);
+    ev.child_pid = BPF_CORE_READ(child, tgid);
+    submit(&ev, sizeof(ev), stats);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(qk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+    __u64 cg;
+    struct qk_task_stats *stats = tracked_task(&cg);
+    if (!stats)
+        return 0;
+    struct qk_exec_event *ev = scratch();
+    if (!ev)
+        return 0;
+    fill_header(&ev->h, QK_EV_EXEC, cg);
+    ev->ppid = BPF_CORE_READ(p, real_parent, tgid);
+    ev->info = 0;
+    struct qk_pieces *pc = &ev->p;
+    pc->count = 0;
+    pc->used = 0;
+    pc->truncated = 0;
+
+    /* filename as passed (a kernel copy), then the cwd it is relative to */
+    long n = bpf_probe_read_kernel_str(pc->data, QK_PIECE_MAX, BPF_CORE_READ(bprm, filename));
+    pc->len[0] = n > 0 ? n - 1 : 0;
+    pc->used = pc->len[0];
+    pc->count = 1;
+    qk_put_cwd(pc);
+
+    /* argv from the new image's stack: the old pointers are gone after a successful exec */
+    unsigned long start = BPF_CORE_READ(p, mm, arg_start), end = BPF_CORE_READ(p, mm, arg_end);
+    unsigned long len = end > start ? end - start : 0;
+    if (len > QK_PIECE_MAX) {
+        len = QK_PIECE_MAX;
+        ev->info |= QK_INFO_ARGV_TRUNCATED;
+    }
+    __u32 i = next_piece(pc);
+    __u32 off = pc->used & QK_OFF_MASK;
+    pc->len[i] = 0;
+    if (len && bpf_probe_read_user(&pc->data[off], len & (2 * QK_PIECE_MAX - 1), (void *)start) == 0) {
+        pc->len[i] = len;
+        pc->used = off + len;
+    }
+    struct file *exe = BPF_CORE_READ(bprm, file);
+    qk_put_path(pc, (__u64)BPF_CORE_READ(exe, f_path.mnt), (__u64)BPF_CORE_READ(exe, f_path.dentry));
+
+    char hdr[5] = {};
+    bpf_probe_read_kernel(hdr, sizeof(hdr), BPF_CORE_READ(bprm, buf));
+    if (hdr[0] == 0x7f && hdr[1] == 'E' && hdr[2] == 'L' && hdr[3] == 'F' && hdr[4] == 1)
+        ev->info |= QK_INFO_ELF32;
+    submit(ev, offsetof(struct qk_exec_event, p.data) + (pc->used & QK_OFF_MASK), stats);
+    return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(qk_exit, struct task_struct *p, bool group_dead)
+{
+    if (!group_dead)
+        return 0;
+    __u64 cg;
+    struct qk_task_stats *stats = tracked_task(&cg);
+    if (!stats)
+        return 0;
+    struct qk_exit_event ev = {};
+    fill_header(&ev.h, QK_EV_EXIT, cg);
+    ev.status = BPF_CORE_READ(p, exit_code);
+    submit(&ev, sizeof(ev), stats);
+    return 0;
+}
+
+/* io_uring ops bypass the syscall tracepoints. We do not decode them: a task that submits a file
+ * operation through a ring is counted, and its recording is incomplete. Other ring I/O is fine. */
+SEC("tp_btf/io_uring_submit_req")
+int BPF_PROG(qk_io_uring_submit, struct io_kiocb *req)
+{
+    __u64 cg;
+    struct qk_task_stats *stats = tracked_task(&cg);
+    if (!stats)
+        return 0;
+    switch (BPF_CORE_READ(req, opcode)) {
+    case 18: /* IORING_OP_OPENAT */
+    case 28: /* IORING_OP_OPENAT2 */
+    case 35: /* IORING_OP_RENAMEAT */
+    case 36: /* IORING_OP_UNLINKAT */
+    case 37: /* IORING_OP_MKDIRAT */
+    case 38: /* IORING_OP_SYMLINKAT */
+    case 39: /* IORING_OP_LINKAT */
+        __sync_fetch_and_add(&stats->io_uring_fs, 1);
+    }
+    return 0;
+}
