@@ -61,6 +61,8 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
     if (!qk_ntracked)
         return 0;
     long nr = BPF_CORE_READ(regs, orig_ax);
+    if (nr < 0)
+        return 0; /* no syscall (cancelled by ptrace or seccomp) */
     struct task_struct *task = bpf_get_current_task_btf();
     if ((task->thread_info.status & TS_COMPAT) || (nr & X32_SYSCALL_BIT)) {
         __u64 cg;

@@ -1,0 +1,32 @@
+// PathResolver: makes a path absolute and canonical the way the kernel would have resolved it, for
+// the calls whose result carries no path of its own (failed opens, unlink, rename, mkdir, ...):
+// "." and ".." handled, symlinks in the directories followed, the last component followed or not.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace qk::record {
+
+// Paths longer than this cannot be opened by name, nor held whole by the recorders.
+inline constexpr std::size_t kPathMax = 4096;
+
+class PathResolver {
+public:
+    // The lexical form: absolute `base`/`name` with ".", ".." and "//" removed, no filesystem access.
+    static std::string join_lexically(std::string_view base, std::string_view name);
+
+    // The canonical form: directories' symlinks resolved on the live filesystem (cached per
+    // directory), the last component too when `follow_last`. Parts that no longer exist stay lexical.
+    std::string canonical(std::string_view base, std::string_view name, bool follow_last);
+
+private:
+    std::string canonical_dir(const std::string& dir);
+    std::shared_ptr<std::unordered_map<std::string, std::string>> dir_cache_ =
+        std::make_shared<std::unordered_map<std::string, std::string>>();
+};
+
+}  // namespace qk::record

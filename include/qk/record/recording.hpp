@@ -1,0 +1,65 @@
+// Recording: what one traced command did, whichever recorder saw it: every path with what was done
+// to it, the processes, and whether the recording is complete (and if not, why). It grows with the
+// number of distinct paths, not with the number of events.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace qk::record {
+
+// What was done to a path; a path can collect several.
+enum Access : std::uint16_t {
+    kRead = 1 << 0,     // opened for reading (executables included)
+    kWrite = 1 << 1,    // opened for writing, or truncated
+    kCreate = 1 << 2,   // a file, directory or link that did not exist
+    kRemove = 1 << 3,   // unlinked or removed
+    kList = 1 << 4,     // a directory opened
+    kProbe = 1 << 5,    // an open-family call or exec that found nothing (ENOENT)
+};
+
+struct Process {
+    pid_t pid = 0;
+    pid_t ppid = 0;
+    std::vector<std::string> argv;  // the last successful exec's, empty if it never exec'd
+    std::optional<int> exit_code;   // set when it exited normally
+    std::optional<int> signal;      // set when a signal killed it
+};
+
+class Recording {
+public:
+    void add(std::string_view path, std::uint16_t access);
+    void add_rename(std::string from, std::string to);
+    // A path as the command spelled it (through a symlink) that resolves to `canonical`.
+    void add_alias(std::string spelled, std::string canonical);
+    // The process with this pid, created on first use.
+    Process& process(pid_t pid);
+    void mark_incomplete(std::string reason);
+
+    bool complete() const { return incomplete_.empty(); }
+    const std::vector<std::string>& incomplete_reasons() const { return incomplete_; }
+    const std::unordered_map<std::string, std::uint16_t>& paths() const { return paths_; }
+    // The paths that have any of `access`, sorted.
+    std::vector<std::string> paths_with(std::uint16_t access) const;
+    const std::set<std::pair<std::string, std::string>>& renames() const { return renames_; }
+    const std::map<std::string, std::string>& aliases() const { return aliases_; }
+    const std::map<pid_t, Process>& processes() const { return processes_; }
+
+private:
+    std::unordered_map<std::string, std::uint16_t> paths_;
+    std::set<std::pair<std::string, std::string>> renames_;
+    std::map<std::string, std::string> aliases_;
+    std::map<pid_t, Process> processes_;
+    std::vector<std::string> incomplete_;
+};
+
+}  // namespace qk::record

@@ -1,0 +1,36 @@
+// RecordingSink: turns recorder-neutral events into a Recording. The one place that decides what an
+// event means (an O_RDWR open is a read and a write, ENOENT is a probe, ...) and how its paths become
+// absolute and canonical.
+#pragma once
+
+#include <string>
+
+#include "qk/record/events.hpp"
+#include "qk/record/path_resolver.hpp"
+#include "qk/record/recording.hpp"
+
+namespace qk::record {
+
+class RecordingSink {
+public:
+    explicit RecordingSink(Recording& out, PathResolver resolver = PathResolver{})
+        : out_(out), resolver_(std::move(resolver)) {}
+
+    void on_fs(const FsOp& op);
+    void on_fork(const ProcFork& fork);
+    void on_exec(const ProcExec& exec);
+    void on_exit(const ProcExit& exit);
+    void mark_incomplete(std::string reason) { out_.mark_incomplete(std::move(reason)); }
+
+    Recording& recording() { return out_; }
+
+private:
+    // Absolute canonical path of an argument; false (and the recording marked incomplete) if too long.
+    bool resolve(const PathArg& arg, bool follow_last, std::string& out);
+    void on_open(const FsOp& op);
+
+    Recording& out_;
+    PathResolver resolver_;
+};
+
+}  // namespace qk::record

@@ -1,0 +1,46 @@
+// JsonWriter: a streaming JSON writer that escapes strings per RFC 8259. Bytes that are not valid
+// UTF-8 (a path may hold any byte) are written as U+FFFD, so the output is always valid JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace qk::report {
+
+class JsonWriter {
+public:
+    explicit JsonWriter(int indent = 2) : indent_(indent) {}
+
+    JsonWriter& begin_object();
+    JsonWriter& end_object();
+    JsonWriter& begin_array();
+    JsonWriter& end_array();
+    JsonWriter& key(std::string_view k);
+    JsonWriter& value(std::string_view s);
+    JsonWriter& value(const char* s) { return value(std::string_view(s)); }
+    JsonWriter& value(std::int64_t n);
+    JsonWriter& value(int n) { return value(static_cast<std::int64_t>(n)); }
+    JsonWriter& value(bool b);
+    JsonWriter& null();
+    // An array of strings in one call.
+    JsonWriter& strings(const std::vector<std::string>& items);
+
+    const std::string& str() const { return out_; }
+
+    static void escape(std::string& out, std::string_view s);
+
+private:
+    void before_value();
+    JsonWriter& close(char bracket);
+    void newline();
+
+    std::string out_;
+    int indent_;
+    // Per open container: whether it has an element yet.
+    std::vector<bool> has_items_;
+    bool after_key_ = false;
+};
+
+}  // namespace qk::report

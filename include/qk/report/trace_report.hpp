@@ -1,0 +1,23 @@
+// The outputs of qk-trace: the trace JSON document (schemas/trace.schema.json) and the short human
+// summary printed on stderr.
+#pragma once
+
+#include <string>
+
+#include "qk/record/recorder.hpp"
+
+namespace qk::report {
+
+// What was traced, for the report's header.
+struct TraceRequest {
+    std::vector<std::string> command;
+    std::string cwd;
+};
+
+std::string trace_json(const TraceRequest& request, const record::Trace& trace);
+std::string trace_summary(const TraceRequest& request, const record::Trace& trace);
+
+// "SIGKILL" for 9; "SIG42" for a number without a name.
+std::string signal_name(int signal);
+
+}  // namespace qk::report

@@ -1,0 +1,90 @@
+// Result<T>: the value of an operation that can fail, or the Error saying why. FatalError: the one
+// exception, thrown where going on is pointless and caught only in main().
+#pragma once
+
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+
+namespace qk {
+
+// A message for a person: what failed, where, and what to do about it.
+struct Error {
+    std::string message;
+    int sys_errno = 0;
+};
+
+inline Error error(std::string message) { return Error{std::move(message), 0}; }
+// "what: strerror(errno)", keeping errno for callers that branch on it.
+inline Error sys_error(std::string what, int err = errno)
+{
+    return Error{what + ": " + std::strerror(err), err};
+}
+
+template <class T>
+class [[nodiscard]] Result {
+public:
+    Result(T value) : v_(std::move(value)) {}
+    Result(Error e) : v_(std::move(e)) {}
+
+    bool ok() const { return v_.index() == 0; }
+    explicit operator bool() const { return ok(); }
+    T& value() & { return std::get<0>(v_); }
+    T&& value() && { return std::get<0>(std::move(v_)); }
+    const T& value() const& { return std::get<0>(v_); }
+    T& operator*() & { return value(); }
+    const T& operator*() const& { return value(); }
+    T* operator->() { return &value(); }
+    const T* operator->() const { return &value(); }
+    const Error& error() const { return std::get<1>(v_); }
+
+private:
+    std::variant<T, Error> v_;
+};
+
+template <>
+class [[nodiscard]] Result<void> {
+public:
+    Result() = default;
+    Result(Error e) : e_(std::move(e)) {}
+    bool ok() const { return !e_; }
+    explicit operator bool() const { return ok(); }
+    const Error& error() const { return *e_; }
+
+private:
+    std::optional<Error> e_;
+};
+
+using Status = Result<void>;
+
+// Thrown for errors the program cannot go on from; main() prints it and exits with `exit_code`.
+class FatalError : public std::runtime_error {
+public:
+    explicit FatalError(const Error& e, int exit_code = 2) : std::runtime_error(e.message), exit_code_(exit_code) {}
+    explicit FatalError(std::string message, int exit_code = 2)
+        : std::runtime_error(std::move(message)), exit_code_(exit_code) {}
+    int exit_code() const { return exit_code_; }
+
+private:
+    int exit_code_;
+};
+
+// Unwraps a Result or throws its error as fatal.
+template <class T>
+T or_fatal(Result<T> r)
+{
+    if (!r)
+        throw FatalError(r.error());
+    return std::move(r).value();
+}
+inline void or_fatal(Status s)
+{
+    if (!s)
+        throw FatalError(s.error());
+}
+
+}  // namespace qk

@@ -1,0 +1,30 @@
+// qk-trace: runs a command and records every file it touches (see docs/qk-trace.md).
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/trace_command.hpp"
+#include "qk/util/result.hpp"
+
+int main(int argc, char** argv)
+{
+    qk::cli::TraceOptions options;
+    CLI::App app{"qk-trace: run a command and record every file it and its children touch"};
+    app.add_option("--recorder", options.recorder, "auto, ebpf or strace (default: $QK_RECORDER, else auto)")
+        ->default_val("");
+    app.add_option("--json", options.json_path, "write the trace as JSON to FILE ('-' for stdout)");
+    app.add_option("-C", options.directory, "run the command in DIR");
+    app.add_option("command", options.command, "the command and its arguments, after --")->required();
+    app.positionals_at_end();
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    try {
+        return qk::cli::run_trace(options);
+    } catch (const qk::FatalError& e) {
+        std::fprintf(stderr, "%s\n", e.what());
+        return e.exit_code();
+    }
+}

@@ -1,0 +1,96 @@
+#include "cli/trace_command.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/core.h>
+
+#include "qk/record/recorder.hpp"
+#include "qk/report/trace_report.hpp"
+#include "record/spawn.hpp"
+
+namespace qk::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Writes next to the target and renames, so a reader never sees half a report.
+void write_atomically(const std::string& path, const std::string& text)
+{
+    if (path == "-") {
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return;
+    }
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << text;
+        out.flush();
+        if (!out)
+            throw FatalError(sys_error(fmt::format("cannot write the trace to '{}'", tmp)));
+    }
+    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+        auto e = sys_error(fmt::format("cannot write the trace to '{}'", path));
+        std::remove(tmp.c_str());
+        throw FatalError(e);
+    }
+}
+
+}  // namespace
+
+int run_trace(const TraceOptions& options)
+{
+    if (options.command.empty())
+        throw FatalError("qk-trace: no command given. Usage: qk-trace [--recorder R] [--json FILE] [-C DIR] -- "
+                         "COMMAND ARGS...");
+    std::string choice_text = options.recorder;
+    if (choice_text.empty()) {
+        const char* env = std::getenv("QK_RECORDER");
+        choice_text = env ? env : "auto";
+    }
+    auto choice = or_fatal(record::parse_recorder_choice(choice_text));
+
+    std::error_code ec;
+    fs::path cwd = options.directory.empty() ? fs::current_path() : fs::absolute(options.directory, ec);
+    if (ec || !fs::is_directory(cwd, ec))
+        throw FatalError(fmt::format("qk-trace: -C {}: not a directory", options.directory));
+    cwd = fs::canonical(cwd, ec);
+
+    std::string why_none;
+    auto recorder = or_fatal(record::make_recorder(choice, &why_none));
+    report::TraceRequest request{options.command, cwd.string()};
+    record::Command cmd{options.command, cwd.string()};
+
+    if (!recorder) {
+        // auto with no working recorder: run the command anyway, unrecorded, and say why.
+        std::fprintf(stderr, "qk-trace: running unrecorded: %s\n", why_none.c_str());
+        auto program = record::find_program(cmd.argv.at(0), cmd.cwd);
+        if (!program) {
+            std::fprintf(stderr, "qk-trace: %s\n", program.error().message.c_str());
+            return 127;
+        }
+        auto pid = record::spawn(record::SpawnRequest{*program, cmd.argv, cmd.cwd, -1});
+        if (!pid) {
+            std::fprintf(stderr, "qk-trace: %s\n", pid.error().message.c_str());
+            return 127;
+        }
+        return record::shell_status(record::wait_exit(*pid));
+    }
+
+    auto trace = recorder->record(cmd);
+    if (!trace) {
+        std::fprintf(stderr, "qk-trace: %s\n", trace.error().message.c_str());
+        return 127;
+    }
+    std::fputs(report::trace_summary(request, *trace).c_str(), stderr);
+    if (!options.json_path.empty())
+        write_atomically(options.json_path, report::trace_json(request, *trace));
+    return record::shell_status(trace->status);
+}
+
+}  // namespace qk::cli

@@ -1,0 +1,173 @@
+#include "record/cgroup.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include <fmt/core.h>
+
+namespace qk::record {
+namespace fs = std::filesystem;
+
+Result<std::string> cgroup2_mount()
+{
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        // id parent major:minor root mountpoint options... - fstype source superoptions
+        auto dash = line.find(" - ");
+        if (dash == std::string::npos || line.compare(dash + 3, 8, "cgroup2 ") != 0)
+            continue;
+        std::istringstream fields(line.substr(0, dash));
+        std::string id, parent, dev, root, mountpoint;
+        fields >> id >> parent >> dev >> root >> mountpoint;
+        return mountpoint;
+    }
+    return error("no cgroup2 filesystem is mounted (see /proc/self/mountinfo): mount one with "
+                 "'mount -t cgroup2 none /sys/fs/cgroup' to record with eBPF");
+}
+
+TaskCgroup::TaskCgroup(TaskCgroup&& o) noexcept
+    : path_(std::move(o.path_)), dir_(std::move(o.dir_)), id_(o.id_), level_(o.level_)
+{
+    o.path_.clear();
+}
+
+TaskCgroup& TaskCgroup::operator=(TaskCgroup&& o) noexcept
+{
+    if (this != &o) {
+        destroy();
+        path_ = std::move(o.path_);
+        dir_ = std::move(o.dir_);
+        id_ = o.id_;
+        level_ = o.level_;
+        o.path_.clear();
+    }
+    return *this;
+}
+
+TaskCgroup::~TaskCgroup() { destroy(); }
+
+Result<TaskCgroup> TaskCgroup::create(std::string_view label)
+{
+    auto mount = cgroup2_mount();
+    if (!mount)
+        return mount.error();
+    static std::atomic<unsigned> counter{0};
+    std::string parent = *mount + "/qk";
+    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
+        return sys_error(fmt::format("cannot create the cgroup {} (qk needs root, or a delegated cgroup, "
+                                     "to give each traced command a cgroup of its own)", parent));
+    TaskCgroup cg;
+    cg.path_ = fmt::format("{}/{}-{}-{}", parent, label, ::getpid(), counter++);
+    if (::mkdir(cg.path_.c_str(), 0755) != 0) {
+        auto e = sys_error("cannot create the cgroup " + cg.path_);
+        cg.path_.clear();
+        return e;
+    }
+    cg.dir_.reset(::open(cg.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    struct stat st {};
+    if (!cg.dir_.valid() || ::fstat(cg.dir_.get(), &st) != 0)
+        return sys_error("cannot open the cgroup " + cg.path_);
+    cg.id_ = st.st_ino;  // kernfs: the inode number is the cgroup id
+    // The hierarchy's root is the mount's root here; one level per directory below it.
+    cg.level_ = 0;
+    for (const auto& part : fs::path(cg.path_.substr(mount->size())))
+        if (part != "/" && !part.empty())
+            cg.level_++;
+    return cg;
+}
+
+int TaskCgroup::count_processes() const
+{
+    int n = 0;
+    std::error_code ec;
+    auto count_in = [&n](const fs::path& dir) {
+        std::ifstream procs(dir / "cgroup.procs");
+        std::string pid;
+        while (procs >> pid)
+            n++;
+    };
+    count_in(path_);
+    for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        if (it->is_directory(ec))
+            count_in(it->path());
+    return n;
+}
+
+int TaskCgroup::kill_all()
+{
+    int n = count_processes();
+    if (n == 0)
+        return 0;
+    std::ofstream kill(path_ + "/cgroup.kill");
+    if (kill) {
+        kill << "1";
+        kill.flush();
+    }
+    if (!kill) {
+        // Before Linux 5.14: signal each process we can see, repeatedly, as forks may race us.
+        for (int round = 0; round < 100 && count_processes() > 0; round++) {
+            std::ifstream procs(path_ + "/cgroup.procs");
+            pid_t pid;
+            while (procs >> pid)
+                ::kill(pid, SIGKILL);
+        }
+    }
+    return n;
+}
+
+Status TaskCgroup::wait_empty(std::chrono::milliseconds timeout)
+{
+    // cgroup.events changes (POLLPRI) when "populated" flips; read it after each change.
+    UniqueFd events(::open((path_ + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        char buf[256];
+        ssize_t n = events.valid() ? ::pread(events.get(), buf, sizeof(buf) - 1, 0) : -1;
+        if (n < 0)
+            return sys_error("cannot read " + path_ + "/cgroup.events");
+        buf[n] = 0;
+        if (std::string_view(buf).find("populated 0") != std::string_view::npos)
+            return {};
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            return error(fmt::format("processes in {} did not exit within {} ms of being killed", path_,
+                                     timeout.count()));
+        struct pollfd p {events.get(), POLLPRI, 0};
+        ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+    }
+}
+
+void TaskCgroup::destroy()
+{
+    if (path_.empty())
+        return;
+    if (count_processes() > 0) {
+        kill_all();
+        (void)wait_empty(std::chrono::seconds(5));
+    }
+    dir_.reset();
+    // Children first: a command may have made cgroups of its own below ours.
+    std::error_code ec;
+    std::vector<fs::path> dirs;
+    for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        if (it->is_directory(ec))
+            dirs.push_back(it->path());
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+        ::rmdir(it->c_str());
+    ::rmdir(path_.c_str());
+    path_.clear();
+}
+
+}  // namespace qk::record

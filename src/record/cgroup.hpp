@@ -1,0 +1,51 @@
+// TaskCgroup: a cgroup v2 of its own for one traced command. The recorder filters events by it, the
+// command is started inside it, and whatever the command leaves running is killed through it. RAII:
+// destroying it kills what is left and removes the directory, so a run leaves no cgroup behind.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "qk/util/result.hpp"
+#include "qk/util/unique_fd.hpp"
+
+namespace qk::record {
+
+// Where the cgroup2 hierarchy is mounted (/sys/fs/cgroup, or /sys/fs/cgroup/unified on a hybrid
+// layout), from /proc/self/mountinfo.
+Result<std::string> cgroup2_mount();
+
+class TaskCgroup {
+public:
+    // Creates <mount>/qk/<label>-<pid>-<n>.
+    static Result<TaskCgroup> create(std::string_view label);
+
+    TaskCgroup(TaskCgroup&&) noexcept;
+    TaskCgroup& operator=(TaskCgroup&&) noexcept;
+    ~TaskCgroup();
+
+    std::uint64_t id() const { return id_; }
+    int level() const { return level_; }  // depth below the hierarchy's root: what BPF's ancestor id takes
+    int fd() const { return dir_.get(); }
+    const std::string& path() const { return path_; }
+
+    // Processes in it (and below it) now.
+    int count_processes() const;
+    // Kills everything in it; returns how many processes there were.
+    int kill_all();
+    // Waits until no process is left in it.
+    Status wait_empty(std::chrono::milliseconds timeout);
+
+private:
+    TaskCgroup() = default;
+    void destroy();
+
+    std::string path_;
+    UniqueFd dir_;
+    std::uint64_t id_ = 0;
+    int level_ = 0;
+};
+
+}  // namespace qk::record

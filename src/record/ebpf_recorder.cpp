@@ -1,0 +1,84 @@
+#include "record/ebpf_recorder.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+
+#include <fmt/core.h>
+
+#include "record/cgroup.hpp"
+#include "record/spawn.hpp"
+
+namespace qk::record {
+
+Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
+{
+    EbpfOptions options;
+    if (const char* env = std::getenv("QK_RING_BUFFER_BYTES")) {
+        char* end = nullptr;
+        unsigned long long v = std::strtoull(env, &end, 0);
+        if (!end || *end || v == 0)
+            return error(fmt::format("QK_RING_BUFFER_BYTES='{}' is not a number of bytes", env));
+        options.ring_bytes = v;
+    }
+    // Probe the cgroup side first: without it nothing could be attributed.
+    auto mount = cgroup2_mount();
+    if (!mount)
+        return mount.error();
+    auto session = EbpfSession::open(options);
+    if (!session)
+        return session.error();
+    return std::unique_ptr<EbpfRecorder>(new EbpfRecorder(std::move(session).value()));
+}
+
+Result<Trace> EbpfRecorder::record(const Command& cmd)
+{
+    auto program = find_program(cmd.argv.at(0), cmd.cwd);
+    if (!program)
+        return program.error();
+    auto cgroup = TaskCgroup::create("trace");
+    if (!cgroup)
+        return cgroup.error();
+
+    Trace trace;
+    trace.recorder = "ebpf";
+    RecordingSink sink(trace.recording);
+    if (auto s = session_->track(cgroup->id(), cgroup->level(), &sink); !s)
+        return s.error();
+    auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd()});
+    if (!pid) {
+        session_->untrack(cgroup->id());
+        return pid.error();
+    }
+    trace.status = wait_exit(*pid);
+    trace.leftovers_killed = cgroup->kill_all();
+    if (auto s = cgroup->wait_empty(std::chrono::seconds(10)); !s)
+        trace.recording.mark_incomplete(s.error().message);
+
+    qk_task_stats stats = session_->untrack(cgroup->id());
+    Recording& rec = trace.recording;
+    if (stats.lost)
+        rec.mark_incomplete(fmt::format("{} events were lost: the ring buffer ({} bytes) was full", stats.lost,
+                                        session_->ring_bytes()));
+    if (stats.compat)
+        rec.mark_incomplete(fmt::format("{} 32-bit system calls were made, which the recorder does not decode",
+                                        stats.compat));
+    if (stats.io_uring_fs)
+        rec.mark_incomplete(fmt::format(
+            "{} file operations were submitted through io_uring, which the recorder does not decode", stats.io_uring_fs));
+
+    // The command's own process was forked by us, outside the cgroup: no fork record names it.
+    Process& root = rec.process(*pid);
+    root.ppid = ::getpid();
+    if (trace.status.signal) {
+        root.signal = trace.status.signal;
+        root.exit_code.reset();
+    } else {
+        root.exit_code = trace.status.code;
+        root.signal.reset();
+    }
+    return trace;
+}
+
+}  // namespace qk::record

@@ -1,0 +1,66 @@
+// EbpfSession: the loaded and attached BPF recorder, shared by every task of a run (loading takes
+// tens of milliseconds; a run loads once). Owns the skeleton (RAII: destroying it detaches every
+// program), the ring buffer and the consumer thread that routes records to each task's sink.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "events.h"
+#include "qk/record/recording_sink.hpp"
+#include "qk/util/result.hpp"
+#include "qk/util/unique_fd.hpp"
+
+struct recorder;     // the bpftool skeleton
+struct ring_buffer;  // libbpf
+
+namespace qk::record {
+
+struct EbpfOptions {
+    std::size_t ring_bytes = 16u << 20;  // a power of two, at least a page
+};
+
+class EbpfSession {
+public:
+    static Result<std::unique_ptr<EbpfSession>> open(const EbpfOptions& options);
+    ~EbpfSession();
+    EbpfSession(const EbpfSession&) = delete;
+    EbpfSession& operator=(const EbpfSession&) = delete;
+
+    // Starts routing the records of processes in cgroup `id` (or below it, at `level`) to `sink`.
+    Status track(std::uint64_t id, int level, RecordingSink* sink);
+    // Waits until every record submitted so far is delivered, stops tracking `id`, and returns its
+    // counters. Call once the cgroup is empty, so that nothing of the task can still be in flight.
+    qk_task_stats untrack(std::uint64_t id);
+
+    std::size_t ring_bytes() const { return ring_bytes_; }
+
+private:
+    EbpfSession() = default;
+    void consume_loop();
+    void drain();
+    static int on_record(void* ctx, void* data, std::size_t size);
+
+    ::recorder* skel_ = nullptr;
+    ::ring_buffer* ring_ = nullptr;
+    std::size_t ring_bytes_ = 0;
+    UniqueFd wake_;   // eventfd: a drain was requested, or the session is stopping
+    UniqueFd epoll_;
+    std::thread consumer_;
+
+    std::mutex mutex_;  // guards sinks_ and the skeleton's .bss; held while records are delivered
+    std::unordered_map<std::uint64_t, RecordingSink*> sinks_;
+
+    std::mutex drain_mutex_;
+    std::condition_variable drained_cv_;
+    std::uint64_t drain_requested_ = 0;
+    std::uint64_t drain_done_ = 0;
+    bool stopping_ = false;
+};
+
+}  // namespace qk::record

@@ -1,0 +1,83 @@
+#include "qk/record/path_resolver.hpp"
+
+#include <limits.h>
+#include <stdlib.h>
+
+#include <vector>
+
+namespace qk::record {
+
+std::string PathResolver::join_lexically(std::string_view base, std::string_view name)
+{
+    std::vector<std::string_view> parts;
+    auto split = [&parts](std::string_view s) {
+        while (!s.empty()) {
+            auto slash = s.find('/');
+            auto part = s.substr(0, slash);
+            if (part == "..") {
+                if (!parts.empty())
+                    parts.pop_back();
+            } else if (!part.empty() && part != ".") {
+                parts.push_back(part);
+            }
+            if (slash == std::string_view::npos)
+                break;
+            s.remove_prefix(slash + 1);
+        }
+    };
+    if (name.empty() || name.front() != '/')
+        split(base);
+    split(name);
+    std::string out;
+    for (auto p : parts) {
+        out += '/';
+        out += p;
+    }
+    return out.empty() ? "/" : out;
+}
+
+std::string PathResolver::canonical_dir(const std::string& dir)
+{
+    auto it = dir_cache_->find(dir);
+    if (it != dir_cache_->end())
+        return it->second;
+    std::string result;
+    char buf[PATH_MAX];
+    if (::realpath(dir.c_str(), buf)) {
+        result = buf;
+    } else if (dir == "/") {
+        result = dir;
+    } else {
+        // Gone or never there: resolve what still exists above it and keep the rest as spelled.
+        auto slash = dir.rfind('/');
+        if (slash == std::string::npos)
+            result = join_lexically("/", dir);
+        else
+            result = join_lexically(canonical_dir(slash == 0 ? "/" : dir.substr(0, slash)),
+                                    std::string_view(dir).substr(slash + 1));
+    }
+    dir_cache_->emplace(dir, result);
+    return result;
+}
+
+std::string PathResolver::canonical(std::string_view base, std::string_view name, bool follow_last)
+{
+    // Resolve on the raw spelling, not the lexical one: "link/.." is where the link points, then up.
+    std::string raw = !name.empty() && name.front() == '/' ? std::string(name) : std::string(base) + "/" + std::string(name);
+    while (raw.size() > 1 && raw.back() == '/')
+        raw.pop_back();
+    auto slash = raw.rfind('/');
+    std::string_view last = std::string_view(raw).substr(slash + 1);
+    if (slash == std::string::npos || last.empty() || last == "." || last == "..")
+        return canonical_dir(raw);
+    std::string dir = slash == 0 ? "/" : raw.substr(0, slash);
+    std::string path = join_lexically(canonical_dir(dir), last);
+    if (follow_last) {
+        char buf[PATH_MAX];
+        if (::realpath(path.c_str(), buf))
+            return buf;
+    }
+    return path;
+}
+
+}  // namespace qk::record

@@ -1,0 +1,49 @@
+#include <memory>
+
+#include "qk/record/recorder.hpp"
+#include "record/strace_recorder.hpp"
+#ifdef QK_WITH_BPF
+#include "record/ebpf_recorder.hpp"
+#endif
+
+namespace qk::record {
+
+Result<RecorderChoice> parse_recorder_choice(std::string_view text)
+{
+    if (text == "auto" || text.empty())
+        return RecorderChoice::Auto;
+    if (text == "ebpf")
+        return RecorderChoice::Ebpf;
+    if (text == "strace")
+        return RecorderChoice::Strace;
+    return error("unknown recorder '" + std::string(text) + "': use auto, ebpf or strace");
+}
+
+Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none)
+{
+    std::string ebpf_why;
+#ifdef QK_WITH_BPF
+    if (choice != RecorderChoice::Strace) {
+        auto ebpf = EbpfRecorder::create();
+        if (ebpf)
+            return std::unique_ptr<Recorder>(std::move(ebpf).value());
+        if (choice == RecorderChoice::Ebpf)
+            return Error{"the eBPF recorder cannot record here: " + ebpf.error().message, ebpf.error().sys_errno};
+        ebpf_why = ebpf.error().message;
+    }
+#else
+    if (choice == RecorderChoice::Ebpf)
+        return error("the eBPF recorder is not built in (configured with QK_WITH_BPF=OFF)");
+    ebpf_why = "not built in";
+#endif
+    auto strace = StraceRecorder::create();
+    if (strace)
+        return std::unique_ptr<Recorder>(std::move(strace).value());
+    if (choice == RecorderChoice::Strace)
+        return Error{"the strace recorder cannot record here: " + strace.error().message, strace.error().sys_errno};
+    if (why_none)
+        *why_none = "no recorder works here: eBPF: " + ebpf_why + "; strace: " + strace.error().message;
+    return std::unique_ptr<Recorder>();
+}
+
+}  // namespace qk::record

@@ -1,0 +1,48 @@
+#include "qk/record/recording.hpp"
+
+#include <algorithm>
+
+namespace qk::record {
+
+void Recording::add(std::string_view path, std::uint16_t access)
+{
+    auto it = paths_.find(std::string(path));
+    if (it == paths_.end())
+        paths_.emplace(std::string(path), access);
+    else
+        it->second |= access;
+}
+
+void Recording::add_rename(std::string from, std::string to) { renames_.emplace(std::move(from), std::move(to)); }
+
+void Recording::add_alias(std::string spelled, std::string canonical)
+{
+    if (spelled != canonical)
+        aliases_.emplace(std::move(spelled), std::move(canonical));
+}
+
+Process& Recording::process(pid_t pid)
+{
+    auto [it, inserted] = processes_.try_emplace(pid);
+    if (inserted)
+        it->second.pid = pid;
+    return it->second;
+}
+
+void Recording::mark_incomplete(std::string reason)
+{
+    if (std::find(incomplete_.begin(), incomplete_.end(), reason) == incomplete_.end())
+        incomplete_.push_back(std::move(reason));
+}
+
+std::vector<std::string> Recording::paths_with(std::uint16_t access) const
+{
+    std::vector<std::string> out;
+    for (const auto& [path, acc] : paths_)
+        if (acc & access)
+            out.push_back(path);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace qk::record

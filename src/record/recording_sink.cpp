@@ -1,0 +1,163 @@
+#include "qk/record/recording_sink.hpp"
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <cerrno>
+
+namespace qk::record {
+namespace {
+
+constexpr std::uint32_t kTmpFile = 020000000;  // __O_TMPFILE: an inode with no name
+constexpr std::uint32_t kOpenPath = 010000000; // O_PATH: a handle, no data read
+
+std::string too_long_reason() { return "a path longer than 4096 bytes could not be recorded whole"; }
+
+}  // namespace
+
+bool RecordingSink::resolve(const PathArg& arg, bool follow_last, std::string& out)
+{
+    if (arg.truncated) {
+        out_.mark_incomplete(too_long_reason());
+        return false;
+    }
+    out = resolver_.canonical(arg.base, arg.name, follow_last);
+    if (out.size() >= kPathMax) {
+        out_.mark_incomplete(too_long_reason());
+        return false;
+    }
+    return true;
+}
+
+void RecordingSink::on_open(const FsOp& op)
+{
+    if (op.flags & kTmpFile)
+        return;  // nothing named yet: a later linkat gives it a name, recorded as a creation
+    if (op.result == -ENOENT) {
+        std::string path;
+        if (resolve(op.a, !(op.flags & O_NOFOLLOW), path))
+            out_.add(path, kProbe);
+        return;
+    }
+    if (op.result < 0 || (op.flags & kOpenPath))
+        return;
+    std::string path = op.resolved;
+    if (op.resolved_truncated || path.size() >= kPathMax) {
+        out_.mark_incomplete(too_long_reason());
+        return;
+    }
+    if (path.empty() && !resolve(op.a, true, path))
+        return;
+    if (!op.a.empty() && !op.a.truncated)
+        out_.add_alias(PathResolver::join_lexically(op.a.base, op.a.name), path);
+
+    if (op.directory) {
+        out_.add(path, kList);
+        return;
+    }
+    std::uint16_t access = 0;
+    const auto mode = op.flags & O_ACCMODE;
+    if (mode == O_RDONLY || mode == O_RDWR)
+        access |= kRead;
+    if (mode == O_WRONLY || mode == O_RDWR || (op.flags & O_TRUNC))
+        access |= kWrite;
+    if (op.created)
+        access |= kCreate;
+    out_.add(path, access);
+}
+
+void RecordingSink::on_fs(const FsOp& op)
+{
+    if (op.kind == FsOpKind::Open) {
+        on_open(op);
+        return;
+    }
+    if (op.kind == FsOpKind::Exec) {
+        std::string path;
+        if (op.result == -ENOENT && resolve(op.a, true, path))
+            out_.add(path, kProbe);
+        return;
+    }
+    if (op.result < 0)
+        return;
+    std::string a, b;
+    switch (op.kind) {
+    case FsOpKind::Rename:
+        if (!resolve(op.a, false, a) || !resolve(op.b, false, b))
+            return;
+        out_.add_rename(a, b);
+        if (op.flags & RENAME_EXCHANGE)
+            out_.add_rename(b, a);
+        break;
+    case FsOpKind::Unlink:
+    case FsOpKind::Rmdir:
+        if (resolve(op.a, false, a))
+            out_.add(a, kRemove);
+        break;
+    case FsOpKind::Mkdir:
+        if (resolve(op.a, false, a))
+            out_.add(a, kCreate);
+        break;
+    case FsOpKind::Link:
+        // The source is neither read nor written: only a new name for it appears.
+        if (resolve(op.b, false, b))
+            out_.add(b, kCreate);
+        break;
+    case FsOpKind::Symlink:
+        if (resolve(op.a, false, a))
+            out_.add(a, kCreate);
+        break;
+    case FsOpKind::Truncate:
+        if (!op.resolved.empty()) {
+            out_.add(op.resolved, kWrite);
+        } else if (resolve(op.a, true, a)) {
+            out_.add(a, kWrite);
+        }
+        break;
+    case FsOpKind::Chdir:
+        // Engines resolve relative paths against the cwd themselves; a chdir changes no file.
+        if (op.resolved_truncated)
+            out_.mark_incomplete(too_long_reason());
+        break;
+    case FsOpKind::Open:
+    case FsOpKind::Exec:
+        break;
+    }
+}
+
+void RecordingSink::on_fork(const ProcFork& fork)
+{
+    out_.process(fork.child).ppid = fork.parent;
+    out_.process(fork.parent);
+}
+
+void RecordingSink::on_exec(const ProcExec& exec)
+{
+    Process& p = out_.process(exec.pid);
+    if (exec.ppid)
+        p.ppid = exec.ppid;
+    p.argv = exec.argv;
+    if (exec.elf32)
+        out_.mark_incomplete("a 32-bit program ran, whose system calls the recorder does not decode");
+    std::string path = exec.resolved;
+    if (path.empty() && !resolve(exec.file, true, path))
+        return;
+    if (path.size() >= kPathMax) {
+        out_.mark_incomplete(too_long_reason());
+        return;
+    }
+    out_.add(path, kRead);
+}
+
+void RecordingSink::on_exit(const ProcExit& exit)
+{
+    Process& p = out_.process(exit.pid);
+    if (WIFSIGNALED(exit.wait_status))
+        p.signal = WTERMSIG(exit.wait_status);
+    else
+        p.exit_code = WEXITSTATUS(exit.wait_status);
+}
+
+}  // namespace qk::record

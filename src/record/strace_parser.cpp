@@ -1,0 +1,1 @@
+#include "record/strace_parser.hpp"

@@ -1,0 +1,2 @@
+// StraceParser: reads `strace -f -y` output, line by line, into RecordingSink events.
+#pragma once

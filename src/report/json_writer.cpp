@@ -1,0 +1,163 @@
+#include "qk/report/json_writer.hpp"
+
+#include <fmt/core.h>
+
+namespace qk::report {
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 if it is not one.
+std::size_t utf8_sequence(std::string_view s, std::size_t i)
+{
+    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = byte(i);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > s.size())
+        return 0;
+    for (std::size_t k = 1; k < n; k++)
+        if ((byte(i + k) & 0xc0) != 0x80)
+            return 0;
+    std::uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
+    for (std::size_t k = 1; k < n; k++)
+        cp = (cp << 6) | (byte(i + k) & 0x3f);
+    // Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8.
+    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return n;
+}
+
+}  // namespace
+
+void JsonWriter::escape(std::string& out, std::string_view s)
+{
+    out += '"';
+    for (std::size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            std::size_t n = utf8_sequence(s, i);
+            if (n == 0) {
+                out += "\\ufffd";
+                i++;
+            } else {
+                out.append(s.substr(i, n));
+                i += n;
+            }
+            continue;
+        }
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20)
+                out += fmt::format("\\u{:04x}", c);
+            else
+                out += static_cast<char>(c);
+        }
+        i++;
+    }
+    out += '"';
+}
+
+void JsonWriter::newline()
+{
+    if (indent_ <= 0)
+        return;
+    out_ += '\n';
+    out_.append(has_items_.size() * static_cast<std::size_t>(indent_), ' ');
+}
+
+void JsonWriter::before_value()
+{
+    if (after_key_) {
+        after_key_ = false;
+        return;
+    }
+    if (!has_items_.empty()) {
+        if (has_items_.back())
+            out_ += ',';
+        has_items_.back() = true;
+        newline();
+    }
+}
+
+JsonWriter& JsonWriter::begin_object()
+{
+    before_value();
+    out_ += '{';
+    has_items_.push_back(false);
+    return *this;
+}
+
+JsonWriter& JsonWriter::close(char bracket)
+{
+    bool had = has_items_.back();
+    has_items_.pop_back();
+    if (had)
+        newline();
+    out_ += bracket;
+    return *this;
+}
+
+JsonWriter& JsonWriter::end_object() { return close('}'); }
+
+JsonWriter& JsonWriter::begin_array()
+{
+    before_value();
+    out_ += '[';
+    has_items_.push_back(false);
+    return *this;
+}
+
+JsonWriter& JsonWriter::end_array() { return close(']'); }
+
+JsonWriter& JsonWriter::key(std::string_view k)
+{
+    before_value();
+    escape(out_, k);
+    out_ += indent_ > 0 ? ": " : ":";
+    after_key_ = true;
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view s)
+{
+    before_value();
+    escape(out_, s);
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(std::int64_t n)
+{
+    before_value();
+    out_ += std::to_string(n);
+    return *this;
+}
+
+JsonWriter& JsonWriter::value(bool b)
+{
+    before_value();
+    out_ += b ? "true" : "false";
+    return *this;
+}
+
+JsonWriter& JsonWriter::null()
+{
+    before_value();
+    out_ += "null";
+    return *this;
+}
+
+JsonWriter& JsonWriter::strings(const std::vector<std::string>& items)
+{
+    begin_array();
+    for (const auto& s : items)
+        value(s);
+    return end_array();
+}
+
+}  // namespace qk::report

@@ -1,0 +1,75 @@
+#include <string.h>
+
+#include "qk/report/json_writer.hpp"
+#include "qk/report/trace_report.hpp"
+
+namespace qk::report {
+
+using record::Recording;
+
+std::string signal_name(int signal)
+{
+    const char* abbrev = ::sigabbrev_np(signal);
+    return abbrev ? std::string("SIG") + abbrev : "SIG" + std::to_string(signal);
+}
+
+namespace {
+
+void exit_fields(JsonWriter& w, std::optional<int> code, std::optional<int> signal)
+{
+    if (signal)
+        w.key("signal").value(signal_name(*signal));
+    else if (code)
+        w.key("exitCode").value(*code);
+    else
+        w.key("exitCode").null();  // still running when recording ended, or its end was not seen
+}
+
+void files(JsonWriter& w, const Recording& rec)
+{
+    w.key("files").begin_object();
+    w.key("read").strings(rec.paths_with(record::kRead));
+    w.key("written").strings(rec.paths_with(record::kWrite));
+    w.key("created").strings(rec.paths_with(record::kCreate));
+    w.key("removed").strings(rec.paths_with(record::kRemove));
+    w.key("renamed").begin_array();
+    for (const auto& [from, to] : rec.renames())
+        w.begin_object().key("from").value(from).key("to").value(to).end_object();
+    w.end_array();
+    w.key("listed").strings(rec.paths_with(record::kList));
+    w.key("probed").strings(rec.paths_with(record::kProbe));
+    w.end_object();
+}
+
+}  // namespace
+
+std::string trace_json(const TraceRequest& request, const record::Trace& trace)
+{
+    const Recording& rec = trace.recording;
+    JsonWriter w;
+    w.begin_object();
+    w.key("schemaVersion").value(1);
+    w.key("command").strings(request.command);
+    w.key("cwd").value(request.cwd);
+    w.key("recorder").value(trace.recorder);
+    exit_fields(w, trace.status.signal ? std::nullopt : std::optional<int>(trace.status.code),
+                trace.status.signal ? std::optional<int>(trace.status.signal) : std::nullopt);
+    w.key("complete").value(rec.complete());
+    w.key("incompleteReasons").strings(rec.incomplete_reasons());
+    w.key("leftoverProcessesKilled").value(trace.leftovers_killed);
+    w.key("processes").begin_array();
+    for (const auto& [pid, p] : rec.processes()) {
+        w.begin_object();
+        w.key("pid").value(static_cast<std::int64_t>(pid));
+        w.key("ppid").value(static_cast<std::int64_t>(p.ppid));
+        w.key("argv").strings(p.argv);
+        exit_fields(w, p.exit_code, p.signal);
+        w.end_object();
+    }
+    w.end_array();
+    files(w, rec);
+    w.end_object();
+    return w.str() + "\n";
+}
+
+}  // namespace qk::report

@@ -1,0 +1,31 @@
+#include <fmt/core.h>
+
+#include "qk/report/trace_report.hpp"
+
+namespace qk::report {
+
+std::string trace_summary(const TraceRequest& request, const record::Trace& trace)
+{
+    const auto& rec = trace.recording;
+    std::string out;
+    auto count = [&rec](std::uint16_t access) { return rec.paths_with(access).size(); };
+    std::string status = trace.status.signal ? "killed by " + signal_name(trace.status.signal)
+                                             : fmt::format("exit {}", trace.status.code);
+    out += fmt::format("qk-trace: {} ({}, recorded with {}, {} process{})\n", request.command.at(0), status,
+                       trace.recorder, rec.processes().size(), rec.processes().size() == 1 ? "" : "es");
+    out += fmt::format("  {} read, {} written, {} created, {} removed, {} renamed, {} listed, {} probed\n",
+                       count(record::kRead), count(record::kWrite), count(record::kCreate), count(record::kRemove),
+                       rec.renames().size(), count(record::kList), count(record::kProbe));
+    if (trace.leftovers_killed)
+        out += fmt::format("  {} process{} left running when the command exited, killed\n", trace.leftovers_killed,
+                           trace.leftovers_killed == 1 ? " was" : "es were");
+    if (!rec.complete()) {
+        out += "  INCOMPLETE: this recording missed something, so it proves nothing about what the command "
+               "touched:\n";
+        for (const auto& r : rec.incomplete_reasons())
+            out += "    - " + r + "\n";
+    }
+    return out;
+}
+
+}  // namespace qk::report
