@@ -1,0 +1,4 @@
+#include <stdio.h>
+#include "greet.h"
+
+void greet(const char *who) { printf("hello, %s\n", who); }

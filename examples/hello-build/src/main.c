@@ -1,0 +1,7 @@
+#include "greet.h"
+
+int main(void)
+{
+    greet("qk");
+    return 0;
+}

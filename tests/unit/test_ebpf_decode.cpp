@@ -1,0 +1,123 @@
+// Records built by hand in the wire layout of bpf/events.h, decoded as the consumer does.
+#include <fcntl.h>
+
+#include <catch2/catch.hpp>
+#include <cstring>
+#include <vector>
+
+#include "events.h"
+#include "record/ebpf_decode.hpp"
+
+using namespace qk::record;
+
+namespace {
+
+template <class Event>
+std::vector<char> record(Event ev, std::initializer_list<std::string_view> pieces)
+{
+    ev.h.abi = QK_ABI_VERSION;
+    ev.h.cgroup_id = 77;
+    ev.h.pid = 42;
+    ev.p.count = 0;
+    ev.p.used = 0;
+    for (auto piece : pieces) {
+        ev.p.len[ev.p.count++] = static_cast<qk_u16>(piece.size());
+        std::memcpy(ev.p.data + ev.p.used, piece.data(), piece.size());
+        ev.p.used += piece.size();
+    }
+    std::size_t size = offsetof(Event, p.data) + ev.p.used;
+    ev.h.size = size;
+    std::vector<char> bytes(size);
+    std::memcpy(bytes.data(), &ev, size);
+    return bytes;
+}
+
+}  // namespace
+
+TEST_CASE("an open record decodes to the kernel's path, the spelled path and its flags", "[record][ebpf]")
+{
+    static qk_file_event ev{};
+    ev.h.kind = QK_EV_FILE;
+    ev.op = QK_OP_OPEN;
+    ev.ret = 3;
+    ev.flags = O_WRONLY | O_CREAT;
+    ev.info = QK_INFO_CREATED;
+    auto bytes = record(ev, {"/real/out.txt", "/w", "link/out.txt"});
+    auto rec = decode_ebpf_record(bytes.data(), bytes.size());
+    REQUIRE(rec);
+    CHECK(rec->cgroup_id == 77);
+    const auto& op = std::get<FsOp>(rec->event);
+    CHECK(op.kind == FsOpKind::Open);
+    CHECK(op.pid == 42);
+    CHECK(op.result == 3);
+    CHECK(op.resolved == "/real/out.txt");
+    CHECK(op.a.base == "/w");
+    CHECK(op.a.name == "link/out.txt");
+    CHECK(op.created);
+    CHECK(op.created_known);
+    CHECK_FALSE(op.directory);
+}
+
+TEST_CASE("rename and exec records", "[record][ebpf]")
+{
+    static qk_file_event ren{};
+    ren.h.kind = QK_EV_FILE;
+    ren.op = QK_OP_RENAME;
+    ren.p.truncated = 1 << 3;
+    auto bytes = record(ren, {"/w", "a", "", "/abs/b"});
+    auto rec = decode_ebpf_record(bytes.data(), bytes.size());
+    REQUIRE(rec);
+    const auto& op = std::get<FsOp>(rec->event);
+    CHECK(op.kind == FsOpKind::Rename);
+    CHECK(op.a.name == "a");
+    CHECK(op.b.name == "/abs/b");
+    CHECK(op.b.truncated);
+    CHECK_FALSE(op.a.truncated);
+
+    static qk_exec_event exec{};
+    exec.h.kind = QK_EV_EXEC;
+    exec.ppid = 41;
+    exec.info = QK_INFO_ELF32;
+    using namespace std::string_view_literals;
+    bytes = record(exec, {"./tool", "/w", "tool\0-x\0"sv, "/usr/bin/tool"});
+    rec = decode_ebpf_record(bytes.data(), bytes.size());
+    REQUIRE(rec);
+    const auto& e = std::get<ProcExec>(rec->event);
+    CHECK(e.ppid == 41);
+    CHECK(e.file.base == "/w");
+    CHECK(e.file.name == "./tool");
+    CHECK(e.argv == std::vector<std::string>{"tool", "-x"});
+    CHECK(e.elf32);
+
+    bytes = record(exec, {"/dev/fd/3", "/w", "x\0"sv, "/real/prog"});
+    rec = decode_ebpf_record(bytes.data(), bytes.size());
+    REQUIRE(rec);
+    CHECK(std::get<ProcExec>(rec->event).resolved == "/real/prog");
+}
+
+TEST_CASE("malformed records are errors, not crashes", "[record][ebpf]")
+{
+    char tiny[8] = {};
+    CHECK_FALSE(decode_ebpf_record(tiny, sizeof(tiny)));
+
+    static qk_file_event ev{};
+    ev.h.kind = QK_EV_FILE;
+    ev.op = QK_OP_OPEN;
+    auto bytes = record(ev, {"/a", "", "/a"});
+    bytes.resize(bytes.size() - 2);  // the pieces overrun the record
+    CHECK_FALSE(decode_ebpf_record(bytes.data(), bytes.size()));
+
+    bytes = record(ev, {"/a", "", "/a"});
+    reinterpret_cast<qk_event_header*>(bytes.data())->abi = QK_ABI_VERSION + 1;
+    auto wrong_abi = decode_ebpf_record(bytes.data(), bytes.size());
+    REQUIRE_FALSE(wrong_abi);
+    CHECK_THAT(wrong_abi.error().message, Catch::Contains("ABI"));
+
+    reinterpret_cast<qk_event_header*>(bytes.data())->abi = QK_ABI_VERSION;
+    reinterpret_cast<qk_event_header*>(bytes.data())->kind = 99;
+    CHECK_FALSE(decode_ebpf_record(bytes.data(), bytes.size()));
+
+    ev.op = 250;
+    bytes = record(ev, {"/a", "", "/a"});
+    CHECK_FALSE(decode_ebpf_record(bytes.data(), bytes.size()));
+}
