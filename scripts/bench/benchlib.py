@@ -44,19 +44,56 @@ def recorder_works(recorder: str) -> tuple[bool, str]:
     return p.returncode == 0, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
 
 
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def busy_seconds() -> float:
+    """CPU time spent busy by the whole machine so far (all CPUs, from /proc/stat)."""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    return (sum(v[:8]) - v[3] - v[4]) / _TICK  # minus idle and iowait; guest is inside user
+
+
+def loaded_recorders() -> int:
+    try:
+        p = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True, timeout=10)
+        return sum(1 for prog in json.loads(p.stdout or "[]") if prog.get("name") == "qk_sys_exit")
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return 0
+
+
+def other_recorders() -> int:
+    """How many qk recorders (qk_sys_exit BPF programs) are loaded by someone else. Their sys_exit
+    program runs for every syscall on the machine, so one loaded by another session slows the
+    untraced runs too. Our own previous run's programs are freed a few ms after it exits: wait for
+    that (up to a second) before counting."""
+    deadline = time.monotonic() + 1.0
+    while (n := loaded_recorders()) > 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return n
+
+
 def run_timed(argv, cwd=None, stderr_path=None):
-    """Runs argv with stdout to /dev/null; returns (wall seconds, cpu seconds, exit status)."""
+    """Runs argv with stdout to /dev/null; returns (wall s, cpu s, foreign cpu s, exit status).
+
+    cpu is user+sys of the process, its threads and the children it reaped (for qk-trace: its loader,
+    its consumer thread and the whole traced command). foreign is the machine's busy time during the
+    run minus that: other sessions' work, kernel threads, and anything our process tree did not reap;
+    a large value means the sample was disturbed."""
     err = open(stderr_path, "w") if stderr_path else subprocess.DEVNULL
     try:
+        b0 = busy_seconds()
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err)
         _, status, ru = os.wait4(p.pid, 0)
         wall = time.perf_counter() - t0
+        b1 = busy_seconds()
         p.returncode = os.waitstatus_to_exitcode(status)
     finally:
         if stderr_path:
             err.close()
-    return wall, ru.ru_utime + ru.ru_stime, p.returncode
+    cpu = ru.ru_utime + ru.ru_stime
+    return wall, cpu, max(0.0, (b1 - b0) - cpu), p.returncode
 
 
 def traced_argv(mode, argv, json_path):
@@ -70,7 +107,9 @@ def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1)
     tmp = Path(tempfile.mkdtemp(prefix="qk-bench-"))
     samples = {m: [] for m in modes}
     cpu = {m: [] for m in modes}
+    foreign = {m: [] for m in modes}
     incomplete = {m: [] for m in modes}
+    disturbed = 0  # samples that started while another session's recorder was loaded
     try:
         for rep in range(-warmup, reps):
             k = rep % len(modes)
@@ -80,7 +119,8 @@ def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1)
                     before_each()
                 jpath = str(tmp / f"{mode}.json")
                 epath = str(tmp / f"{mode}.stderr")
-                wall, cputime, rc = run_timed(traced_argv(mode, argv, jpath), cwd=cwd, stderr_path=epath)
+                busy_before = other_recorders()
+                wall, cputime, other, rc = run_timed(traced_argv(mode, argv, jpath), cwd=cwd, stderr_path=epath)
                 if rc != 0:
                     sys.exit(f"bench {name}: {mode} run failed with {rc}:\n{Path(epath).read_text()[-2000:]}")
                 if mode != "untraced":
@@ -88,14 +128,20 @@ def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1)
                     if not doc.get("complete", False):
                         incomplete[mode].append(doc.get("incompleteReasons"))
                 if rep >= 0:
+                    disturbed += busy_before > 0
                     samples[mode].append(wall)
                     cpu[mode].append(cputime)
+                    foreign[mode].append(other)
             if rep >= 0:
                 log(f"  {name} rep {rep + 1}/{reps}: " +
                     ", ".join(f"{m} {samples[m][-1]:.3f}s" for m in modes))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     med = {m: statistics.median(samples[m]) for m in modes}
+    # Each repetition ran every mode back to back: the per-repetition ratio cancels slow drifts of
+    # the machine (a neighbour's load) that the ratio of medians does not.
+    paired = {m: statistics.median(samples[m][i] / samples["untraced"][i] for i in range(reps))
+              for m in modes if "untraced" in modes}
     return {
         "name": name,
         "command": list(argv),
@@ -105,8 +151,14 @@ def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1)
         "samples": samples,
         "median": med,
         "cpuMedian": {m: statistics.median(cpu[m]) for m in modes},
+        "foreignCpuMedian": {m: statistics.median(foreign[m]) for m in modes},
+        "foreignCpuMax": max(max(v) for v in foreign.values()),
+        "cpuSamples": cpu,
+        "foreignCpuSamples": foreign,
         "ratio": {m: med[m] / med["untraced"] for m in modes if "untraced" in med},
+        "pairedRatio": paired,
         "incomplete": {m: v for m, v in incomplete.items() if v},
+        "samplesWithAnotherRecorderLoaded": disturbed,
     }
 
 
@@ -135,6 +187,13 @@ def emit(result, args):
     print(f"{result['name']}: median of {result['reps']} " +
           ", ".join(f"{m} {result['median'][m]:.3f}s (x{result['ratio'].get(m, float('nan')):.3f})"
                     for m in modes))
+    print("  median of per-repetition ratios: " +
+          ", ".join(f"{m} x{r:.3f}" for m, r in result["pairedRatio"].items()) +
+          "; median cpu (s): " + ", ".join(f"{m} {c:.3f}" for m, c in result["cpuMedian"].items()) +
+          f"; other cpu on the machine during a run: up to {result['foreignCpuMax']:.2f}s")
+    if result["samplesWithAnotherRecorderLoaded"]:
+        print(f"  WARNING: {result['samplesWithAnotherRecorderLoaded']} sample(s) started while another "
+              "qk recorder was loaded on the machine (its BPF programs slow every process): rerun when idle")
     for m, v in result["incomplete"].items():
         print(f"  WARNING: {len(v)} {m} run(s) not complete: {v[0]}")
     if args.json:

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include "qk/record/recorder.hpp"
 
@@ -19,6 +20,8 @@ public:
 private:
     StraceRecorder() = default;
     bool seccomp_bpf_ = false;  // whether --seccomp-bpf works here
+    bool raw_constants_ = true; // whether -X raw works here (strace >= 5.15)
+    std::string strace_;        // the strace binary
 };
 
 }  // namespace qk::record
