@@ -18,8 +18,10 @@ Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
     if (const char* env = std::getenv("QK_RING_BUFFER_BYTES")) {
         char* end = nullptr;
         unsigned long long v = std::strtoull(env, &end, 0);
-        if (!end || *end || v == 0)
-            return error(fmt::format("QK_RING_BUFFER_BYTES='{}' is not a number of bytes", env));
+        if (!end || *end || v < 4096 || (v & (v - 1)))
+            return error(fmt::format("QK_RING_BUFFER_BYTES='{}' must be a number of bytes that is a power of two "
+                                     "of at least 4096, such as 16777216",
+                                     env));
         options.ring_bytes = v;
     }
     // Probe the cgroup side first: without it nothing could be attributed.

@@ -259,6 +259,13 @@ Result<Call> parse_call(std::string_view text)
     return call;
 }
 
+Status need_args(const Call& call, std::size_t n)
+{
+    if (call.args.size() < n)
+        return error(fmt::format("{} with {} arguments, {} expected", call.name, call.args.size(), n));
+    return {};
+}
+
 Result<Return> parse_return(std::string_view text)
 {
     text = trim(text);
@@ -282,7 +289,19 @@ Result<Return> parse_return(std::string_view text)
     }
     std::string_view rest = trim(text.substr(i));
     if (r.value < 0 && !rest.empty()) {
-        // "-1 ENOENT (No such file or directory)", or "-1 1234 (Unknown error 1234)" past strace's table.
+        // "-1 ENOENT (No such file or directory)"; "-1 (errno 1234)" past strace's table.
+        if (rest.starts_with("(errno ")) {
+            auto close = rest.find(')');
+            if (close == npos)
+                return bad("unterminated error code in the return value", text);
+            std::string_view digits = rest.substr(7, close - 7);
+            unsigned long long err = 0;
+            // A process killed in the call can leave strace a garbage code: its outcome is unknown.
+            if (!parse_number(digits, err) || err == 0 || err > 4095)
+                return Return{};
+            r.value = -static_cast<long>(err);
+            return r;
+        }
         std::string_view code = rest.substr(0, rest.find(' '));
         int err = 0;
         if (auto named = errno_number(code))

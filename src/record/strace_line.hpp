@@ -49,6 +49,8 @@ struct Call {
     std::string_view result;
 };
 Result<Call> parse_call(std::string_view text);
+// An Error unless the call has at least `n` arguments.
+Status need_args(const Call& call, std::size_t n);
 
 // A return value: "3</a>" (with its annotation), "0", "-1 ENOENT (...)" (value -ENOENT), "?" (unknown:
 // the call never returned to the caller).

@@ -14,11 +14,6 @@ namespace {
 
 constexpr std::string_view kUnfinished = " <unfinished ...>";
 
-bool is_fork(std::string_view name)
-{
-    return name == "fork" || name == "vfork" || name == "clone" || name == "clone3";
-}
-
 // The line as an error message can show it: cut short, control bytes made visible.
 std::string printable(std::string_view text)
 {
@@ -38,6 +33,11 @@ bool parse_int(std::string_view s, int& out)
 }
 
 }  // namespace
+
+bool StraceParser::is_fork_call(std::string_view name)
+{
+    return name == "fork" || name == "vfork" || name == "clone" || name == "clone3";
+}
 
 StraceParser::StraceParser(RecordingSink& sink, std::string root_cwd, pid_t root_pid)
     : sink_(sink), root_cwd_(std::move(root_cwd)), root_(root_pid)
@@ -104,8 +104,8 @@ Status StraceParser::take(std::size_t number, std::string_view line)
             // Its parent's fork has not returned yet: its parent and cwd are not known.
             held_[pid].push_back({number, std::string(body)});
             return {};
-        } else if (body.starts_with("+++ ")) {
-            return {};  // a thread ending after its process ended or exec'd
+        } else if (body.starts_with("+++ ") || body.starts_with("--- ")) {
+            return {};  // a thread ending (or signalled) after its process ended or exec'd
         } else {
             add_task(pid, pid, 0, std::make_shared<std::string>());
         }
@@ -214,7 +214,7 @@ void StraceParser::on_exit(pid_t tid, int wait_status)
 bool StraceParser::fork_pending() const
 {
     return std::any_of(unfinished_.begin(), unfinished_.end(),
-                       [](const auto& entry) { return is_fork(strace::call_name(entry.second)); });
+                       [](const auto& entry) { return is_fork_call(strace::call_name(entry.second)); });
 }
 
 Status StraceParser::release_held(pid_t child)
@@ -247,7 +247,7 @@ Status StraceParser::release_orphans()
         if (it == held_.end())
             continue;
         if (!tasks_.contains(pid)) {
-            if (it->second.front().body.starts_with("+++ ")) {
+            if (const auto& first = it->second.front().body; first.starts_with("+++ ") || first.starts_with("--- ")) {
                 held_.erase(it);
                 continue;
             }

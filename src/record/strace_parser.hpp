@@ -39,6 +39,8 @@ public:
     pid_t root_pid() const { return root_; }
     // The command's wait status (W* conventions), once the root process's exit line was read.
     std::optional<int> root_wait_status() const { return root_status_; }
+    // The errno of the root's exec when it never ran the command (strace's child failed to exec).
+    std::optional<int> root_exec_failure() const { return root_execed_ ? std::nullopt : root_exec_errno_; }
     // Processes (thread group leaders) seen and not yet exited.
     std::vector<pid_t> live_processes() const;
 
@@ -63,17 +65,19 @@ private:
     Status on_call(pid_t tid, std::string_view text);
     void on_exit(pid_t tid, int wait_status);
     Task& add_task(pid_t tid, pid_t tgid, pid_t ppid, std::shared_ptr<std::string> cwd);
+    static bool is_fork_call(std::string_view name);
     bool fork_pending() const;
     Status release_held(pid_t child);
     Status release_orphans();
 
-    // The syscall decoders (strace_syscalls.cpp).
+    // The syscall decoders (strace_syscalls.cpp, strace_process.cpp).
     Status decode(pid_t tid, const strace::Call& call, const strace::Return& ret);
     Status decode_open(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_fork(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_exec(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_chdir(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_path_op(Task& t, const strace::Call& call, const strace::Return& ret);
+    void follow_rename(const FsOp& rename);
     // The directory relative names of a *at call start from: the dirfd's -y path, or the cwd.
     Result<std::optional<std::string>> dirfd_base(Task& t, std::string_view arg);
     // A path argument; nullopt when the event cannot be recorded (and the recording says so).
@@ -87,6 +91,8 @@ private:
     pid_t root_ = 0;
     bool root_started_ = false;
     std::optional<int> root_status_;
+    bool root_execed_ = false;
+    std::optional<int> root_exec_errno_;
     std::size_t line_ = 0;
     std::unordered_map<pid_t, Task> tasks_;             // by tid: leaders and threads
     std::unordered_map<pid_t, std::string> unfinished_;  // by tid: a call's text up to where strace cut it

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -131,6 +132,17 @@ std::vector<pid_t> pids_in(const std::string& cgroup)
     return pids;
 }
 
+// Whether `pid` is traced by `tracer` now: without a cgroup, the parser's list of live processes may
+// lag behind strace, so a pid is checked before it is killed, lest it was reused meanwhile.
+bool traced_by(pid_t pid, pid_t tracer)
+{
+    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.starts_with("TracerPid:"))
+            return std::atoi(line.c_str() + 10) == tracer;
+    return false;
+}
+
 // Reads strace's output into the parser. Once the command's root process has exited, what it left
 // running is killed (strace itself excepted: it must live to write their ends), and again every
 // 100 ms while strace still waits for tracees.
@@ -205,8 +217,11 @@ private:
             bool any = false;
             std::vector<pid_t> pids = cgroup_ ? pids_in(cgroup_->path()) : parser_.live_processes();
             for (pid_t pid : pids) {
-                if (pid == strace_pid_ || pid == parser_.root_pid() || !killed_.insert(pid).second)
+                if (pid == strace_pid_ || pid == parser_.root_pid() || killed_.contains(pid))
                     continue;
+                if (!cgroup_ && !traced_by(pid, strace_pid_))
+                    continue;
+                killed_.insert(pid);
                 ::kill(pid, SIGKILL);
                 any = true;
             }
@@ -346,6 +361,9 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     fifo->release_hold();
     reading.join();
 
+    // The command could not be run at all, as spawn() reports it under the other engines.
+    if (auto err = parser.root_exec_failure())
+        return sys_error(fmt::format("cannot run '{}'", cmd.argv[0]), *err);
     Recording& rec = trace.recording;
     trace.leftovers_killed = reader.killed();
     if (cgroup && cgroup->count_processes() > 0) {

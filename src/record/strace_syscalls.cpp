@@ -59,24 +59,12 @@ const Shape* path_op(std::string_view name)
     return nullptr;
 }
 
-bool is_fork_call(std::string_view name)
-{
-    return name == "fork" || name == "vfork" || name == "clone" || name == "clone3";
-}
-
 bool decodes(std::string_view name)
 {
     for (auto other : kOthers)
         if (other == name)
             return true;
     return path_op(name) != nullptr;
-}
-
-Status need(const Call& call, std::size_t n)
-{
-    if (call.args.size() < n)
-        return error(fmt::format("{} with {} arguments, {} expected", call.name, call.args.size(), n));
-    return {};
 }
 
 // Whether an opened file is a directory, when the open's flags do not say. strace cannot tell, so
@@ -198,7 +186,7 @@ Status StraceParser::decode_open(Task& t, const Call& call, const Return& ret)
     std::size_t path = 0;
     std::uint64_t flags = O_CREAT | O_WRONLY | O_TRUNC;  // creat()
     if (call.name == "open" || call.name == "creat") {
-        if (auto s = need(call, call.name == "open" ? 2 : 1); !s)
+        if (auto s = strace::need_args(call, call.name == "open" ? 2 : 1); !s)
             return s;
         if (call.name == "open") {
             auto f = strace::parse_flags(call.args[1], strace::open_flag);
@@ -207,7 +195,7 @@ Status StraceParser::decode_open(Task& t, const Call& call, const Return& ret)
             flags = *f;
         }
     } else {
-        if (auto s = need(call, 3); !s)
+        if (auto s = strace::need_args(call, 3); !s)
             return s;
         auto dir = dirfd_base(t, call.args[0]);
         if (!dir)
@@ -258,7 +246,7 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
     op.pid = t.tgid;
     op.result = ret.value;
     if (call.name == "ftruncate") {
-        if (auto s = need(call, 1); !s)
+        if (auto s = strace::need_args(call, 1); !s)
             return s;
         auto fd = strace::parse_fd(call.args[0]);
         if (!fd)
@@ -276,7 +264,7 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
     }
     const Shape* shape = path_op(call.name);
     int last = std::max({shape->a_dir, shape->a_path, shape->b_dir, shape->b_path, shape->flags});
-    if (auto s = need(call, static_cast<std::size_t>(last) + 1); !s)
+    if (auto s = strace::need_args(call, static_cast<std::size_t>(last) + 1); !s)
         return s;
     op.kind = shape->kind;
     auto path = [&](int dir, int arg) -> Result<std::optional<PathArg>> {
@@ -317,115 +305,9 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
     if (op.kind == FsOpKind::Unlink && (op.flags & AT_REMOVEDIR))
         op.kind = FsOpKind::Rmdir;
     sink_.on_fs(op);
+    if (op.kind == FsOpKind::Rename)
+        follow_rename(op);
     return {};
-}
-
-Status StraceParser::decode_chdir(Task& t, const Call& call, const Return& ret)
-{
-    if (auto s = need(call, 1); !s)
-        return s;
-    FsOp op;
-    op.kind = FsOpKind::Chdir;
-    op.pid = t.tgid;
-    op.result = ret.value;
-    if (call.name == "chdir") {
-        auto a = path_arg(cwd_of(t), call.args[0], ret.value);
-        if (!a)
-            return a.error();
-        if (*a) {
-            op.a = std::move(**a);
-            // The kernel follows every symlink to the new cwd; resolving now races with renames.
-            if (ret.value == 0 && !op.a.truncated)
-                op.resolved = resolver_.canonical(op.a.base, op.a.name, true);
-            op.resolved_truncated = op.a.truncated;
-        }
-    } else {
-        auto fd = strace::parse_fd(call.args[0]);
-        if (!fd)
-            return fd.error();
-        if (fd->path && fd->path->starts_with('/'))
-            op.resolved = *fd->path;
-    }
-    if (ret.value != 0)
-        return {};
-    if (op.resolved.size() >= kPathMax)
-        op.resolved_truncated = true;
-    // Unknown until the next AT_FDCWD annotation when strace did not show where it went.
-    *t.cwd = op.resolved_truncated ? std::string() : op.resolved;
-    sink_.on_fs(op);
-    return {};
-}
-
-Status StraceParser::decode_exec(Task& t, const Call& call, const Return& ret)
-{
-    bool at = call.name == "execveat";
-    if (auto s = need(call, at ? 5 : 3); !s)
-        return s;
-    std::optional<std::string> base = cwd_of(t);
-    if (at) {
-        auto d = dirfd_base(t, call.args[0]);
-        if (!d)
-            return d.error();
-        base = *d;
-    }
-    // execveat(fd, "", ..., AT_EMPTY_PATH) runs the file behind fd: an empty name relative to it.
-    auto a = path_arg(base, call.args[at ? 1 : 0], ret.value);
-    if (!a)
-        return a.error();
-    if (ret.value != 0) {
-        if (*a) {
-            FsOp op;
-            op.kind = FsOpKind::Exec;
-            op.pid = t.tgid;
-            op.result = ret.value;
-            op.a = std::move(**a);
-            sink_.on_fs(op);
-        }
-        return {};
-    }
-    auto argv = strace::parse_string_array(call.args[at ? 2 : 1]);
-    if (!argv)
-        return argv.error();
-    ProcExec exec;
-    exec.pid = t.tgid;
-    exec.ppid = t.ppid;
-    exec.argv = std::move(*argv);
-    if (*a)
-        exec.file = std::move(**a);
-    else
-        exec.file.truncated = true;  // the recording already says why it is incomplete
-    // The kernel ends the process's other threads on exec; their pids are free again.
-    pid_t tgid = t.tgid;
-    std::erase_if(tasks_, [&](const auto& entry) { return entry.second.tgid == tgid && entry.first != tgid; });
-    sink_.on_exec(exec);
-    return {};
-}
-
-Status StraceParser::decode_fork(Task& t, const Call& call, const Return& ret)
-{
-    if (ret.value <= 0)
-        return {};
-    std::uint64_t flags = 0;
-    if (call.name == "vfork") {
-        flags = CLONE_VM | CLONE_VFORK;
-    } else if (call.name == "clone" || call.name == "clone3") {
-        auto text = call.name == "clone" ? strace::keyed_arg(call.args, "flags")
-                                         : (call.args.empty() ? std::nullopt : strace::struct_field(call.args[0], "flags"));
-        if (!text)
-            return error(fmt::format("{} without flags", call.name));
-        auto f = strace::parse_flags(*text, strace::clone_flag);
-        if (!f)
-            return f.error();
-        flags = *f;
-    }
-    auto child = static_cast<pid_t>(ret.value);
-    bool thread = flags & CLONE_THREAD;
-    auto cwd = (flags & CLONE_FS) ? t.cwd : std::make_shared<std::string>(t.cwd ? *t.cwd : std::string());
-    pid_t parent = t.tgid;
-    add_task(child, thread ? t.tgid : child, thread ? t.ppid : parent, std::move(cwd));
-    if (!thread)
-        sink_.on_fork(ProcFork{parent, child});
-    return release_held(child);
 }
 
 }  // namespace qk::record

@@ -345,6 +345,11 @@ SCENARIOS = [
         dict(read={"script.sh"}),
     ),
     Scenario("execveat", (Copy("bin/tool", "/bin/true"),), dict(read={"bin/tool"})),
+    Scenario(
+        "exec_symlink",
+        (Copy("bin/tool", "/bin/true"), Symlink("run", "bin/tool")),
+        dict(read={"bin/tool"}),
+    ),
     # ---- probes, O_TMPFILE, listings -------------------------------------------------------------------
     Scenario(
         "missing",
