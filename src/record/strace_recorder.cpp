@@ -1,21 +1,13 @@
 #include "record/strace_recorder.hpp"
 
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <optional>
-#include <set>
 #include <thread>
-#include <utility>
 
 #include <fmt/core.h>
 
@@ -23,14 +15,13 @@
 #include "qk/util/unique_fd.hpp"
 #include "record/cgroup.hpp"
 #include "record/spawn.hpp"
+#include "record/strace_output.hpp"
 #include "record/strace_parser.hpp"
 
 extern char** environ;
 
 namespace qk::record {
 namespace {
-
-namespace fs = std::filesystem;
 
 struct Captured {
     int wait_status = -1;
@@ -72,172 +63,6 @@ Result<Captured> run_captured(const std::vector<std::string>& argv)
     }
     return out;
 }
-
-// The FIFO strace writes its output to, so that it is parsed while the command runs and memory does
-// not grow with the number of events. We hold a write end of our own until strace has exited: the
-// reader sees EOF only then, whether strace ever opened the FIFO or not.
-class OutputFifo {
-public:
-    static Result<OutputFifo> create()
-    {
-        OutputFifo f;
-        std::string tmpl = (fs::temp_directory_path() / "qk-strace-XXXXXX").string();
-        if (!::mkdtemp(tmpl.data()))
-            return sys_error("cannot create a temporary directory for strace's output");
-        f.dir_ = tmpl;
-        f.path_ = tmpl + "/output";
-        if (::mkfifo(f.path_.c_str(), 0600) != 0)
-            return sys_error("cannot create the FIFO " + f.path_);
-        f.read_.reset(::open(f.path_.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-        f.hold_.reset(::open(f.path_.c_str(), O_WRONLY | O_CLOEXEC));
-        if (!f.read_.valid() || !f.hold_.valid() || ::fcntl(f.read_.get(), F_SETFL, 0) != 0)
-            return sys_error("cannot open the FIFO " + f.path_);
-        return f;
-    }
-    OutputFifo(OutputFifo&& o) noexcept
-        : dir_(std::exchange(o.dir_, {})), path_(std::move(o.path_)), read_(std::move(o.read_)), hold_(std::move(o.hold_))
-    {
-    }
-    ~OutputFifo()
-    {
-        if (!dir_.empty()) {
-            ::unlink(path_.c_str());
-            ::rmdir(dir_.c_str());
-        }
-    }
-    const std::string& path() const { return path_; }
-    int read_fd() const { return read_.get(); }
-    void release_hold() { hold_.reset(); }
-
-private:
-    OutputFifo() = default;
-    std::string dir_, path_;
-    UniqueFd read_, hold_;
-};
-
-std::vector<pid_t> pids_in(const std::string& cgroup)
-{
-    std::vector<pid_t> pids;
-    std::error_code ec;
-    auto read_procs = [&pids](const fs::path& dir) {
-        std::ifstream procs(dir / "cgroup.procs");
-        for (pid_t pid; procs >> pid;)
-            pids.push_back(pid);
-    };
-    read_procs(cgroup);
-    for (auto it = fs::recursive_directory_iterator(cgroup, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-        if (it->is_directory(ec))
-            read_procs(it->path());
-    return pids;
-}
-
-// Whether `pid` is traced by `tracer` now: without a cgroup, the parser's list of live processes may
-// lag behind strace, so a pid is checked before it is killed, lest it was reused meanwhile.
-bool traced_by(pid_t pid, pid_t tracer)
-{
-    std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-    for (std::string line; std::getline(status, line);)
-        if (line.starts_with("TracerPid:"))
-            return std::atoi(line.c_str() + 10) == tracer;
-    return false;
-}
-
-// Reads strace's output into the parser. Once the command's root process has exited, what it left
-// running is killed (strace itself excepted: it must live to write their ends), and again every
-// 100 ms while strace still waits for tracees.
-class OutputReader {
-public:
-    OutputReader(StraceParser& parser, const TaskCgroup* cgroup, pid_t strace_pid)
-        : parser_(parser), cgroup_(cgroup), strace_pid_(strace_pid)
-    {
-    }
-
-    void run(int fd)
-    {
-        std::string buf;
-        std::size_t scanned = 0;
-        char chunk[1 << 16];
-        for (;;) {
-            if (parser_.root_wait_status()) {
-                struct pollfd p {fd, POLLIN, 0};
-                if (::poll(&p, 1, 100) == 0) {
-                    kill_leftovers();
-                    continue;
-                }
-            }
-            ssize_t n = ::read(fd, chunk, sizeof(chunk));
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                break;
-            buf.append(chunk, static_cast<std::size_t>(n));
-            std::size_t start = 0;
-            for (std::size_t nl; (nl = buf.find('\n', scanned)) != std::string::npos; scanned = start) {
-                feed(std::string_view(buf).substr(start, nl - start));
-                start = nl + 1;
-            }
-            buf.erase(0, start);
-            scanned = buf.size();
-        }
-        if (!buf.empty())
-            feed(buf);
-        note(parser_.finish());
-    }
-
-    const std::optional<Error>& first_error() const { return first_error_; }
-    int errors() const { return errors_; }
-    int killed() const { return static_cast<int>(killed_.size()); }
-
-private:
-    void feed(std::string_view line)
-    {
-        try {
-            note(parser_.feed(line));
-            if (parser_.root_wait_status() && !root_ended_) {
-                root_ended_ = true;
-                kill_leftovers();
-            }
-        } catch (const std::exception& e) {
-            // Keep draining whatever happens: strace blocks on a full FIFO otherwise.
-            note(error(fmt::format("the strace parser failed: {}", e.what())));
-        }
-    }
-
-    void note(const Status& s)
-    {
-        if (!s.ok() && errors_++ == 0)
-            first_error_ = s.error();
-    }
-
-    void kill_leftovers()
-    {
-        // Rounds until one finds nobody new: a process killed while forking may leave a child.
-        for (int round = 0; round < 100; round++) {
-            bool any = false;
-            std::vector<pid_t> pids = cgroup_ ? pids_in(cgroup_->path()) : parser_.live_processes();
-            for (pid_t pid : pids) {
-                if (pid == strace_pid_ || pid == parser_.root_pid() || killed_.contains(pid))
-                    continue;
-                if (!cgroup_ && !traced_by(pid, strace_pid_))
-                    continue;
-                killed_.insert(pid);
-                ::kill(pid, SIGKILL);
-                any = true;
-            }
-            if (!any || !cgroup_)
-                break;
-        }
-    }
-
-    StraceParser& parser_;
-    const TaskCgroup* cgroup_;
-    pid_t strace_pid_;
-    bool root_ended_ = false;
-    std::set<pid_t> killed_;
-    std::optional<Error> first_error_;
-    int errors_ = 0;
-};
 
 ExitStatus from_wait_status(int status)
 {
@@ -326,7 +151,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
         return error("no command given");
     if (auto program = find_program(cmd.argv[0], cmd.cwd); !program)
         return program.error();
-    auto fifo = OutputFifo::create();
+    auto fifo = StraceOutputFifo::create();
     if (!fifo)
         return fifo.error();
     // Without a cgroup, leftovers are still found: strace -f follows every process the command starts.
@@ -355,7 +180,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     if (!pid)
         return Error{"cannot start strace: " + pid.error().message, pid.error().sys_errno};
 
-    OutputReader reader(parser, cgroup ? &*cgroup : nullptr, *pid);
+    StraceOutputReader reader(parser, cgroup ? &*cgroup : nullptr, *pid);
     std::thread reading([&reader, fd = fifo->read_fd()] { reader.run(fd); });
     ExitStatus strace_status = wait_exit(*pid);
     fifo->release_hold();
@@ -373,7 +198,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     }
     if (reader.first_error()) {
         std::string more = reader.errors() > 1 ? fmt::format(" (and {} more lines)", reader.errors() - 1) : "";
-        rec.mark_incomplete("the strace output could not be parsed: " + reader.first_error()->message + more);
+        rec.mark_incomplete(reader.first_error()->message + more);
     }
     // strace exits with the command's status, but the root's own exit line is the command's word.
     if (auto status = parser.root_wait_status()) {
