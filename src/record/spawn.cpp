@@ -139,11 +139,16 @@ ExitStatus wait_exit(pid_t pid)
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    return exit_status_of(status);
+}
+
+ExitStatus exit_status_of(int wait_status)
+{
     ExitStatus s;
-    if (WIFSIGNALED(status))
-        s.signal = WTERMSIG(status);
+    if (WIFSIGNALED(wait_status))
+        s.signal = WTERMSIG(wait_status);
     else
-        s.code = WEXITSTATUS(status);
+        s.code = WEXITSTATUS(wait_status);
     return s;
 }
 

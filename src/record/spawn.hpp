@@ -28,6 +28,9 @@ Result<pid_t> spawn(const SpawnRequest& req);
 // Waits for a child started by spawn().
 ExitStatus wait_exit(pid_t pid);
 
+// A wait(2) status as an ExitStatus.
+ExitStatus exit_status_of(int wait_status);
+
 // The exit status a shell would report: the code, or 128 + the signal.
 inline int shell_status(const ExitStatus& s) { return s.signal ? 128 + s.signal : s.code; }
 

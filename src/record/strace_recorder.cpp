@@ -64,16 +64,6 @@ Result<Captured> run_captured(const std::vector<std::string>& argv)
     return out;
 }
 
-ExitStatus from_wait_status(int status)
-{
-    ExitStatus s;
-    if (WIFSIGNALED(status))
-        s.signal = WTERMSIG(status);
-    else
-        s.code = WEXITSTATUS(status);
-    return s;
-}
-
 // -y names the file behind every fd (and the cwd at AT_FDCWD); -X raw prints flags as numbers, exactly
 // the bits the kernel got; -s 4096 keeps argv strings whole (paths are never cut below PATH_MAX);
 // -q drops attach messages but keeps "+++ exited with N +++", which -qq would drop.
@@ -202,7 +192,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     }
     // strace exits with the command's status, but the root's own exit line is the command's word.
     if (auto status = parser.root_wait_status()) {
-        trace.status = from_wait_status(*status);
+        trace.status = exit_status_of(*status);
     } else {
         trace.status = strace_status;
         rec.mark_incomplete(parser.root_pid() ? "strace did not report how the command exited"
