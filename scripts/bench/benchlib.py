@@ -8,6 +8,13 @@
 # (user+sys of the measured process and the children it reaped) and whether every traced run's JSON
 # said `complete: true`.
 #
+# The machine may be shared (another session compiling, or another qk recorder loaded, whose sys_exit
+# program slows every process). Each run also measures the CPU the rest of the machine used meanwhile
+# (/proc/stat busy time minus the run's own rusage); a repetition in which any run saw more than
+# noise_limit() of it, or started while another qk recorder was loaded, is discarded whole and redone
+# after a quiet second (at most reps/2+1 times; what is discarded and what noisy samples had to be kept
+# are in the results).
+#
 # Wall time is measured around fork..wait4 of the outermost process, so qk-trace's own start-up
 # (loading and attaching the BPF programs, creating the cgroup) and its JSON writing are inside the
 # traced figures: that is the cost a user pays.
@@ -102,18 +109,39 @@ def traced_argv(mode, argv, json_path):
     return [qk_trace(), "--recorder", mode, "--json", json_path, "--"] + list(argv)
 
 
-def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1):
+def noise_limit(wall):
+    """CPU seconds of other work during a sample above which the sample counts as disturbed: 50 ms
+    plus 3% of one CPU over the run. An idle machine stays at 0-20 ms (kernel threads, accounting)."""
+    return 0.05 + 0.03 * wall
+
+
+def wait_quiet(max_wait=30.0):
+    """Waits (up to max_wait s) for a second in which the machine is at most 5% busy."""
+    deadline = time.monotonic() + max_wait
+    while time.monotonic() < deadline:
+        b0 = busy_seconds()
+        time.sleep(1.0)
+        if busy_seconds() - b0 < 0.05:
+            return
+
+
+def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1, max_retries=None):
     """Runs the workload interleaved; returns a dict of results (see module comment)."""
     tmp = Path(tempfile.mkdtemp(prefix="qk-bench-"))
     samples = {m: [] for m in modes}
     cpu = {m: [] for m in modes}
     foreign = {m: [] for m in modes}
     incomplete = {m: [] for m in modes}
-    disturbed = 0  # samples that started while another session's recorder was loaded
+    disturbed = 0  # kept samples that started while another session's recorder was loaded
+    noisy_kept = 0  # kept samples with more other work than noise_limit (retries exhausted)
+    discarded = []  # repetitions redone because a sample in them was disturbed
+    max_retries = reps // 2 + 1 if max_retries is None else max_retries
     try:
-        for rep in range(-warmup, reps):
-            k = rep % len(modes)
+        rep, done, attempts = -warmup, 0, 0
+        while done < reps:
+            k = attempts % len(modes)
             order = list(modes[k:]) + list(modes[:k])
+            row = {}
             for mode in order:
                 if before_each:
                     before_each()
@@ -127,14 +155,27 @@ def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1)
                     doc = json.loads(Path(jpath).read_text())
                     if not doc.get("complete", False):
                         incomplete[mode].append(doc.get("incompleteReasons"))
-                if rep >= 0:
-                    disturbed += busy_before > 0
-                    samples[mode].append(wall)
-                    cpu[mode].append(cputime)
-                    foreign[mode].append(other)
-            if rep >= 0:
-                log(f"  {name} rep {rep + 1}/{reps}: " +
-                    ", ".join(f"{m} {samples[m][-1]:.3f}s" for m in modes))
+                row[mode] = (wall, cputime, other, busy_before)
+            attempts += 1
+            if rep < 0:
+                rep += 1
+                continue
+            noisy = [m for m, (wall, _, other, busy) in row.items() if busy or other > noise_limit(wall)]
+            if noisy and len(discarded) < max_retries:
+                discarded.append({m: {"wall": v[0], "foreignCpu": v[2], "otherRecorder": bool(v[3])}
+                                  for m, v in row.items()})
+                log(f"  {name}: repetition disturbed by other work on the machine ({', '.join(noisy)}): "
+                    f"discarded, waiting for a quiet second and redoing it")
+                wait_quiet()
+                continue
+            for mode, (wall, cputime, other, busy) in row.items():
+                disturbed += bool(busy)
+                noisy_kept += other > noise_limit(wall)
+                samples[mode].append(wall)
+                cpu[mode].append(cputime)
+                foreign[mode].append(other)
+            done += 1
+            log(f"  {name} rep {done}/{reps}: " + ", ".join(f"{m} {samples[m][-1]:.3f}s" for m in modes))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     med = {m: statistics.median(samples[m]) for m in modes}
@@ -147,7 +188,7 @@ def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1)
         "command": list(argv),
         "cwd": cwd,
         "reps": reps,
-        "order": "interleaved, rotating start, 1 warm-up round",
+        "order": "interleaved, rotating start, 1 warm-up round; a disturbed repetition is redone",
         "samples": samples,
         "median": med,
         "cpuMedian": {m: statistics.median(cpu[m]) for m in modes},
@@ -159,6 +200,8 @@ def compare(name, argv, reps, modes=MODES, cwd=None, before_each=None, warmup=1)
         "pairedRatio": paired,
         "incomplete": {m: v for m, v in incomplete.items() if v},
         "samplesWithAnotherRecorderLoaded": disturbed,
+        "noisySamplesKept": noisy_kept,
+        "discardedRepetitions": discarded,
     }
 
 
@@ -191,6 +234,10 @@ def emit(result, args):
           ", ".join(f"{m} x{r:.3f}" for m, r in result["pairedRatio"].items()) +
           "; median cpu (s): " + ", ".join(f"{m} {c:.3f}" for m, c in result["cpuMedian"].items()) +
           f"; other cpu on the machine during a run: up to {result['foreignCpuMax']:.2f}s")
+    if result["discardedRepetitions"]:
+        print(f"  note: {len(result['discardedRepetitions'])} repetition(s) disturbed by other work were redone")
+    if result["noisySamplesKept"]:
+        print(f"  WARNING: {result['noisySamplesKept']} kept sample(s) were disturbed by other work (retries used up)")
     if result["samplesWithAnotherRecorderLoaded"]:
         print(f"  WARNING: {result['samplesWithAnotherRecorderLoaded']} sample(s) started while another "
               "qk recorder was loaded on the machine (its BPF programs slow every process): rerun when idle")

@@ -3,11 +3,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/interrupt.hpp"
 #include "cli/trace_command.hpp"
 #include "qk/util/result.hpp"
 
 int main(int argc, char** argv)
 {
+    qk::cli::InterruptWatch interrupts;
     qk::cli::TraceOptions options;
     CLI::App app{"qk-trace: run a command and record every file it and its children touch"};
     app.add_option("--recorder", options.recorder, "auto, ebpf or strace (default: $QK_RECORDER, else auto)")

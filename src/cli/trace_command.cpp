@@ -1,5 +1,7 @@
 #include "cli/trace_command.hpp"
 
+#include <signal.h>
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 
 #include <fmt/core.h>
 
+#include "cli/interrupt.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/report/trace_report.hpp"
 #include "record/spawn.hpp"
@@ -86,6 +89,11 @@ int run_trace(const TraceOptions& options)
     if (!trace) {
         std::fprintf(stderr, "qk-trace: %s\n", trace.error().message.c_str());
         return 127;
+    }
+    if (int sig = InterruptWatch::signal()) {
+        trace->recording.mark_incomplete(fmt::format(
+            "qk-trace was interrupted by {}: the command was killed before it finished", report::signal_name(sig)));
+        trace->status = record::ExitStatus{0, sig};
     }
     std::fputs(report::trace_summary(request, *trace).c_str(), stderr);
     if (!options.json_path.empty())

@@ -7,6 +7,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -33,6 +36,79 @@ Result<std::string> cgroup2_mount()
     }
     return error("no cgroup2 filesystem is mounted (see /proc/self/mountinfo): mount one with "
                  "'mount -t cgroup2 none /sys/fs/cgroup' to record with eBPF");
+}
+
+namespace {
+
+// Paths of the cgroups alive in this process, for kill_all_task_cgroups().
+std::mutex g_live_mutex;
+std::set<std::string> g_live;
+
+int count_processes_at(const fs::path& root)
+{
+    int n = 0;
+    std::error_code ec;
+    auto count_in = [&n](const fs::path& dir) {
+        std::ifstream procs(dir / "cgroup.procs");
+        std::string pid;
+        while (procs >> pid)
+            n++;
+    };
+    count_in(root);
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        if (it->is_directory(ec))
+            count_in(it->path());
+    return n;
+}
+
+void kill_cgroup_at(const fs::path& path)
+{
+    std::ofstream kill(path / "cgroup.kill");
+    if (kill) {
+        kill << "1";
+        kill.flush();
+    }
+    if (kill)
+        return;
+    // Before Linux 5.14: signal each process we can see, repeatedly, as forks may race us.
+    for (int round = 0; round < 100 && count_processes_at(path) > 0; round++) {
+        std::ifstream procs(path / "cgroup.procs");
+        pid_t pid;
+        while (procs >> pid)
+            ::kill(pid, SIGKILL);
+    }
+}
+
+// A cgroup named "<label>-<pid>-<n>" whose pid no longer runs belongs to a killed qk.
+void reap_stale(const std::string& parent)
+{
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(parent, ec)) {
+        std::string name = entry.path().filename().string();
+        auto last = name.rfind('-');
+        auto first = last == std::string::npos ? last : name.rfind('-', last - 1);
+        if (first == std::string::npos)
+            continue;
+        pid_t owner = static_cast<pid_t>(std::strtol(name.c_str() + first + 1, nullptr, 10));
+        if (owner <= 0 || owner == ::getpid() || ::kill(owner, 0) == 0 || errno != ESRCH)
+            continue;
+        kill_cgroup_at(entry.path());
+        UniqueFd events(::open((entry.path() / "cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
+        for (int i = 0; i < 100 && ::rmdir(entry.path().c_str()) != 0 && errno == EBUSY; i++) {
+            struct pollfd p {events.get(), POLLPRI, 0};
+            ::poll(&p, 1, 50);
+        }
+    }
+}
+
+}  // namespace
+
+void kill_all_task_cgroups()
+{
+    std::lock_guard lock(g_live_mutex);
+    for (const auto& path : g_live)
+        kill_cgroup_at(path);
 }
 
 TaskCgroup::TaskCgroup(TaskCgroup&& o) noexcept
@@ -66,12 +142,18 @@ Result<TaskCgroup> TaskCgroup::create(std::string_view label)
     if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
         return sys_error(fmt::format("cannot create the cgroup {} (qk needs root, or a delegated cgroup, "
                                      "to give each traced command a cgroup of its own)", parent));
+    static std::once_flag reaped;
+    std::call_once(reaped, [&parent] { reap_stale(parent); });
     TaskCgroup cg;
     cg.path_ = fmt::format("{}/{}-{}-{}", parent, label, ::getpid(), counter++);
     if (::mkdir(cg.path_.c_str(), 0755) != 0) {
         auto e = sys_error("cannot create the cgroup " + cg.path_);
         cg.path_.clear();
         return e;
+    }
+    {
+        std::lock_guard lock(g_live_mutex);
+        g_live.insert(cg.path_);
     }
     cg.dir_.reset(::open(cg.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     struct stat st {};
@@ -86,43 +168,13 @@ Result<TaskCgroup> TaskCgroup::create(std::string_view label)
     return cg;
 }
 
-int TaskCgroup::count_processes() const
-{
-    int n = 0;
-    std::error_code ec;
-    auto count_in = [&n](const fs::path& dir) {
-        std::ifstream procs(dir / "cgroup.procs");
-        std::string pid;
-        while (procs >> pid)
-            n++;
-    };
-    count_in(path_);
-    for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-        if (it->is_directory(ec))
-            count_in(it->path());
-    return n;
-}
+int TaskCgroup::count_processes() const { return count_processes_at(path_); }
 
 int TaskCgroup::kill_all()
 {
     int n = count_processes();
-    if (n == 0)
-        return 0;
-    std::ofstream kill(path_ + "/cgroup.kill");
-    if (kill) {
-        kill << "1";
-        kill.flush();
-    }
-    if (!kill) {
-        // Before Linux 5.14: signal each process we can see, repeatedly, as forks may race us.
-        for (int round = 0; round < 100 && count_processes() > 0; round++) {
-            std::ifstream procs(path_ + "/cgroup.procs");
-            pid_t pid;
-            while (procs >> pid)
-                ::kill(pid, SIGKILL);
-        }
-    }
+    if (n > 0)
+        kill_cgroup_at(path_);
     return n;
 }
 
@@ -167,6 +219,10 @@ void TaskCgroup::destroy()
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
         ::rmdir(it->c_str());
     ::rmdir(path_.c_str());
+    {
+        std::lock_guard lock(g_live_mutex);
+        g_live.erase(path_);
+    }
     path_.clear();
 }
 

@@ -17,9 +17,14 @@ namespace qk::record {
 // layout), from /proc/self/mountinfo.
 Result<std::string> cgroup2_mount();
 
+// Kills every process in every TaskCgroup this process has alive, for an interrupted run: the
+// commands die, their recorders see them exit and finish as usual. Safe from any thread.
+void kill_all_task_cgroups();
+
 class TaskCgroup {
 public:
-    // Creates <mount>/qk/<label>-<pid>-<n>.
+    // Creates <mount>/qk/<label>-<pid>-<n>. The first call also removes cgroups left by a qk that was
+    // killed outright (SIGKILL gives no chance to clean up), killing what still runs in them.
     static Result<TaskCgroup> create(std::string_view label);
 
     TaskCgroup(TaskCgroup&&) noexcept;

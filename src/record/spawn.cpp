@@ -30,6 +30,10 @@ bool is_executable_file(const std::string& path)
 [[noreturn]] void exec_child(const SpawnRequest& req, char* const* argv, int report_fd)
 {
     int report[2] = {2, 0};  // {what failed: 1 chdir, 2 exec; errno}
+    // The parent may block signals it handles on a thread of its own; the command must not inherit that.
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
     if (::chdir(req.cwd.c_str()) != 0) {
         report[0] = 1;
     } else {
@@ -100,6 +104,9 @@ Result<pid_t> spawn(const SpawnRequest& req)
             // Older kernel: fork, then join the cgroup before exec.
             pid = ::fork();
             if (pid == 0) {
+                sigset_t none;
+                sigemptyset(&none);
+                ::sigprocmask(SIG_SETMASK, &none, nullptr);
                 int procs = ::openat(req.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
                 if (procs < 0 || ::write(procs, "0", 1) != 1) {
                     int tagged[2] = {3, errno};

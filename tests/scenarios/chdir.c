@@ -6,48 +6,18 @@
 //                     mkdir(made)           -> created sub/made
 //   chdir(..);        open(sub/in2.txt)     -> read sub/in2.txt
 //   chdir(sub/deeper); open(x.txt, O_CREAT|O_EXCL|O_WRONLY) -> created, written sub/deeper/x.txt
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-static void cd(const char *p)
-{
-    if (syscall(SYS_chdir, p) != 0) {
-        perror(p);
-        exit(100);
-    }
-}
-
-static void op(const char *p, int flags)
-{
-    int fd = open(p, flags, 0644);
-    if (fd < 0) {
-        perror(p);
-        exit(100);
-    }
-    close(fd);
-}
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char p[8192];
-    snprintf(p, sizeof p, "%s/sub", argv[1]);
-    cd(p);
-    op("in.txt", O_RDONLY);
-    op("../up.txt", O_RDONLY);
-    if (mkdir("made", 0755) != 0) {
-        perror("mkdir made");
-        return 100;
-    }
-    cd("..");
-    op("sub/in2.txt", O_RDONLY);
-    cd("sub/deeper");
-    op("x.txt", O_WRONLY | O_CREAT | O_EXCL);
+    scenario_start(argc, argv);
+    must(syscall(SYS_chdir, at("sub")), "chdir sub");
+    open_close("in.txt", O_RDONLY);
+    open_close("../up.txt", O_RDONLY);
+    must(mkdir("made", 0755), "mkdir made");
+    must(syscall(SYS_chdir, ".."), "chdir ..");
+    open_close("sub/in2.txt", O_RDONLY);
+    must(syscall(SYS_chdir, "sub/deeper"), "chdir sub/deeper");
+    create_file("x.txt");
     return 0;
 }

@@ -5,32 +5,22 @@
 //   execve(nope)          -> probed nope
 //   execve(nodir/x)       -> probed nodir/x
 //   execve(notexec)       -> EACCES: nothing
-#define _GNU_SOURCE
-#include <errno.h>
-#include <stdio.h>
-#include <unistd.h>
+#include "scenario.h"
 
 extern char **environ;
 
-static int try_exec(const char *dir, const char *rel, int expect_errno)
+static void try_exec(const char *rel, int expect_errno)
 {
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    char *args[] = {p, NULL};
-    execve(p, args, environ);
-    if (errno != expect_errno) {
-        perror(p);
-        return 100;
-    }
-    return 0;
+    const char *p = at(rel);
+    char *args[] = {(char *)p, NULL};
+    must_fail(execve(p, args, environ), expect_errno, p);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    if (try_exec(argv[1], "nope", ENOENT) || try_exec(argv[1], "nodir/x", ENOENT) ||
-        try_exec(argv[1], "notexec", EACCES))
-        return 100;
+    scenario_start(argc, argv);
+    try_exec("nope", ENOENT);
+    try_exec("nodir/x", ENOENT);
+    try_exec("notexec", EACCES);
     return 0;
 }

@@ -3,17 +3,13 @@
 // argv[1]: a fresh directory; the test pre-creates bin1/ and bin2/tool.
 //   execvp("tool") with PATH=<abs>/bin1:<abs>/bin2 -> probed bin1/tool, read bin2/tool
 // The process's argv after the exec is ["tool"].
-#define _GNU_SOURCE
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
+    scenario_start(argc, argv);
     char path[16384];
-    snprintf(path, sizeof path, "%s/bin1:%s/bin2", argv[1], argv[1]);
+    snprintf(path, sizeof path, "%s/bin1:%s/bin2", scenario_dir, scenario_dir);
     setenv("PATH", path, 1);
     char *args[] = {"tool", NULL};
     execvp("tool", args);

@@ -3,17 +3,13 @@
 // argv[1]: a fresh directory; the test pre-creates script.sh ("#!/bin/sh\nexit 0\n", mode 0755).
 //   execv(<abs>/script.sh, [<abs>/script.sh, arg1]) -> read script.sh
 // The process's argv after the exec is what the kernel runs: [/bin/sh, <abs>/script.sh, arg1].
-#define _GNU_SOURCE
-#include <stdio.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char p[8192];
-    snprintf(p, sizeof p, "%s/script.sh", argv[1]);
-    char *args[] = {p, "arg1", NULL};
+    scenario_start(argc, argv);
+    const char *p = at("script.sh");
+    char *args[] = {(char *)p, "arg1", NULL};
     execv(p, args);
     perror(p);
     return 100;

@@ -2,18 +2,13 @@
 // link's target), not the link.
 // argv[1]: a fresh directory; the test pre-creates bin/tool (a copy of /bin/true) and run -> bin/tool.
 //   execv(<abs>/run, [run]) -> read bin/tool (not run)
-#define _GNU_SOURCE
-#include <stdio.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char p[8192];
-    snprintf(p, sizeof p, "%s/run", argv[1]);
+    scenario_start(argc, argv);
     char *args[] = {"run", NULL};
-    execv(p, args);
-    perror(p);
+    execv(at("run"), args);
+    perror("execv run");
     return 100;
 }

@@ -4,41 +4,26 @@
 //   child 1: execv(/bin/cat, [/bin/cat, <abs>/in.txt])       -> read in.txt (and /usr/bin/cat)
 //   child 2: open(child2.txt, O_CREAT|O_EXCL|O_WRONLY); exit 7 -> created, written child2.txt
 // Prints "pid <pid>", "child1 <pid>", "child2 <pid>" on stdout.
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char in[8192], out[8192];
-    snprintf(in, sizeof in, "%s/in.txt", argv[1]);
-    snprintf(out, sizeof out, "%s/child2.txt", argv[1]);
-    printf("pid %d\n", getpid());
-    fflush(stdout);
-    pid_t c1 = fork();
-    if (c1 < 0)
-        return 101;
+    scenario_start(argc, argv);
+    const char *in = at("in.txt"), *out = at("child2.txt");
+    print_pid();
+    pid_t c1 = must_setup(fork(), "fork");
     if (c1 == 0) {
-        char *args[] = {"/bin/cat", in, NULL};
+        char *args[] = {"/bin/cat", (char *)in, NULL};
         execv("/bin/cat", args);
         _exit(127);
     }
-    int st;
-    if (waitpid(c1, &st, 0) != c1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return 100;
-    pid_t c2 = fork();
-    if (c2 < 0)
-        return 101;
+    wait_exit(c1, 0);
+    pid_t c2 = must_setup(fork(), "fork");
     if (c2 == 0) {
         int fd = open(out, O_WRONLY | O_CREAT | O_EXCL, 0644);
         _exit(fd < 0 ? 100 : 7);
     }
-    if (waitpid(c2, &st, 0) != c2 || !WIFEXITED(st) || WEXITSTATUS(st) != 7)
-        return 100;
+    wait_exit(c2, 7);
     printf("child1 %d\nchild2 %d\n", c1, c2);
     return 0;
 }

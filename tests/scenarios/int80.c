@@ -5,24 +5,18 @@
 // argv[1]: a fresh directory; the test pre-creates int80.txt.
 //   int $0x80: open(<abs>/int80.txt, O_RDONLY) (i386 __NR_open = 5) -> read int80.txt, or incomplete
 // Exits 3 when the kernel has no 32-bit entry (no IA32_EMULATION): the test then skips.
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
+    scenario_start(argc, argv);
     // The i386 ABI passes 32-bit pointers: the path must live below 4 GiB.
     char *low = mmap(NULL, 16384, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_32BIT, -1, 0);
     if (low == MAP_FAILED) {
         perror("mmap MAP_32BIT");
         return 101;
     }
-    snprintf(low, 16384, "%s/int80.txt", argv[1]);
+    snprintf(low, 16384, "%s/int80.txt", scenario_dir);
     long ret;
     __asm__ volatile("int $0x80" : "=a"(ret) : "a"(5L), "b"((long)(unsigned long)low), "c"((long)O_RDONLY), "d"(0L)
                      : "memory", "r8", "r9", "r10", "r11");

@@ -5,27 +5,14 @@
 // argv[1]: a fresh directory.
 //   open(started.txt, O_CREAT|O_EXCL|O_WRONLY) -> created, written started.txt
 // Prints "pid <pid>" and "daemon <pid>" on stdout.
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char p[8192];
-    snprintf(p, sizeof p, "%s/started.txt", argv[1]);
-    int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0)
-        return 100;
-    close(fd);
-    printf("pid %d\n", getpid());
-    fflush(stdout);
-    pid_t c = fork();
-    if (c < 0)
-        return 101;
+    scenario_start(argc, argv);
+    create_file(at("started.txt"));
+    print_pid();
+    pid_t c = must_setup(fork(), "fork");
     if (c == 0) {
         setsid();
         int ready[2];

@@ -4,31 +4,15 @@
 //   linkat(dfd, src, subfd, l2, 0)                -> created sub/l2
 //   linkat(dfd, sl, dfd, l3, AT_SYMLINK_FOLLOW)   -> created l3
 //   linkat(dfd, sl, dfd, l4, 0)                   -> created l4
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    int dfd = open(argv[1], O_PATH | O_DIRECTORY);
-    int subfd = openat(dfd, "sub", O_PATH | O_DIRECTORY);
-    if (dfd < 0 || subfd < 0)
-        return 101;
-    if (syscall(SYS_linkat, dfd, "src", subfd, "l2", 0) != 0) {
-        perror("linkat src sub/l2");
-        return 100;
-    }
-    if (syscall(SYS_linkat, dfd, "sl", dfd, "l3", AT_SYMLINK_FOLLOW) != 0) {
-        perror("linkat sl l3 AT_SYMLINK_FOLLOW");
-        return 100;
-    }
-    if (syscall(SYS_linkat, dfd, "sl", dfd, "l4", 0) != 0) {
-        perror("linkat sl l4");
-        return 100;
-    }
+    scenario_start(argc, argv);
+    int dfd = dir_fd(AT_FDCWD, scenario_dir);
+    int subfd = dir_fd(dfd, "sub");
+    must(syscall(SYS_linkat, dfd, "src", subfd, "l2", 0), "linkat src sub/l2");
+    must(syscall(SYS_linkat, dfd, "sl", dfd, "l3", AT_SYMLINK_FOLLOW), "linkat sl l3 AT_SYMLINK_FOLLOW");
+    must(syscall(SYS_linkat, dfd, "sl", dfd, "l4", 0), "linkat sl l4");
     return 0;
 }

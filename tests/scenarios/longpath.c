@@ -5,45 +5,26 @@
 // argv[1]: a fresh directory.
 // Prints each directory made and the file as "made <absolute path>", for the test to check that every
 // recorded path is a real one.
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
+    scenario_start(argc, argv);
     static char cwd[16384];
     char name[201];
     memset(name, 'd', 200);
     name[200] = '\0';
-    if (chdir(argv[1]) != 0)
-        return 101;
-    snprintf(cwd, sizeof cwd, "%s", argv[1]);
+    must_setup(chdir(scenario_dir), scenario_dir);
+    snprintf(cwd, sizeof cwd, "%s", scenario_dir);
     while (strlen(cwd) <= 4096 + 300) {
-        if (mkdir(name, 0755) != 0 || chdir(name) != 0) {
-            perror("mkdir/chdir");
-            return 100;
-        }
+        must(mkdir(name, 0755), "mkdir");
+        must(chdir(name), "chdir");
         strcat(cwd, "/");
         strcat(cwd, name);
         printf("made %s\n", cwd);
     }
-    int fd = open("f", O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) {
-        perror("create f");
-        return 100;
-    }
-    close(fd);
-    fd = open("f", O_RDONLY);
-    if (fd < 0) {
-        perror("open f");
-        return 100;
-    }
-    close(fd);
+    create_file("f");
+    open_close("f", O_RDONLY);
     printf("made %s/f\n", cwd);
     return 0;
 }

@@ -7,50 +7,19 @@
 //   open(nodir/x, O_RDONLY)                    -> probed nodir/x
 //   stat(statted), access(accessed)            -> nothing
 //   open(later, O_RDONLY); open(later, O_CREAT|O_EXCL|O_WRONLY) -> probed, created, written later
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-static const char *dir;
-static const char *at(const char *rel)
-{
-    static char bufs[4][8192];
-    static int n;
-    char *b = bufs[n++ & 3];
-    snprintf(b, sizeof bufs[0], "%s/%s", dir, rel);
-    return b;
-}
-
-static void expect_enoent(int fd, const char *what)
-{
-    if (fd >= 0 || errno != ENOENT) {
-        fprintf(stderr, "%s: expected ENOENT\n", what);
-        exit(100);
-    }
-}
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    dir = argv[1];
-    int dfd = open(dir, O_PATH | O_DIRECTORY);
-    if (dfd < 0)
-        return 101;
-    expect_enoent(open(at("missing.txt"), O_RDONLY), "missing.txt");
-    expect_enoent(openat(dfd, "missing2.txt", O_RDONLY), "missing2.txt");
-    expect_enoent(open(at("nodir/x"), O_RDONLY), "nodir/x");
+    scenario_start(argc, argv);
+    int dfd = dir_fd(AT_FDCWD, scenario_dir);
+    open_fails(at("missing.txt"), O_RDONLY, ENOENT);
+    must_fail(openat(dfd, "missing2.txt", O_RDONLY), ENOENT, "missing2.txt");
+    open_fails(at("nodir/x"), O_RDONLY, ENOENT);
     struct stat st;
-    expect_enoent(stat(at("statted"), &st), "stat");
-    expect_enoent(access(at("accessed"), R_OK), "access");
-    expect_enoent(open(at("later"), O_RDONLY), "later");
-    int fd = open(at("later"), O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0)
-        return 100;
-    close(fd);
+    must_fail(stat(at("statted"), &st), ENOENT, "stat statted");
+    must_fail(access(at("accessed"), R_OK), ENOENT, "access accessed");
+    open_fails(at("later"), O_RDONLY, ENOENT);
+    create_file(at("later"));
     return 0;
 }

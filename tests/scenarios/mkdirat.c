@@ -3,29 +3,15 @@
 //   mkdirat(dfd, a)                 -> created a
 //   mkdirat(subfd, b)               -> created sub/b
 //   mkdirat(AT_FDCWD, <abs>/c)      -> created c
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    int dfd = open(argv[1], O_PATH | O_DIRECTORY);
-    int subfd = openat(dfd, "sub", O_PATH | O_DIRECTORY);
-    if (dfd < 0 || subfd < 0)
-        return 101;
-    if (syscall(SYS_mkdirat, dfd, "a", 0755) != 0 || syscall(SYS_mkdirat, subfd, "b", 0755) != 0) {
-        perror("mkdirat");
-        return 100;
-    }
-    char p[8192];
-    snprintf(p, sizeof p, "%s/c", argv[1]);
-    if (syscall(SYS_mkdirat, AT_FDCWD, p, 0755) != 0) {
-        perror("mkdirat c");
-        return 100;
-    }
+    scenario_start(argc, argv);
+    int dfd = dir_fd(AT_FDCWD, scenario_dir);
+    int subfd = dir_fd(dfd, "sub");
+    must(syscall(SYS_mkdirat, dfd, "a", 0755), "mkdirat a");
+    must(syscall(SYS_mkdirat, subfd, "b", 0755), "mkdirat sub/b");
+    must(syscall(SYS_mkdirat, AT_FDCWD, at("c"), 0755), "mkdirat c");
     return 0;
 }

@@ -12,46 +12,20 @@
 //   x.txt       O_WRONLY|O_CREAT|O_EXCL     -> created, written
 //   excl.txt    O_WRONLY|O_CREAT|O_EXCL     -> fails with EEXIST: nothing
 //   abs.txt     AT_FDCWD, absolute, O_RDONLY -> read
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "scenario.h"
 
-static int dirfd;
+static int dfd;
 
-static void do_openat(int fd_base, const char *path, int flags, int expect_errno)
+static void do_openat(const char *rel, int flags, int expect_errno)
 {
-    long fd = syscall(SYS_openat, fd_base, path, flags, 0644);
-    if (expect_errno ? (fd >= 0 || errno != expect_errno) : fd < 0) {
-        fprintf(stderr, "openat(%s, %#x) = %ld: %s\n", path, flags, fd, strerror(errno));
-        exit(100);
-    }
-    if (fd >= 0)
-        close((int)fd);
+    opened(syscall(SYS_openat, dfd, rel, flags, 0644), expect_errno, rel);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    dirfd = open(argv[1], O_PATH | O_DIRECTORY);
-    if (dirfd < 0)
-        return 101;
-    do_openat(dirfd, "r.txt", O_RDONLY, 0);
-    do_openat(dirfd, "w.txt", O_WRONLY, 0);
-    do_openat(dirfd, "rw.txt", O_RDWR, 0);
-    do_openat(dirfd, "t.txt", O_WRONLY | O_TRUNC, 0);
-    do_openat(dirfd, "rt.txt", O_RDONLY | O_TRUNC, 0);
-    do_openat(dirfd, "c.txt", O_WRONLY | O_CREAT, 0);
-    do_openat(dirfd, "exists.txt", O_WRONLY | O_CREAT, 0);
-    do_openat(dirfd, "x.txt", O_WRONLY | O_CREAT | O_EXCL, 0);
-    do_openat(dirfd, "excl.txt", O_WRONLY | O_CREAT | O_EXCL, EEXIST);
-    char abs[8192];
-    snprintf(abs, sizeof abs, "%s/abs.txt", argv[1]);
-    do_openat(AT_FDCWD, abs, O_RDONLY, 0);
+    scenario_start(argc, argv);
+    dfd = dir_fd(AT_FDCWD, scenario_dir);
+    open_each_intent(do_openat);
+    opened(syscall(SYS_openat, AT_FDCWD, at("abs.txt"), O_RDONLY, 0644), 0, "abs.txt");
     return 0;
 }

@@ -11,45 +11,27 @@
 //   renameat(dfd, r1, dfd, r2)          -> renamed {sub/r1 -> sub/r2}
 //   symlinkat(a.txt, dfd, sl)           -> created sub/sl
 //   linkat(dfd, a.txt, dfd, hl)         -> created sub/hl
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "scenario.h"
 
 static int dfd;
 
 static void op(const char *rel, int flags, int expect_errno)
 {
-    long fd = syscall(SYS_openat, dfd, rel, flags, 0644);
-    if (expect_errno ? (fd >= 0 || errno != expect_errno) : fd < 0) {
-        perror(rel);
-        exit(100);
-    }
-    if (fd >= 0)
-        close((int)fd);
+    opened(syscall(SYS_openat, dfd, rel, flags, 0644), expect_errno, rel);
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char p[8192];
-    snprintf(p, sizeof p, "%s/sub", argv[1]);
-    dfd = open(p, O_PATH | O_DIRECTORY);
-    if (dfd < 0)
-        return 101;
+    scenario_start(argc, argv);
+    dfd = dir_fd(AT_FDCWD, at("sub"));
     op("a.txt", O_RDONLY, 0);
     op("../b.txt", O_WRONLY, 0);
     op("nested/c.txt", O_RDONLY, 0);
     op("missing.txt", O_RDONLY, ENOENT);
-    if (syscall(SYS_mkdirat, dfd, "newdir", 0755) != 0 || syscall(SYS_unlinkat, dfd, "gone.txt", 0) != 0 ||
-        syscall(SYS_renameat, dfd, "r1", dfd, "r2") != 0 || syscall(SYS_symlinkat, "a.txt", dfd, "sl") != 0 ||
-        syscall(SYS_linkat, dfd, "a.txt", dfd, "hl", 0) != 0) {
-        perror("mkdirat/unlinkat/renameat/symlinkat/linkat");
-        return 100;
-    }
+    must(syscall(SYS_mkdirat, dfd, "newdir", 0755), "mkdirat newdir");
+    must(syscall(SYS_unlinkat, dfd, "gone.txt", 0), "unlinkat gone.txt");
+    must(syscall(SYS_renameat, dfd, "r1", dfd, "r2"), "renameat r1 r2");
+    must(syscall(SYS_symlinkat, "a.txt", dfd, "sl"), "symlinkat sl");
+    must(syscall(SYS_linkat, dfd, "a.txt", dfd, "hl", 0), "linkat hl");
     return 0;
 }

@@ -8,48 +8,17 @@
 //   rename(link/r1, link/r2)                -> renamed {real/r1 -> real/r2}
 //   open(link/missing, O_RDONLY)            -> probed real/missing
 //   open(link, O_RDONLY|O_DIRECTORY)        -> listed real
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-static const char *dir;
-static const char *at(const char *rel)
-{
-    static char bufs[4][8192];
-    static int n;
-    char *b = bufs[n++ & 3];
-    snprintf(b, sizeof bufs[0], "%s/%s", dir, rel);
-    return b;
-}
-
-static void op(const char *rel, int flags, int expect_errno)
-{
-    int fd = open(at(rel), flags, 0644);
-    if (expect_errno ? (fd >= 0 || errno != expect_errno) : fd < 0) {
-        perror(rel);
-        exit(100);
-    }
-    if (fd >= 0)
-        close(fd);
-}
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    dir = argv[1];
-    op("link/f", O_RDONLY, 0);
-    op("link/new", O_WRONLY | O_CREAT | O_EXCL, 0);
-    if (mkdir(at("link/md"), 0755) != 0 || unlink(at("link/u")) != 0 || rename(at("link/r1"), at("link/r2")) != 0) {
-        perror("mkdir/unlink/rename");
-        return 100;
-    }
-    op("link/missing", O_RDONLY, ENOENT);
-    op("link", O_RDONLY | O_DIRECTORY, 0);
+    scenario_start(argc, argv);
+    open_close(at("link/f"), O_RDONLY);
+    create_file(at("link/new"));
+    must(mkdir(at("link/md"), 0755), "mkdir link/md");
+    must(unlink(at("link/u")), "unlink link/u");
+    must(rename(at("link/r1"), at("link/r2")), "rename link/r1 link/r2");
+    open_fails(at("link/missing"), O_RDONLY, ENOENT);
+    open_close(at("link"), O_RDONLY | O_DIRECTORY);
     return 0;
 }

@@ -7,36 +7,14 @@
 //   open(ln2, O_WRONLY)             -> written sub/t2.txt
 //   open(ln, O_RDONLY|O_NOFOLLOW)   -> ELOOP: nothing
 //   open(dangle, O_WRONLY|O_CREAT)  -> created, written made-by-link.txt
-#define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-static const char *dir;
-
-static void op(const char *rel, int flags, int expect_errno)
-{
-    char p[8192];
-    snprintf(p, sizeof p, "%s/%s", dir, rel);
-    int fd = open(p, flags, 0644);
-    if (expect_errno ? (fd >= 0 || errno != expect_errno) : fd < 0) {
-        perror(rel);
-        exit(100);
-    }
-    if (fd >= 0)
-        close(fd);
-}
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    dir = argv[1];
-    op("ln", O_RDONLY, 0);
-    op("ln2", O_WRONLY, 0);
-    op("ln", O_RDONLY | O_NOFOLLOW, ELOOP);
-    op("dangle", O_WRONLY | O_CREAT, 0);
+    scenario_start(argc, argv);
+    open_close(at("ln"), O_RDONLY);
+    open_close(at("ln2"), O_WRONLY);
+    open_fails(at("ln"), O_RDONLY | O_NOFOLLOW, ELOOP);
+    open_close(at("dangle"), O_WRONLY | O_CREAT);
     return 0;
 }

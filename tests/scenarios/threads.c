@@ -4,47 +4,29 @@
 //   each thread i: open(in.txt, O_RDONLY)                   -> read in.txt
 //                  open(t<i>.txt, O_CREAT|O_EXCL|O_WRONLY)  -> created, written t0.txt .. t3.txt
 // Prints "pid <pid>" on stdout.
-#define _GNU_SOURCE
-#include <fcntl.h>
+#include "scenario.h"
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <unistd.h>
 
 #define NTHREADS 4
 
-static const char *dir;
 static pthread_barrier_t barrier;
 
 static void *work(void *arg)
 {
     long i = (long)arg;
-    char p[8192];
+    char p[8192];  // its own buffer: at()'s are not for threads
     pthread_barrier_wait(&barrier);  // all threads exist before any file is touched
-    snprintf(p, sizeof p, "%s/in.txt", dir);
-    int fd = open(p, O_RDONLY);
-    if (fd < 0) {
-        perror(p);
-        exit(100);
-    }
-    close(fd);
-    snprintf(p, sizeof p, "%s/t%ld.txt", dir, i);
-    fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
-    if (fd < 0) {
-        perror(p);
-        exit(100);
-    }
-    close(fd);
+    snprintf(p, sizeof p, "%s/in.txt", scenario_dir);
+    open_close(p, O_RDONLY);
+    snprintf(p, sizeof p, "%s/t%ld.txt", scenario_dir, i);
+    create_file(p);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    dir = argv[1];
-    printf("pid %d\n", getpid());
-    fflush(stdout);
+    scenario_start(argc, argv);
+    print_pid();
     pthread_t t[NTHREADS];
     pthread_barrier_init(&barrier, NULL, NTHREADS);
     for (long i = 0; i < NTHREADS; i++)

@@ -6,38 +6,22 @@
 //   fd = open(dir, O_TMPFILE|O_WRONLY); linkat(fd, "", AT_FDCWD, named, AT_EMPTY_PATH)     -> created named
 //   fd = open(dir, O_TMPFILE|O_RDWR); linkat(AT_FDCWD, /proc/self/fd/N, AT_FDCWD, named2,
 //                                            AT_SYMLINK_FOLLOW)                          -> created named2
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char p[8192], proc[64];
-    int fd = open(argv[1], O_TMPFILE | O_WRONLY, 0600);
-    if (fd < 0 || write(fd, "x", 1) != 1) {
-        perror("O_TMPFILE 1");
+    scenario_start(argc, argv);
+    char proc[64];
+    int fd = must_setup(open(scenario_dir, O_TMPFILE | O_WRONLY, 0600), "O_TMPFILE 1");
+    if (write(fd, "x", 1) != 1) {
+        perror("write O_TMPFILE 1");
         return 101;
     }
-    snprintf(p, sizeof p, "%s/named", argv[1]);
-    if (linkat(fd, "", AT_FDCWD, p, AT_EMPTY_PATH) != 0) {
-        perror("linkat AT_EMPTY_PATH");
-        return 100;
-    }
+    must(linkat(fd, "", AT_FDCWD, at("named"), AT_EMPTY_PATH), "linkat AT_EMPTY_PATH");
     close(fd);
-    fd = open(argv[1], O_TMPFILE | O_RDWR, 0600);
-    if (fd < 0) {
-        perror("O_TMPFILE 2");
-        return 101;
-    }
+    fd = must_setup(open(scenario_dir, O_TMPFILE | O_RDWR, 0600), "O_TMPFILE 2");
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
-    snprintf(p, sizeof p, "%s/named2", argv[1]);
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, p, AT_SYMLINK_FOLLOW) != 0) {
-        perror("linkat /proc/self/fd");
-        return 100;
-    }
+    must(linkat(AT_FDCWD, proc, AT_FDCWD, at("named2"), AT_SYMLINK_FOLLOW), "linkat /proc/self/fd");
     close(fd);
     return 0;
 }

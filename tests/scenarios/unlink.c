@@ -4,31 +4,13 @@
 //   unlink(f1)      -> removed f1
 //   unlink(sl)      -> removed sl (f2 untouched)
 //   unlink(missing) -> nothing
-#define _GNU_SOURCE
-#include <errno.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    char p[8192];
-    snprintf(p, sizeof p, "%s/f1", argv[1]);
-    if (syscall(SYS_unlink, p) != 0) {
-        perror("unlink f1");
-        return 100;
-    }
-    snprintf(p, sizeof p, "%s/sl", argv[1]);
-    if (syscall(SYS_unlink, p) != 0) {
-        perror("unlink sl");
-        return 100;
-    }
-    snprintf(p, sizeof p, "%s/missing", argv[1]);
-    if (syscall(SYS_unlink, p) == 0 || errno != ENOENT) {
-        fprintf(stderr, "unlink missing: expected ENOENT\n");
-        return 100;
-    }
+    scenario_start(argc, argv);
+    must(syscall(SYS_unlink, at("f1")), "unlink f1");
+    must(syscall(SYS_unlink, at("sl")), "unlink sl");
+    must_fail(syscall(SYS_unlink, at("missing")), ENOENT, "unlink missing");
     return 0;
 }

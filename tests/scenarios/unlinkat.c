@@ -4,32 +4,14 @@
 //   unlinkat(dfd, f, 0)            -> removed f
 //   unlinkat(dfd, d, AT_REMOVEDIR) -> removed d
 //   unlinkat(AT_FDCWD, <abs>/g, 0) -> removed g
-#define _GNU_SOURCE
-#include <fcntl.h>
-#include <stdio.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include "scenario.h"
 
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return 2;
-    int dfd = open(argv[1], O_PATH | O_DIRECTORY);
-    if (dfd < 0)
-        return 101;
-    if (syscall(SYS_unlinkat, dfd, "f", 0) != 0) {
-        perror("unlinkat f");
-        return 100;
-    }
-    if (syscall(SYS_unlinkat, dfd, "d", AT_REMOVEDIR) != 0) {
-        perror("unlinkat d AT_REMOVEDIR");
-        return 100;
-    }
-    char p[8192];
-    snprintf(p, sizeof p, "%s/g", argv[1]);
-    if (syscall(SYS_unlinkat, AT_FDCWD, p, 0) != 0) {
-        perror("unlinkat g");
-        return 100;
-    }
+    scenario_start(argc, argv);
+    int dfd = dir_fd(AT_FDCWD, scenario_dir);
+    must(syscall(SYS_unlinkat, dfd, "f", 0), "unlinkat f");
+    must(syscall(SYS_unlinkat, dfd, "d", AT_REMOVEDIR), "unlinkat d AT_REMOVEDIR");
+    must(syscall(SYS_unlinkat, AT_FDCWD, at("g"), 0), "unlinkat g");
     return 0;
 }

@@ -1,0 +1,69 @@
+#include "cli/interrupt.hpp"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <thread>
+
+#include "record/cgroup.hpp"
+
+namespace qk::cli {
+namespace {
+
+std::atomic<int> g_signal{0};
+std::thread g_watcher;
+
+sigset_t watched()
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGUSR1);  // our own wake-up, to stop the watcher
+    return set;
+}
+
+void watch()
+{
+    sigset_t set = watched();
+    for (;;) {
+        int sig = 0;
+        if (sigwait(&set, &sig) != 0 || sig == SIGUSR1)
+            return;
+        int expected = 0;
+        if (!g_signal.compare_exchange_strong(expected, sig)) {
+            // Asked twice: stop waiting for the recorders.
+            ::signal(sig, SIG_DFL);
+            sigset_t one;
+            sigemptyset(&one);
+            sigaddset(&one, sig);
+            pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+            ::raise(sig);
+            return;
+        }
+        record::kill_all_task_cgroups();
+    }
+}
+
+}  // namespace
+
+InterruptWatch::InterruptWatch()
+{
+    sigset_t set = watched();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    g_watcher = std::thread(watch);
+}
+
+InterruptWatch::~InterruptWatch()
+{
+    if (g_watcher.joinable()) {
+        pthread_kill(g_watcher.native_handle(), SIGUSR1);
+        g_watcher.join();
+    }
+}
+
+int InterruptWatch::signal() { return g_signal.load(); }
+
+}  // namespace qk::cli

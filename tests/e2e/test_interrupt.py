@@ -1,0 +1,92 @@
+"""A run killed in the middle: SIGTERM (or Ctrl-C) kills the command through its cgroup, the trace is
+still written, marked incomplete and interrupted, and nothing is left behind; SIGKILL, which qk-trace
+cannot handle, leaves a cgroup that the next run removes, killing what still ran in it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+import qk_harness as h
+
+
+def cgroup2_mount() -> Path:
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        left, _, right = line.partition(" - ")
+        if right.startswith("cgroup2 "):
+            return Path(left.split()[4])
+    pytest.fail("no cgroup2 mount")
+
+
+def task_cgroups_of(pid: int) -> list[Path]:
+    parent = cgroup2_mount() / "qk"
+    return sorted(parent.glob(f"*-{pid}-*")) if parent.exists() else []
+
+
+def alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie waiting for init to reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def wait_for(condition, what: str, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def start_sleeper(qk_trace: Path, recorder: str, workspace: Path, json_path: Path) -> tuple[subprocess.Popen, int]:
+    """qk-trace running a shell that writes its pid, then becomes `sleep 300`."""
+    pid_file = workspace / "pid"
+    proc = subprocess.Popen(
+        [str(qk_trace), "--recorder", recorder, "--json", str(json_path), "--",
+         "/bin/sh", "-c", f"echo $$ > {pid_file}.tmp && mv {pid_file}.tmp {pid_file} && exec sleep 300"],
+        # Files, not pipes: the command inherits them, and a pipe would stay open after qk-trace dies.
+        stdout=subprocess.DEVNULL, stderr=(workspace.parent / "stderr").open("w"),
+    )
+    wait_for(pid_file.exists, "the traced command to start")
+    return proc, int(pid_file.read_text())
+
+
+@pytest.mark.parametrize("recorder", h.RECORDERS)
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_run_kills_the_command_and_still_reports(recorder, sig, qk_trace, workspace, json_path):
+    proc, command_pid = start_sleeper(qk_trace, recorder, workspace, json_path)
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    stderr = (workspace.parent / "stderr").read_text()
+    assert proc.returncode == 128 + sig, stderr
+    assert not alive(command_pid), "the interrupted command still runs"
+    assert task_cgroups_of(proc.pid) == [], "an interrupted run left its cgroup behind"
+    doc = json.loads(json_path.read_text())
+    assert h.schema_errors(doc) == []
+    assert doc["complete"] is False
+    assert doc["signal"] == signal.Signals(sig).name
+    assert any(f"interrupted by {signal.Signals(sig).name}" in r for r in doc["incompleteReasons"]), doc
+    assert "interrupted" in stderr
+
+
+@pytest.mark.privileged("ebpf")
+def test_cgroup_left_by_a_killed_run_is_removed_by_the_next(qk_trace, workspace, json_path):
+    proc, command_pid = start_sleeper(qk_trace, "ebpf", workspace, json_path)
+    proc.kill()
+    proc.wait(timeout=60)
+    stale = task_cgroups_of(proc.pid)
+    assert stale, "precondition: SIGKILL gives qk-trace no chance to remove its cgroup"
+    assert alive(command_pid)
+
+    run = h.run_trace(["/bin/true"], recorder="ebpf", cwd=workspace, json_path=json_path)
+    assert run.returncode == 0, run.describe()
+    assert not any(p.exists() for p in stale), "the next run did not remove the stale cgroup"
+    wait_for(lambda: not alive(command_pid), "the stale cgroup's process to die", timeout=10)
