@@ -80,6 +80,43 @@ void kill_cgroup_at(const fs::path& path)
     }
 }
 
+Status wait_empty_at(const std::string& path, std::chrono::milliseconds timeout)
+{
+    // cgroup.events wakes POLLPRI pollers when "populated" flips, once it has been read since the last
+    // change: so read, then poll, then read again.
+    UniqueFd events(::open((path + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        char buf[256];
+        ssize_t n = events.valid() ? ::pread(events.get(), buf, sizeof(buf) - 1, 0) : -1;
+        if (n < 0)
+            return sys_error("cannot read " + path + "/cgroup.events");
+        buf[n] = 0;
+        if (std::string_view(buf).find("populated 0") != std::string_view::npos)
+            return {};
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0)
+            return error(fmt::format("processes in {} did not exit within {} ms of being killed", path,
+                                     timeout.count()));
+        struct pollfd p {events.get(), POLLPRI, 0};
+        ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)));
+    }
+}
+
+// Children first: a command may have made cgroups of its own below its task's.
+void remove_tree_at(const std::string& path)
+{
+    std::error_code ec;
+    std::vector<fs::path> dirs;
+    for (auto it = fs::recursive_directory_iterator(path, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        if (it->is_directory(ec))
+            dirs.push_back(it->path());
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
+        ::rmdir(it->c_str());
+    ::rmdir(path.c_str());
+}
+
 // A cgroup named "<label>-<pid>-<n>" whose pid no longer runs belongs to a killed qk.
 void reap_stale(const std::string& parent)
 {
@@ -94,11 +131,8 @@ void reap_stale(const std::string& parent)
         if (owner <= 0 || owner == ::getpid() || ::kill(owner, 0) == 0 || errno != ESRCH)
             continue;
         kill_cgroup_at(entry.path());
-        UniqueFd events(::open((entry.path() / "cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
-        for (int i = 0; i < 100 && ::rmdir(entry.path().c_str()) != 0 && errno == EBUSY; i++) {
-            struct pollfd p {events.get(), POLLPRI, 0};
-            ::poll(&p, 1, 50);
-        }
+        (void)wait_empty_at(entry.path(), std::chrono::seconds(5));
+        remove_tree_at(entry.path());
     }
 }
 
@@ -178,27 +212,7 @@ int TaskCgroup::kill_all()
     return n;
 }
 
-Status TaskCgroup::wait_empty(std::chrono::milliseconds timeout)
-{
-    // cgroup.events changes (POLLPRI) when "populated" flips; read it after each change.
-    UniqueFd events(::open((path_ + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        char buf[256];
-        ssize_t n = events.valid() ? ::pread(events.get(), buf, sizeof(buf) - 1, 0) : -1;
-        if (n < 0)
-            return sys_error("cannot read " + path_ + "/cgroup.events");
-        buf[n] = 0;
-        if (std::string_view(buf).find("populated 0") != std::string_view::npos)
-            return {};
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0)
-            return error(fmt::format("processes in {} did not exit within {} ms of being killed", path_,
-                                     timeout.count()));
-        struct pollfd p {events.get(), POLLPRI, 0};
-        ::poll(&p, 1, static_cast<int>(std::min<long>(left.count(), 100)));
-    }
-}
+Status TaskCgroup::wait_empty(std::chrono::milliseconds timeout) { return wait_empty_at(path_, timeout); }
 
 void TaskCgroup::destroy()
 {
@@ -209,16 +223,7 @@ void TaskCgroup::destroy()
         (void)wait_empty(std::chrono::seconds(5));
     }
     dir_.reset();
-    // Children first: a command may have made cgroups of its own below ours.
-    std::error_code ec;
-    std::vector<fs::path> dirs;
-    for (auto it = fs::recursive_directory_iterator(path_, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-        if (it->is_directory(ec))
-            dirs.push_back(it->path());
-    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it)
-        ::rmdir(it->c_str());
-    ::rmdir(path_.c_str());
+    remove_tree_at(path_);
     {
         std::lock_guard lock(g_live_mutex);
         g_live.erase(path_);
