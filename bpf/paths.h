@@ -33,11 +33,43 @@ struct {
 struct walk_ctx {
     struct dentry *dentry;
     struct vfsmount *vfsmnt;
+    struct dentry *mnt_root; /* vfsmnt's root: read once per mount, not once per component */
     struct dentry *root_dentry;
     struct vfsmount *root_vfsmnt;
     int pos; /* the path is buf[pos, QK_PIECE_MAX) */
     int truncated;
 };
+
+/* d_parent and d_name (hash, len, name) sit together in struct dentry: one read fetches all three
+ * instead of three helper calls per component. Offsets come from CO-RE, so a kernel that moves them
+ * apart falls back to reading them one by one. */
+#define QK_DENTRY_CHUNK 32
+struct dentry_fields {
+    struct dentry *parent;
+    const unsigned char *name;
+    __u32 len;
+};
+
+static __always_inline void read_dentry(struct dentry *d, struct dentry_fields *out)
+{
+    __u32 parent_off = bpf_core_field_offset(struct dentry, d_parent);
+    __u32 name_off = bpf_core_field_offset(struct dentry, d_name);
+    __u32 qlen_off = bpf_core_field_offset(struct qstr, len);
+    __u32 qname_off = bpf_core_field_offset(struct qstr, name);
+    if (name_off > parent_off && name_off - parent_off + 16 <= QK_DENTRY_CHUNK && qlen_off < 8 && qname_off == 8) {
+        char chunk[QK_DENTRY_CHUNK];
+        __u32 rel = (name_off - parent_off) & (QK_DENTRY_CHUNK - 1);
+        if (rel <= QK_DENTRY_CHUNK - 16 && bpf_probe_read_kernel(chunk, rel + 16, (char *)d + parent_off) == 0) {
+            out->parent = *(struct dentry **)chunk;
+            out->len = *(__u32 *)(chunk + rel + (qlen_off & 4));
+            out->name = *(const unsigned char **)(chunk + rel + 8);
+            return;
+        }
+    }
+    out->parent = BPF_CORE_READ(d, d_parent);
+    out->len = BPF_CORE_READ(d, d_name.len);
+    out->name = BPF_CORE_READ(d, d_name.name);
+}
 
 static long walk_step(__u32 index, void *arg)
 {
@@ -46,22 +78,23 @@ static long walk_step(__u32 index, void *arg)
     struct vfsmount *vfsmnt = c->vfsmnt;
     if (d == c->root_dentry && vfsmnt == c->root_vfsmnt)
         return 1;
-    if (d == BPF_CORE_READ(vfsmnt, mnt_root)) {
+    if (d == c->mnt_root) {
         struct mount *mnt = (struct mount *)((char *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
         struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
         if (parent == mnt)
             return 1;
         c->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
-        c->vfsmnt = (struct vfsmount *)((char *)parent + bpf_core_field_offset(struct mount, mnt));
+        struct vfsmount *up = (struct vfsmount *)((char *)parent + bpf_core_field_offset(struct mount, mnt));
+        c->vfsmnt = up;
+        c->mnt_root = BPF_CORE_READ(up, mnt_root);
         return 0;
     }
-    struct dentry *up = BPF_CORE_READ(d, d_parent);
-    if (up == d)
+    struct dentry_fields f;
+    read_dentry(d, &f);
+    if (f.parent == d)
         return 1;
-    __u32 len = BPF_CORE_READ(d, d_name.len);
-    const unsigned char *name = BPF_CORE_READ(d, d_name.name);
-    int pos = c->pos - (int)len - 1;
-    if (len > QK_NAME_MAX || pos < 0) {
+    int pos = c->pos - (int)f.len - 1;
+    if (f.len > QK_NAME_MAX || pos < 0) {
         c->truncated = 1;
         return 1;
     }
@@ -69,10 +102,10 @@ static long walk_step(__u32 index, void *arg)
     struct walk_buf *w = bpf_map_lookup_elem(&scratch_walk, &zero);
     if (!w)
         return 1;
-    bpf_probe_read_kernel(&w->buf[(pos + 1) & (QK_PIECE_MAX - 1)], len & QK_NAME_MAX, name);
+    bpf_probe_read_kernel(&w->buf[(pos + 1) & (QK_PIECE_MAX - 1)], f.len & QK_NAME_MAX, f.name);
     w->buf[pos & (QK_PIECE_MAX - 1)] = '/';
     c->pos = pos;
-    c->dentry = up;
+    c->dentry = f.parent;
     return 0;
 }
 
@@ -102,6 +135,7 @@ __noinline int qk_put_path(struct qk_pieces *p, __u64 mnt, __u64 dentry)
     struct walk_ctx c = {
         .dentry = (struct dentry *)dentry,
         .vfsmnt = (struct vfsmount *)mnt,
+        .mnt_root = BPF_CORE_READ((struct vfsmount *)mnt, mnt_root),
         .root_dentry = BPF_CORE_READ(task, fs, root.dentry),
         .root_vfsmnt = BPF_CORE_READ(task, fs, root.mnt),
         .pos = QK_PIECE_MAX,

@@ -60,7 +60,7 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
 {
     if (!qk_ntracked)
         return 0;
-    long nr = BPF_CORE_READ(regs, orig_ax);
+    long nr = regs->orig_ax; /* a typed tracepoint argument: a plain load, not a helper call */
     if (nr < 0)
         return 0; /* no syscall (cancelled by ptrace or seccomp) */
     struct task_struct *task = bpf_get_current_task_btf();
@@ -92,8 +92,7 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
     ev->info = 0;
     ev->flags = 0;
 
-    long a0 = BPF_CORE_READ(regs, di), a1 = BPF_CORE_READ(regs, si), a2 = BPF_CORE_READ(regs, dx),
-         a3 = BPF_CORE_READ(regs, r10), a4 = BPF_CORE_READ(regs, r8);
+    long a0 = regs->di, a1 = regs->si, a2 = regs->dx, a3 = regs->r10, a4 = regs->r8;
     struct plan p = {.fd = -1, .nat = 1, .dirfd = {QK_AT_FDCWD, QK_AT_FDCWD}};
     switch (nr) {
     case NR_open: ev->op = QK_OP_OPEN; ev->flags = a1; p.name[0] = (void *)a0; break;

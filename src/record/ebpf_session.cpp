@@ -66,15 +66,23 @@ Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& option
         return error(fmt::format("ring buffer size {} must be a power of two of at least one page",
                                  options.ring_bytes));
     std::unique_ptr<EbpfSession> s(new EbpfSession());
-    s->skel_ = recorder__open();
-    if (!s->skel_)
-        return load_error("cannot open the BPF recorder", errno);
     s->ring_bytes_ = options.ring_bytes;
-    bpf_map__set_max_entries(s->skel_->maps.events, static_cast<__u32>(options.ring_bytes));
-    // io_uring's tracepoint exists only where io_uring is built in; without it no ring can exist.
-    if (libbpf_find_vmlinux_btf_id("io_uring_submit_req", BPF_TRACE_RAW_TP) < 0)
-        bpf_program__set_autoload(s->skel_->progs.qk_io_uring_submit, false);
-    if (int err = recorder__load(s->skel_))
+    // io_uring's tracepoint exists only where io_uring is built in. Asking the kernel's BTF first would
+    // parse all of it once more (tens of milliseconds), so try with it, and without only on failure.
+    int err = 0;
+    for (bool io_uring : {true, false}) {
+        if (s->skel_)
+            recorder__destroy(s->skel_);
+        s->skel_ = recorder__open();
+        if (!s->skel_)
+            return load_error("cannot open the BPF recorder", errno);
+        bpf_map__set_max_entries(s->skel_->maps.events, static_cast<__u32>(options.ring_bytes));
+        bpf_program__set_autoload(s->skel_->progs.qk_io_uring_submit, io_uring);
+        err = recorder__load(s->skel_);
+        if (err == 0 || err == -EPERM || err == -EACCES)
+            break;
+    }
+    if (err)
         return load_error("cannot load the BPF recorder", -err);
     if (s->skel_->rodata->qk_abi_version != QK_ABI_VERSION)
         return error("the loaded BPF recorder reports another ABI version: rebuild qk");
