@@ -73,9 +73,14 @@ std::string PathResolver::canonical(std::string_view base, std::string_view name
     std::string dir = slash == 0 ? "/" : raw.substr(0, slash);
     std::string path = join_lexically(canonical_dir(dir), last);
     if (follow_last) {
+        // Programs are exec'd and headers opened again and again: remember where each lands.
+        auto it = follow_cache_->find(path);
+        if (it != follow_cache_->end())
+            return it->second;
         char buf[PATH_MAX];
-        if (::realpath(path.c_str(), buf))
-            return buf;
+        std::string target = ::realpath(path.c_str(), buf) ? std::string(buf) : path;
+        follow_cache_->emplace(std::move(path), target);
+        return target;
     }
     return path;
 }

@@ -25,8 +25,10 @@ public:
 
 private:
     std::string canonical_dir(const std::string& dir);
-    std::shared_ptr<std::unordered_map<std::string, std::string>> dir_cache_ =
-        std::make_shared<std::unordered_map<std::string, std::string>>();
+    using Cache = std::unordered_map<std::string, std::string>;
+    // Shared by copies: a sink and the engine feeding it resolve against one cache.
+    std::shared_ptr<Cache> dir_cache_ = std::make_shared<Cache>();
+    std::shared_ptr<Cache> follow_cache_ = std::make_shared<Cache>();
 };
 
 }  // namespace qk::record
