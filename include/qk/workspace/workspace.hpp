@@ -1,0 +1,252 @@
+// The workspace configuration model: the root, nx.json (with what it extends and nx.local.json), every
+// project (package.json, its "nx" field, project.json, project.local.json) and each target resolved as
+// Nx resolves it (targetDefaults, the `command` shorthand, package.json scripts), with inputs, outputs
+// and named inputs kept as data. It reads configuration and runs nothing.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "qk/util/result.hpp"
+
+namespace qk::workspace {
+
+// ---------------------------------------------------------------------------------------------------
+// Json: a configuration value as read, objects keeping their members in file order (Nx's merges and
+// targetDefaults' glob keys depend on it). Every value remembers where it started in its file.
+// (Kept here because the model's data is made of it; it belongs in a json.hpp of its own.)
+class Json {
+public:
+    enum class Kind : std::uint8_t { null, boolean, number, string, array, object };
+    using Array = std::vector<Json>;
+    using Object = std::vector<std::pair<std::string, Json>>;
+
+    Json() = default;
+    static Json boolean(bool b);
+    static Json number(double d);
+    static Json string(std::string s);
+    static Json array(Array items = {});
+    static Json object(Object members = {});
+
+    Kind kind() const { return static_cast<Kind>(v_.index()); }
+    bool is_null() const { return kind() == Kind::null; }
+    bool is_bool() const { return kind() == Kind::boolean; }
+    bool is_number() const { return kind() == Kind::number; }
+    bool is_string() const { return kind() == Kind::string; }
+    bool is_array() const { return kind() == Kind::array; }
+    bool is_object() const { return kind() == Kind::object; }
+
+    // Accessors of the kind held; calling one of another kind throws std::bad_variant_access.
+    bool as_bool() const { return std::get<bool>(v_); }
+    double as_number() const { return std::get<double>(v_); }
+    const std::string& as_string() const { return std::get<std::string>(v_); }
+    const Array& as_array() const { return std::get<Array>(v_); }
+    Array& as_array() { return std::get<Array>(v_); }
+    const Object& as_object() const { return std::get<Object>(v_); }
+    Object& as_object() { return std::get<Object>(v_); }
+
+    // A member of an object; nullptr when absent or when this is not an object.
+    const Json* find(std::string_view key) const;
+    Json* find(std::string_view key);
+    // Sets a member of an object, in place when present, else appended.
+    void set(std::string key, Json value);
+    bool erase(std::string_view key);
+
+    // JavaScript's truthiness, which Nx's `if (x.cache)`-style checks use.
+    bool truthy() const;
+
+    // Where the value starts in its file, 1-based; 0 when it was not read from a file.
+    std::uint32_t line() const { return line_; }
+    std::uint32_t column() const { return column_; }
+    void set_position(std::uint32_t line, std::uint32_t column)
+    {
+        line_ = line;
+        column_ = column;
+    }
+
+    // Compact JSON text (RFC 8259), members in order.
+    std::string dump() const;
+    // Compact JSON text with object keys sorted at every level: equal for equal parsed content,
+    // whatever the formatting or member order. For cache keys.
+    std::string canonical() const;
+    // "a string", "an object", ...: for messages saying what was found.
+    const char* describe() const;
+
+    // Deep equality of values (object members compared in order, positions ignored).
+    friend bool operator==(const Json& a, const Json& b);
+
+private:
+    std::variant<std::monostate, bool, double, std::string, Array, Object> v_;
+    std::uint32_t line_ = 0, column_ = 0;
+};
+
+// Parses JSON as Nx reads its configuration: JSON with `//` and `/* */` comments (Nx falls back to
+// jsonc-parser with comments allowed), no trailing commas. A leading BOM is skipped. Errors read
+// "<file>:<line>:<column>: <what was expected>, found <what was there>".
+Result<Json> parse_json(std::string_view text, std::string_view file);
+// Reads and parses `path`; `display` names it in messages (a workspace-relative path).
+Result<Json> read_json_file(const std::filesystem::path& path, std::string_view display);
+
+// ---------------------------------------------------------------------------------------------------
+// One entry of a target's dependsOn, normalised from any of its forms:
+//   "build" (this project), "^build" (the project-graph dependencies), "proj:build" (that project, when
+//   `proj` names one; otherwise the whole string is a target name with colons), and
+//   {target, projects?, dependencies?, params?, options?, inputs?}.
+// `target` may be a glob ("build-*"), matched against every target name in the workspace.
+struct DependsOn {
+    enum class Scope : std::uint8_t { self, dependencies, projects };
+    Scope scope = Scope::self;
+    std::string target;
+    std::vector<std::string> projects;  // Scope::projects: names, globs, tag:x, !exclusions
+    std::string params = "ignore";      // "ignore" | "forward"
+    std::string options = "ignore";     // "ignore" | "forward"
+    std::optional<bool> inputs;         // the edge's `inputs` flag (continuous dependencies)
+    Json raw;                           // the entry as written
+};
+
+// How a target runs, from its executor and options. Commands are shell command lines (/bin/sh -c).
+struct RunSpec {
+    enum class Kind : std::uint8_t {
+        commands,     // nx:run-commands, and the `command` shorthand
+        script,       // nx:run-script: a package.json script, run as `pnpm run` runs it
+        noop,         // nx:noop: a target that only has dependsOn
+        unsupported,  // any other executor (a JavaScript one qk cannot run): `executor` says which
+    };
+    Kind kind = Kind::noop;
+    std::string executor;
+    std::vector<std::string> commands;
+    // commands: run side by side (run-commands `parallel`; false for `command`, true by default for
+    // `commands`). script: always one after another.
+    bool parallel = false;
+    // The working directory: workspace-relative ("." is the root), or absolute when configured so.
+    std::string cwd = ".";
+    // Directories to put first on PATH, in order, workspace-relative (absolute when outside it).
+    // run-commands: node_modules/.bin of cwd and each parent up to the root (npm-run-path);
+    // script: the project's node_modules/.bin, then the root's (pnpm run in a workspace).
+    std::vector<std::string> path_prepend;
+    std::vector<std::pair<std::string, std::string>> env;  // run-commands `env`
+    std::string env_file;                                   // run-commands `envFile`, as written
+    // script: the script's name, and for each command its npm_lifecycle_event (pre<name>, <name>,
+    // post<name>: pnpm 9 runs pre/post scripts by default).
+    std::string script;
+    std::vector<std::string> lifecycle_events;
+    // Why the target cannot run, for the runner to report before starting anything ("" when it can):
+    // an executor qk cannot run, run-commands without a command, a script package.json lacks.
+    std::string problem;
+};
+
+// "qk:sandbox": false turns the sandbox off for the target; { "scratch": [...] } names scratch dirs.
+struct SandboxConfig {
+    bool enabled = true;
+    std::vector<std::string> scratch;  // as written (tokens unresolved)
+};
+
+// A target of a project, resolved: every configuration layer merged, targetDefaults applied.
+struct Target {
+    std::string name;
+    std::string executor;  // after the `command` shorthand and the nx:noop rule
+    Json options;          // object; {workspaceRoot}, {projectRoot}, {projectName} resolved as Nx does
+    Json configurations;   // object of objects, tokens resolved likewise
+    std::string default_configuration;
+    std::vector<DependsOn> depends_on;
+    std::optional<Json> inputs;   // the array as written (unexpanded); nullopt: none declared
+    std::optional<Json> outputs;  // the array of strings as written; nullopt: none declared
+    bool cache = false;           // `cache`, else nx.json's legacy cacheableOperations
+    bool continuous = false;
+    bool parallelism = true;
+    // qk's own keys: accepted and kept; later components give them behaviour.
+    SandboxConfig sandbox;
+    std::vector<std::string> ultracache_ignore_reads;  // "qk:ultracache": { "ignoreReads": [...] }
+    bool has_ultracache = false;
+    std::vector<std::string> warm;  // "qk:warm": [...]
+    RunSpec run;
+    // The targetDefaults key applied ("" when none), and the files that defined the target, lowest
+    // layer first (package.json, project.json, project.local.json).
+    std::string target_default_key;
+    std::vector<std::string> defined_in;
+    Json raw;  // the merged configuration, as `nx show project --json` would print it
+};
+
+// A project: a directory with a project.json, or a package.json the workspace globs select.
+struct Project {
+    std::string name;
+    std::string root;  // workspace-relative, "." for the root project
+    std::string package_name, package_version;  // from its package.json; empty without one
+    std::vector<std::string> tags;
+    std::vector<std::string> implicit_dependencies;  // as written, "!x" removes an edge
+    Json named_inputs;  // object: this project's own namedInputs (they override nx.json's by name)
+    std::vector<Target> targets;  // sorted by name
+    // The configuration files read, workspace-relative, each present only if it exists.
+    std::string package_json, project_json, project_local_json;
+    Json package_manifest;  // the parsed package.json (object), null without one
+    Json raw;               // the merged configuration (name, root, tags, namedInputs, targets...)
+
+    const Target* find_target(std::string_view name) const;
+};
+
+// nx.json as qk reads it: the file it extends underneath, nx.local.json on top.
+struct NxConfig {
+    Json raw;             // the merged object ({} when there is no nx.json)
+    Json named_inputs;    // object
+    Json target_defaults; // object (record shape)
+    std::vector<std::string> cacheable_operations;  // tasksRunnerOptions.default.options (legacy)
+};
+
+class Workspace {
+public:
+    // The workspace root: the nearest directory from `start` upward holding nx.json or
+    // pnpm-workspace.yaml. Error when there is none.
+    static Result<std::filesystem::path> find_root(const std::filesystem::path& start);
+    // Reads the whole configuration of the workspace at `root`. Errors name the file, line and column.
+    static Result<Workspace> load(const std::filesystem::path& root);
+    // find_root(start), then load.
+    static Result<Workspace> discover(const std::filesystem::path& start);
+
+    const std::filesystem::path& root() const { return root_; }
+    const NxConfig& nx() const { return nx_; }
+    const std::vector<Project>& projects() const { return projects_; }  // sorted by name
+    const Project* find_project(std::string_view name) const;
+    std::optional<std::size_t> project_index(std::string_view name) const;
+    // The project whose directory holds `relative_path` most closely (nested projects win), if any.
+    const Project* project_owning(std::string_view relative_path) const;
+
+    // The project and target, or an error naming what is unknown and what exists.
+    Result<const Project*> project(std::string_view name) const;
+    Result<const Target*> target(std::string_view project, std::string_view target) const;
+
+    // Project selection as Nx's findMatchingProjects: names, globs over names, tag:x, name:x,
+    // directory:x (globs over roots), unlabeled words matched as Nx does, and "!x" exclusions in order
+    // (a leading exclusion starts from every project). Indices into projects(), sorted.
+    Result<std::vector<std::size_t>> match_projects(std::span<const std::string> patterns) const;
+
+    // Named inputs as the hasher sees them for `project`, unexpanded: the implicit
+    // default = ["{projectRoot}/**/*"], then nx.json's, then the project's, each replacing by name.
+    Json named_inputs_for(const Project& project) const;
+
+    // The workspace-level files the configuration came from, workspace-relative; empty when absent.
+    // A key holds them only by effect (spec: "a file the key holds only by what it changes").
+    struct Files {
+        std::string nx_json, nx_extends, nx_local_json, pnpm_workspace_yaml, root_package_json;
+    };
+    const Files& files() const { return files_; }
+    // The workspace package globs (pnpm-workspace.yaml `packages`, package.json `workspaces`), as written.
+    const std::vector<std::string>& package_globs() const { return package_globs_; }
+
+private:
+    std::filesystem::path root_;
+    NxConfig nx_;
+    std::vector<Project> projects_;
+    Files files_;
+    std::vector<std::string> package_globs_;
+
+    friend class WorkspaceLoader;
+};
+
+}  // namespace qk::workspace

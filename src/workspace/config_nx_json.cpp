@@ -1,0 +1,112 @@
+// nx.json, the file it extends, and nx.local.json.
+//
+// Nx reads `extends` with require.resolve(extends, {paths: [root]}) and merges shallowly,
+// {...base, ...nxJson} (nx/src/config/nx-json.ts readNxJson, devkit readNxJsonExtends). qk resolves a
+// relative path against the root and anything else under the root's node_modules. nx.local.json is
+// qk's: a developer's overrides, merged member by member on top (objects recursively).
+#include <fmt/format.h>
+
+#include "config_loader.hpp"
+#include "config_merge.hpp"
+#include "config_validate.hpp"
+
+namespace qk::workspace::detail {
+
+namespace fs = std::filesystem;
+
+Result<Json> read_optional_json(const fs::path& root, const std::string& relative, bool* found)
+{
+    std::error_code ec;
+    fs::path p = root / relative;
+    if (!fs::is_regular_file(p, ec)) {
+        *found = false;
+        return Json();
+    }
+    *found = true;
+    return read_json_file(p, relative);
+}
+
+namespace {
+
+// The workspace-relative path `extends` names, or an error saying where it was looked for.
+Result<std::string> resolve_extends(const fs::path& root, const Json& extends)
+{
+    const std::string& spec = extends.as_string();
+    std::vector<std::string> candidates;
+    if (spec.rfind("./", 0) == 0 || spec.rfind("../", 0) == 0) {
+        candidates.push_back(fs::path(spec).lexically_normal().generic_string());
+    } else if (!spec.empty() && spec[0] == '/') {
+        std::error_code ec;
+        fs::path rel = fs::path(spec).lexically_relative(root);
+        candidates.push_back(rel.empty() ? spec : rel.generic_string());
+    } else {
+        candidates.push_back("node_modules/" + spec);
+        candidates.push_back("node_modules/" + spec + ".json");
+    }
+    for (const auto& c : candidates) {
+        std::error_code ec;
+        if (fs::is_regular_file(root / c, ec))
+            return c;
+    }
+    return error(fmt::format("nx.json:{}:{}: extends \"{}\" names no file (looked for {}); install the package "
+                             "it names or fix the path",
+                             extends.line(), extends.column(), spec, candidates.front()));
+}
+
+}  // namespace
+
+Result<NxConfig> read_nx_config(const fs::path& root, Workspace::Files& files)
+{
+    NxConfig config;
+    bool found = false;
+    auto nx = read_optional_json(root, "nx.json", &found);
+    if (!nx)
+        return nx.error();
+    Json merged = Json::object();
+    if (found) {
+        files.nx_json = "nx.json";
+        if (auto s = validate_nx_json(*nx, "nx.json"); !s)
+            return s.error();
+        merged = *nx;
+        if (const Json* extends = nx->find("extends")) {
+            auto rel = resolve_extends(root, *extends);
+            if (!rel)
+                return rel.error();
+            auto base = read_json_file(root / *rel, *rel);
+            if (!base)
+                return base.error();
+            if (auto s = validate_nx_json(*base, *rel); !s)
+                return s.error();
+            files.nx_extends = *rel;
+            Json shallow = *base;
+            for (const auto& [k, v] : nx->as_object())
+                shallow.set(k, v);
+            merged = std::move(shallow);
+        }
+    }
+    auto local = read_optional_json(root, "nx.local.json", &found);
+    if (!local)
+        return local.error();
+    if (found) {
+        if (auto s = validate_nx_json(*local, "nx.local.json"); !s)
+            return s.error();
+        files.nx_local_json = "nx.local.json";
+        merged = deep_merge(merged, *local);
+    }
+    config.raw = merged;
+    const Json* named = merged.find("namedInputs");
+    config.named_inputs = named ? *named : Json::object();
+    const Json* td = merged.find("targetDefaults");
+    config.target_defaults = td ? *td : Json::object();
+    // tasksRunnerOptions.default.options.cacheableOperations (Nx before 17; still read by Nx when set).
+    if (const Json* tro = merged.find("tasksRunnerOptions"))
+        if (const Json* def = tro->find("default"))
+            if (const Json* opts = def->find("options"))
+                if (const Json* ops = opts->find("cacheableOperations"); ops && ops->is_array())
+                    for (const auto& op : ops->as_array())
+                        if (op.is_string())
+                            config.cacheable_operations.push_back(op.as_string());
+    return config;
+}
+
+}  // namespace qk::workspace::detail

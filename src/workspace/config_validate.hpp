@@ -1,0 +1,31 @@
+// Shape checks of configuration files, run on each file as it is read so that a message can name the
+// file, line and column; what is merged afterwards is then well-formed. Unknown keys are allowed (Nx
+// allows them), known keys must have the types Nx and qk give them.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "qk/util/result.hpp"
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::workspace::detail {
+
+// "<file>:<line>:<col>: <path> must be <expected>, found <what value is>".
+Error shape_error(std::string_view file, const Json& value, std::string_view path, std::string_view expected);
+
+// A target configuration (project.json targets.x, package.json nx.targets.x, nx.json targetDefaults.x,
+// and the same in the .local.json files). `path` is how the file spells it ("targets.build").
+Status validate_target(const Json& target, std::string_view file, std::string_view path);
+
+// A project configuration layer: project.json, project.local.json, or package.json's "nx" field
+// (`path` "" or "nx").
+Status validate_project_layer(const Json& project, std::string_view file, std::string_view path);
+
+// nx.json, the file it extends, nx.local.json.
+Status validate_nx_json(const Json& nx, std::string_view file);
+
+// An array of strings (`path` for messages).
+Status validate_string_array(const Json& value, std::string_view file, std::string_view path);
+
+}  // namespace qk::workspace::detail

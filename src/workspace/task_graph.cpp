@@ -1,0 +1,308 @@
+// The task graph, as Nx's ProcessTasks builds it (nx/src/tasks-runner/create-task-graph.ts,
+// tasks-runner/utils.ts getDependencyConfigs):
+// - the requested tasks: each selected project x each requested target it has;
+// - each task's dependsOn, in order: a target name that is a glob takes every matching target name of
+//   the workspace; "self" entries add that target of the same project, "projects" entries of each
+//   matching project, "dependencies" entries of each project-graph dependency, and a dependency
+//   lacking the target passes the entry on to its own dependencies (Nx's dummy tasks). A project
+//   without the target is skipped; a task never depends on itself;
+// - a continuous dependency is started, not awaited, so it is kept apart and not checked for cycles.
+#include "qk/workspace/task_graph.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "task_graph_order.hpp"
+#include "workspace_match.hpp"
+
+namespace qk::workspace {
+
+namespace {
+
+struct Builder {
+    const ProjectGraph& graph;
+    const Workspace& ws;
+    std::vector<Task> tasks;
+    std::map<std::string, std::size_t, std::less<>> by_id;
+    std::deque<std::size_t> pending;
+    std::vector<std::string> all_target_names;  // in first-seen order, as Nx's allTargetNames
+
+    Builder(const ProjectGraph& g) : graph(g), ws(g.workspace())
+    {
+        std::set<std::string, std::less<>> seen;
+        for (const auto& p : ws.projects())
+            for (const auto& t : p.targets)
+                if (seen.insert(t.name).second)
+                    all_target_names.push_back(t.name);
+    }
+
+    std::size_t task_for(std::size_t project, const Target* target)
+    {
+        std::string id = fmt::format("{}:{}", ws.projects()[project].name, target->name);
+        if (auto it = by_id.find(id); it != by_id.end())
+            return it->second;
+        Task t;
+        t.id = id;
+        t.project = project;
+        t.target = target;
+        if (!target->default_configuration.empty() && target->configurations.find(target->default_configuration))
+            t.configuration = target->default_configuration;
+        tasks.push_back(std::move(t));
+        by_id.emplace(id, tasks.size() - 1);
+        pending.push_back(tasks.size() - 1);
+        return tasks.size() - 1;
+    }
+
+    void add_edge(std::size_t from, std::size_t project, const std::string& target_name)
+    {
+        const Target* target = ws.projects()[project].find_target(target_name);
+        if (!target)
+            return;
+        std::size_t to = task_for(project, target);
+        if (to == from)
+            return;
+        auto& list = target->continuous ? tasks[from].continuous_deps : tasks[from].deps;
+        if (std::find(list.begin(), list.end(), to) == list.end())
+            list.push_back(to);
+    }
+
+    std::vector<std::string> expand_target(const std::string& name) const
+    {
+        if (!detail::is_glob_pattern(name))
+            return {name};
+        std::vector<std::string> out;
+        for (const auto& t : all_target_names)
+            if (detail::glob_matches(name, t))
+                out.push_back(t);
+        return out;
+    }
+
+    // A "dependencies" entry from `project`: each dependency with the target, and through each one
+    // without it to its own dependencies.
+    void add_dependency_edges(std::size_t from, std::size_t project, const std::string& target_name,
+                              std::vector<char>& visited)
+    {
+        for (std::size_t dep : graph.dependencies(project)) {
+            if (ws.projects()[dep].find_target(target_name)) {
+                add_edge(from, dep, target_name);
+            } else if (!visited[dep]) {
+                visited[dep] = 1;
+                add_dependency_edges(from, dep, target_name, visited);
+            }
+        }
+    }
+
+    Status process(std::size_t index)
+    {
+        const std::size_t project = tasks[index].project;
+        const Target* target = tasks[index].target;
+        for (const auto& d : target->depends_on) {
+            std::vector<std::string> names = expand_target(d.target);
+            switch (d.scope) {
+            case DependsOn::Scope::self:
+                for (const auto& n : names)
+                    add_edge(index, project, n);
+                break;
+            case DependsOn::Scope::dependencies:
+                for (const auto& n : names) {
+                    std::vector<char> visited(ws.projects().size(), 0);
+                    visited[project] = 1;
+                    add_dependency_edges(index, project, n, visited);
+                }
+                break;
+            case DependsOn::Scope::projects: {
+                for (const auto& pattern : d.projects) {
+                    if (!pattern.empty() && pattern[0] == '!')
+                        continue;
+                    std::vector<std::string> one{pattern};
+                    auto hit = ws.match_projects(one);
+                    if (!hit)
+                        return hit.error();
+                    if (hit->empty())
+                        return error(fmt::format("{}: dependsOn names the project \"{}\", which matches no project; "
+                                                 "fix the name in its dependsOn",
+                                                 tasks[index].id, pattern));
+                }
+                auto matched = ws.match_projects(d.projects);
+                if (!matched)
+                    return matched.error();
+                for (std::size_t q : *matched)
+                    for (const auto& n : names)
+                        add_edge(index, q, n);
+                break;
+            }
+            }
+        }
+        return {};
+    }
+};
+
+std::string join(const std::vector<std::string>& v)
+{
+    std::string out;
+    for (const auto& s : v)
+        out += (out.empty() ? "" : ", ") + s;
+    return out;
+}
+
+}  // namespace
+
+Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest& request)
+{
+    const Workspace& ws = graph.workspace();
+    if (request.targets.empty())
+        return error("no target to run: name one or more with -t (for example -t build,test)");
+    Builder b(graph);
+
+    // The selected projects.
+    std::vector<std::size_t> selected;
+    std::set<std::size_t> explicit_projects;
+    if (request.single_task) {
+        // `qk run P:T` names its project exactly: no patterns, no word matches.
+        if (request.projects.size() != 1 || request.targets.size() != 1)
+            return error("qk run names one task, as project:target");
+        auto t = ws.target(request.projects[0], request.targets[0]);
+        if (!t)
+            return t.error();
+        selected.push_back(*ws.project_index(request.projects[0]));
+    } else if (request.projects.empty()) {
+        for (std::size_t i = 0; i < ws.projects().size(); ++i)
+            selected.push_back(i);
+    } else {
+        for (const auto& pattern : request.projects) {
+            if (pattern.empty() || pattern[0] == '!')
+                continue;
+            if (auto i = ws.project_index(pattern)) {
+                explicit_projects.insert(*i);
+                continue;
+            }
+            std::vector<std::string> one{pattern};
+            auto hit = ws.match_projects(one);
+            if (!hit)
+                return hit.error();
+            if (hit->empty()) {
+                if (!detail::is_glob_pattern(pattern) && pattern.find(':') == std::string::npos)
+                    return ws.project(pattern).error();
+                return error(fmt::format("no project matches \"{}\"", pattern));
+            }
+        }
+        auto matched = ws.match_projects(request.projects);
+        if (!matched)
+            return matched.error();
+        selected = std::move(*matched);
+    }
+
+    // The requested tasks.
+    for (std::size_t p : selected) {
+        const Project& project = ws.projects()[p];
+        bool any = false;
+        for (const auto& name : request.targets) {
+            if (const Target* t = project.find_target(name)) {
+                b.tasks[b.task_for(p, t)].requested = true;
+                any = true;
+            } else if (request.single_task) {
+                return ws.target(project.name, name).error();
+            }
+        }
+        if (!any && explicit_projects.count(p)) {
+            std::vector<std::string> have;
+            for (const auto& t : project.targets)
+                have.push_back(t.name);
+            return error(fmt::format("project \"{}\" has no target {}; its targets are: {}", project.name,
+                                     request.targets.size() == 1 ? "\"" + request.targets[0] + "\""
+                                                                 : "among " + join(request.targets),
+                                     have.empty() ? "none" : join(have)));
+        }
+    }
+    if (b.tasks.empty())
+        return error(fmt::format("no {}project has a target named {}; the workspace's targets are: {}",
+                                 request.projects.empty() ? "" : "selected ", join(request.targets),
+                                 b.all_target_names.empty() ? "none" : join(b.all_target_names)));
+
+    // What their dependsOn pulls in.
+    while (!b.pending.empty()) {
+        std::size_t i = b.pending.front();
+        b.pending.pop_front();
+        if (auto s = b.process(i); !s)
+            return s.error();
+    }
+    std::vector<Task> tasks = std::move(b.tasks);
+    if (request.exclude_task_dependencies) {
+        std::vector<std::size_t> remap(tasks.size(), SIZE_MAX);
+        std::vector<Task> kept;
+        for (std::size_t i = 0; i < tasks.size(); ++i)
+            if (tasks[i].requested) {
+                remap[i] = kept.size();
+                kept.push_back(std::move(tasks[i]));
+            }
+        for (auto& t : kept) {
+            for (auto* list : {&t.deps, &t.continuous_deps}) {
+                std::vector<std::size_t> out;
+                for (std::size_t d : *list)
+                    if (remap[d] != SIZE_MAX)
+                        out.push_back(remap[d]);
+                *list = std::move(out);
+            }
+        }
+        tasks = std::move(kept);
+    }
+
+    auto ordered = detail::order_tasks(std::move(tasks));
+    if (!ordered)
+        return ordered.error();
+    TaskGraph g;
+    g.tasks_ = std::move(*ordered);
+    for (std::size_t i = 0; i < g.tasks_.size(); ++i) {
+        for (std::size_t d : g.tasks_[i].deps)
+            g.tasks_[d].dependents.push_back(i);
+        g.by_id_.emplace(g.tasks_[i].id, i);
+    }
+    return g;
+}
+
+const Task* TaskGraph::find(std::string_view id) const
+{
+    auto i = index(id);
+    return i ? &tasks_[*i] : nullptr;
+}
+
+std::optional<std::size_t> TaskGraph::index(std::string_view id) const
+{
+    auto it = by_id_.find(id);
+    if (it == by_id_.end())
+        return std::nullopt;
+    return it->second;
+}
+
+std::vector<std::size_t> TaskGraph::roots() const
+{
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < tasks_.size(); ++i)
+        if (tasks_[i].deps.empty())
+            out.push_back(i);
+    return out;
+}
+
+std::vector<std::size_t> TaskGraph::transitive_deps(std::size_t i) const
+{
+    std::vector<char> seen(tasks_.size(), 0);
+    std::vector<std::size_t> stack(tasks_[i].deps.begin(), tasks_[i].deps.end());
+    while (!stack.empty()) {
+        std::size_t d = stack.back();
+        stack.pop_back();
+        if (seen[d])
+            continue;
+        seen[d] = 1;
+        stack.insert(stack.end(), tasks_[d].deps.begin(), tasks_[d].deps.end());
+    }
+    std::vector<std::size_t> out;
+    for (std::size_t k = 0; k < tasks_.size(); ++k)
+        if (seen[k])
+            out.push_back(k);
+    return out;
+}
+
+}  // namespace qk::workspace

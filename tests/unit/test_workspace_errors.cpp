@@ -1,0 +1,66 @@
+// Bad configuration: each error names the file, line and column, and says what was expected.
+#include <catch2/catch.hpp>
+
+#include "qk/workspace/workspace.hpp"
+
+using namespace qk::workspace;
+
+namespace {
+
+std::string load_error(const std::string& name)
+{
+    auto ws = Workspace::load(std::filesystem::path(QK_SOURCE_DIR) / "tests/fixtures/workspaces" / name);
+    REQUIRE_FALSE(ws.ok());
+    return ws.error().message;
+}
+
+}  // namespace
+
+TEST_CASE("malformed JSON in a workspace file names file:line:column", "[workspace]")
+{
+    CHECK(load_error("malformed/trailing-comma") ==
+          "nx.json:4:3: malformed JSON: expected a property name in double quotes after ',' (trailing commas are not "
+          "allowed), found '}'");
+    CHECK(load_error("malformed/missing-comma") ==
+          "packages/a/project.json:5:5: malformed JSON: expected ',' or '}' after a property value, found a string");
+    CHECK(load_error("malformed/unterminated-comment") == "nx.json:2:3: malformed JSON: unterminated /* comment");
+}
+
+TEST_CASE("malformed YAML in pnpm-workspace.yaml names line:column", "[workspace]")
+{
+    CHECK(load_error("malformed/yaml") == "pnpm-workspace.yaml:2:1: malformed YAML: end of sequence flow not found");
+    CHECK(load_error("malformed/yaml-shape") == "pnpm-workspace.yaml:1:11: packages must be a list of globs, such as\n"
+                                                "  packages:\n    - \"packages/*\"");
+}
+
+TEST_CASE("a known key of the wrong type names where it is and what it must be", "[workspace]")
+{
+    CHECK(load_error("malformed/shape") ==
+          "libs/a/project.json:5:16: targets.build.cache must be true or false, found the string \"yes\"");
+    CHECK(load_error("malformed/command-and-executor") ==
+          "libs/a/project.json: targets.build: a target cannot have both \"executor\" and \"command\"; keep one of "
+          "them");
+    CHECK(load_error("malformed/token") ==
+          "project \"a\" (libs/a), target \"build\".options.out: \"dist/{workspaceRoot}/x\": the {workspaceRoot} "
+          "token may only begin a value");
+    CHECK(load_error("malformed/bad-extends") ==
+          "nx.json:1:14: extends \"@acme/nx-preset/nx.json\" names no file (looked for "
+          "node_modules/@acme/nx-preset/nx.json); install the package it names or fix the path");
+    CHECK(load_error("duplicate-names") == "two projects are named \"same\": libs/one and libs/two; give one of them "
+                                           "another \"name\" (in its project.json or package.json)");
+}
+
+TEST_CASE("an unknown project or target is an error listing what exists", "[workspace]")
+{
+    auto ws = Workspace::load(std::filesystem::path(QK_SOURCE_DIR) / "tests/fixtures/workspaces/pnpm-chain");
+    REQUIRE(ws.ok());
+    auto p = ws->project("nope");
+    REQUIRE_FALSE(p.ok());
+    CHECK(p.error().message == "unknown project \"nope\"; the workspace's projects are: a, b, c");
+    auto t = ws->target("a", "biuld");
+    REQUIRE_FALSE(t.ok());
+    CHECK(t.error().message == "project \"a\" has no target \"biuld\"; its targets are: build, prebuild, test");
+    auto t2 = ws->target("zz", "build");
+    REQUIRE_FALSE(t2.ok());
+    CHECK(t2.error().message == "unknown project \"zz\"; the workspace's projects are: a, b, c");
+}
