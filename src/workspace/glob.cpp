@@ -3,14 +3,12 @@
 
 #include "glob_convert.hpp"
 
-namespace qk::workspace
-{
+namespace qk::workspace {
 
 using glob_detail::Alternative;
 using glob_detail::Compiled;
 
-namespace
-{
+namespace {
 
 // NxGlobSet::is_match: (no positive, or any positive) and no negative.
 template <class Range> bool set_matches(const Range& positives, const Range& negatives, std::string_view path)
@@ -66,7 +64,7 @@ template <class Patterns> Result<GlobSet> compile_set(const Patterns& patterns, 
     return set;
 }
 
-} // namespace
+}  // namespace
 
 Result<Glob> Glob::compile(std::string_view pattern)
 {
@@ -180,4 +178,4 @@ bool GlobSet::may_match_under(std::string_view dir) const
     return set_may_match_under(positives_, negatives_, dir);
 }
 
-} // namespace qk::workspace
+}  // namespace qk::workspace

@@ -2,11 +2,9 @@
 // `**` handled by the greedy wildcard algorithm with components standing in for characters.
 #include "glob_match.hpp"
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
-namespace
-{
+namespace {
 
 constexpr size_t npos = std::string_view::npos;
 
@@ -43,7 +41,7 @@ bool match_components(const Segment* segs, size_t m, std::string_view r, bool no
         size_t se = component_end(r, star_pos);
         si = star_si + 1;
         if (se == r.size()) {
-            done = true; // the globstar takes every component left
+            done = true;  // the globstar takes every component left
         } else {
             star_pos = se + 1;
             pos = star_pos;
@@ -80,7 +78,7 @@ bool below(const Alternative& a, std::string_view path, std::string_view& rest, 
     return true;
 }
 
-} // namespace
+}  // namespace
 
 bool Alternative::matches(std::string_view path) const
 {
@@ -112,9 +110,9 @@ bool Alternative::may_match_under(std::string_view dir) const
     if (shape == Shape::all)
         return true;
     if (dir.empty())
-        return !(shape == Shape::exact && prefix.empty()); // everything is under the root
+        return !(shape == Shape::exact && prefix.empty());  // everything is under the root
     if (starts_with_dir(prefix, dir))
-        return true; // the prefix itself lies under dir
+        return true;  // the prefix itself lies under dir
     std::string_view r;
     bool none = false;
     if (!below(*this, dir, r, none))
@@ -172,4 +170,4 @@ bool Alternative::covers_tree(std::string_view dir) const
     return false;
 }
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

@@ -3,8 +3,7 @@
 
 #include "glob_match.hpp"
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
 void ClassSet::add(char32_t lo, char32_t hi)
 {
@@ -24,8 +23,7 @@ bool ClassSet::contains(char32_t c) const
     return in != negated;
 }
 
-namespace
-{
+namespace {
 
 // Splices single-alternative groups into their sequence and merges neighbouring literals and stars, so
 // `(marketing)` is the literal `marketing` and `a**b` is `a*b`.
@@ -94,7 +92,7 @@ bool multiply_out(const Nodes& nodes, std::vector<Nodes>& out)
     return out.size() <= kMaxOptions;
 }
 
-} // namespace
+}  // namespace
 
 Segment make_segment(Nodes nodes)
 {
@@ -115,7 +113,7 @@ Segment make_segment(Nodes nodes)
         size_t at = 0;
         if (is_kind(n[0], lit))
             seg.lead = n[at++].text;
-        ++at; // the star
+        ++at;  // the star
         if (at < n.size())
             seg.tail = n[at].text;
     } else {
@@ -207,4 +205,4 @@ Alternative make_alternative(std::vector<Segment> segments, bool negative, std::
     return alt;
 }
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

@@ -24,11 +24,9 @@
 #include "glob_syntax.hpp"
 #include "glob_utf8.hpp"
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
-namespace
-{
+namespace {
 
 struct Variant {
     Nodes nodes;
@@ -69,7 +67,7 @@ Node to_node(const Item& it)
 {
     switch (it.kind) {
     case Item::Kind::literal: return simple_node(Node::Kind::literal, it.text);
-    case Item::Kind::sep: return simple_node(Node::Kind::literal, "/"); // braces holding '/' are expanded first
+    case Item::Kind::sep: return simple_node(Node::Kind::literal, "/");  // braces holding '/' are expanded first
     case Item::Kind::any: return simple_node(Node::Kind::any);
     case Item::Kind::star: return simple_node(Node::Kind::star);
     case Item::Kind::cls: {
@@ -200,7 +198,7 @@ bool convert(const Items& seq, bool negated, bool fileset_literal, std::vector<A
         const Items& c = comps[k];
         if ((last && c.empty() && comps.size() > 1) ||
             (c.size() == 1 && c[0].kind == Item::Kind::star && c[0].stars == 2)) {
-            per[k].push_back(Variant{{}, false, true}); // `**`, or a trailing '/' (Nx: `dir/` is `dir/**`)
+            per[k].push_back(Variant{{}, false, true});  // `**`, or a trailing '/' (Nx: `dir/` is `dir/**`)
         } else {
             build(mark_negations(c), 0, {}, last, false, per[k]);
         }
@@ -250,7 +248,7 @@ bool convert(const Items& seq, bool negated, bool fileset_literal, std::vector<A
     return true;
 }
 
-} // namespace
+}  // namespace
 
 std::string common_prefix(std::string_view a, std::string_view b)
 {
@@ -302,4 +300,4 @@ Result<std::shared_ptr<const Compiled>> compile_glob(std::string_view pattern, b
     return std::shared_ptr<const Compiled>(std::move(c));
 }
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

@@ -10,15 +10,14 @@
 #include "glob_match.hpp"
 #include "qk/util/result.hpp"
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
 struct Compiled {
     std::string pattern;
     bool negated = false;
     bool literal = false;
     std::string prefix;
-    std::vector<Alternative> alternatives; // positive and negative
+    std::vector<Alternative> alternatives;  // positive and negative
 };
 
 // `fileset`: a pattern with no syntax names that path or everything under it (Nx's path_or_everything_under).
@@ -27,4 +26,4 @@ Result<std::shared_ptr<const Compiled>> compile_glob(std::string_view pattern, b
 // The common leading components of two '/'-joined prefixes.
 std::string common_prefix(std::string_view a, std::string_view b);
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

@@ -6,11 +6,9 @@
 
 #include "glob_utf8.hpp"
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
-namespace
-{
+namespace {
 
 constexpr size_t npos = std::string_view::npos;
 
@@ -60,7 +58,7 @@ bool match_simple(const Node* nodes, size_t count, std::string_view s)
                     }
                 }
                 break;
-            default: return false; // not simple: never reached
+            default: return false;  // not simple: never reached
             }
         }
         if (star_ni == npos || star_si >= s.size())
@@ -122,7 +120,7 @@ bool match_rec(const Node* n, const Node* end, std::string_view s, size_t i, con
         case Node::Kind::star: {
             const Node* next = n + 1;
             if (next == end && k == nullptr)
-                return true; // a trailing star takes the rest of the component
+                return true;  // a trailing star takes the rest of the component
             for (size_t j = i;; j += utf8_length(s, j)) {
                 if (match_rec(next, end, s, j, k))
                     return true;
@@ -153,15 +151,7 @@ bool match_rec(const Node* n, const Node* end, std::string_view s, size_t i, con
     return i == s.size();
 }
 
-} // namespace
-
-bool match_nodes(const Nodes& nodes, std::string_view text)
-{
-    for (const Node& n : nodes)
-        if (n.kind == Node::Kind::alt || n.kind == Node::Kind::neg)
-            return match_rec(nodes.data(), nodes.data() + nodes.size(), text, 0, nullptr);
-    return match_simple(nodes.data(), nodes.size(), text);
-}
+}  // namespace
 
 bool match_segment(const Segment& seg, std::string_view c)
 {
@@ -190,4 +180,4 @@ bool match_segment(const Segment& seg, std::string_view c)
     return false;
 }
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

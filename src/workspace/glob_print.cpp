@@ -4,11 +4,9 @@
 
 #include <algorithm>
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
-namespace
-{
+namespace {
 
 void print_node(std::string& out, const Node& n, int depth);
 
@@ -83,7 +81,7 @@ void print_node(std::string& out, const Node& n, int depth)
     }
 }
 
-} // namespace
+}  // namespace
 
 void print_nodes(std::string& out, const Nodes& nodes, int depth)
 {
@@ -91,4 +89,4 @@ void print_nodes(std::string& out, const Nodes& nodes, int depth)
         print_node(out, n, depth);
 }
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

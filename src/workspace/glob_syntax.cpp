@@ -7,17 +7,14 @@
 
 #include "glob_utf8.hpp"
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
-namespace
-{
+namespace {
 
 enum class Ctx { top, brace, group };
 
-class Parser
-{
-  public:
+class Parser {
+public:
     Parser(std::string_view s, size_t base) : s_(s), base_(base) {}
 
     bool run(Items& out, SyntaxError& err)
@@ -30,7 +27,7 @@ class Parser
         return true;
     }
 
-  private:
+private:
     std::string_view s_;
     size_t base_;
     size_t i_ = 0;
@@ -82,7 +79,7 @@ class Parser
                 if (i_ + 1 >= s_.size())
                     return fail(i_, "'\\' at the end escapes nothing (write \\\\ for a literal '\\')"), out;
                 if (s_[i_ + 1] == '/') {
-                    ++i_; // an escaped '/' is still the separator, as in globset
+                    ++i_;  // an escaped '/' is still the separator, as in globset
                     continue;
                 }
                 size_t len = utf8_length(s_, i_ + 1);
@@ -154,7 +151,7 @@ class Parser
                 break;
         }
         if (it.alts.empty())
-            it.alts.emplace_back(); // `{}` matches the empty string, as in globset
+            it.alts.emplace_back();  // `{}` matches the empty string, as in globset
         return it;
     }
 
@@ -236,7 +233,7 @@ bool has_sep(const Items& items)
     return false;
 }
 
-} // namespace
+}  // namespace
 
 bool parse_items(std::string_view body, size_t base, Items& out, SyntaxError& err)
 {
@@ -292,4 +289,4 @@ bool is_literal_syntax(const Items& items)
     return !items.empty() && items.back().kind != Item::Kind::sep;
 }
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

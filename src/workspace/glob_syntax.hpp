@@ -8,33 +8,32 @@
 
 #include "glob_match.hpp"
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
 struct Item {
     enum class Kind : uint8_t { literal, sep, any, star, cls, brace, group };
     enum class Group : uint8_t {
-        plain,        // `(a|b)`: Nx reads a bare group as one of its alternatives
-        exact_one,    // `@(a|b)`
-        one_or_more,  // `+(a|b)`: Nx's rewrite makes it exactly one
-        zero_or_one,  // `?(a|b)`
-        zero_or_more, // `*(a|b)`: Nx's rewrite makes it zero or one (see glob_convert.cpp)
-        negated,      // `!(a|b)`
-        negated_file, // `!(a|b).`: set by the rewrite when a '.' follows (Nx's NegatedFileName)
-        negated_wild, // `!(a|b)*`: set by the rewrite when a '*' follows (Nx's NegatedWildcard)
+        plain,         // `(a|b)`: Nx reads a bare group as one of its alternatives
+        exact_one,     // `@(a|b)`
+        one_or_more,   // `+(a|b)`: Nx's rewrite makes it exactly one
+        zero_or_one,   // `?(a|b)`
+        zero_or_more,  // `*(a|b)`: Nx's rewrite makes it zero or one (see glob_convert.cpp)
+        negated,       // `!(a|b)`
+        negated_file,  // `!(a|b).`: set by the rewrite when a '.' follows (Nx's NegatedFileName)
+        negated_wild,  // `!(a|b)*`: set by the rewrite when a '*' follows (Nx's NegatedWildcard)
     };
     Kind kind = Kind::literal;
     Group group = Group::plain;
-    std::string text;                    // literal, escapes resolved
-    int stars = 0;                       // star: how many '*' in the run (a lone `**` component is the globstar)
-    ClassSet cls;                        // cls
-    std::vector<std::vector<Item>> alts; // brace, group (a brace's dropped empty alternatives are gone)
-    size_t offset = 0;                   // byte offset in the whole pattern, for errors
+    std::string text;                     // literal, escapes resolved
+    int stars = 0;                        // star: how many '*' in the run (a lone `**` component is the globstar)
+    ClassSet cls;                         // cls
+    std::vector<std::vector<Item>> alts;  // brace, group (a brace's dropped empty alternatives are gone)
+    size_t offset = 0;                    // byte offset in the whole pattern, for errors
 };
 using Items = std::vector<Item>;
 
 struct SyntaxError {
-    size_t offset = 0; // byte offset in the whole pattern
+    size_t offset = 0;  // byte offset in the whole pattern
     std::string what;
 };
 
@@ -51,4 +50,4 @@ std::vector<Items> split_components(const Items& seq);
 // Only literal text and separators, not ending in '/': the pattern names one path.
 bool is_literal_syntax(const Items& items);
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

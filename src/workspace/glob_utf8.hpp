@@ -6,8 +6,7 @@
 #include <string_view>
 #include <utility>
 
-namespace qk::workspace::glob_detail
-{
+namespace qk::workspace::glob_detail {
 
 inline std::pair<char32_t, size_t> utf8_decode(std::string_view s, size_t i)
 {
@@ -34,4 +33,4 @@ inline size_t utf8_length(std::string_view s, size_t i)
     return static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_decode(s, i).second;
 }
 
-} // namespace qk::workspace::glob_detail
+}  // namespace qk::workspace::glob_detail

@@ -9,8 +9,7 @@
 
 using qk::workspace::Glob;
 
-namespace
-{
+namespace {
 
 Glob compiled(std::string_view pattern)
 {
@@ -32,7 +31,7 @@ std::string error_of(std::string_view pattern)
     return g.error().message;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("* and ? stay inside one component and match dotfiles", "[glob]")
 {
@@ -42,7 +41,7 @@ TEST_CASE("* and ? stay inside one component and match dotfiles", "[glob]")
     CHECK_FALSE(m("src/*.ts", "src/a/b.ts"));
     CHECK_FALSE(m("*", "a/b"));
     CHECK(m("?.ts", "a.ts"));
-    CHECK(m("?.ts", "\xc3\xa9.ts")); // one character, two bytes
+    CHECK(m("?.ts", "\xc3\xa9.ts"));  // one character, two bytes
     CHECK_FALSE(m("?.ts", "ab.ts"));
     CHECK_FALSE(m("a?b", "a/b"));
     CHECK(m("tsconfig*.json", "tsconfig.json"));
@@ -88,10 +87,10 @@ TEST_CASE("character classes", "[glob]")
     CHECK(m("[]]", "]"));
     CHECK(m("[!]]", "a"));
     CHECK_FALSE(m("[!]]", "]"));
-    CHECK(m("[\xc3\xa9\xc3\xa8]", "\xc3\xa8")); // members are characters, not bytes
+    CHECK(m("[\xc3\xa9\xc3\xa8]", "\xc3\xa8"));  // members are characters, not bytes
     CHECK(m("[.]env", ".env"));
-    CHECK(m("[{(]x", "(x"));  // no syntax inside a class
-    CHECK(m("[\\]x", "\\x")); // and no escape either (globset)
+    CHECK(m("[{(]x", "(x"));   // no syntax inside a class
+    CHECK(m("[\\]x", "\\x"));  // and no escape either (globset)
     CHECK_FALSE(m("[abc]", "ab"));
 }
 
@@ -121,10 +120,10 @@ TEST_CASE("escapes", "[glob]")
     CHECK_FALSE(m("a\\?", "ab"));
     CHECK(m("\\[x]", "[x]"));
     CHECK(m("\\{a,b\\}", "{a,b}"));
-    CHECK_FALSE(Glob::compile("\\{a,b}").ok()); // the '}' then closes nothing
+    CHECK_FALSE(Glob::compile("\\{a,b}").ok());  // the '}' then closes nothing
     CHECK(m("a\\\\b", "a\\b"));
     CHECK(m("\\!x", "!x"));
-    CHECK(m("\\@(x)", "@x")); // a literal '@' before the bare group (x)
+    CHECK(m("\\@(x)", "@x"));  // a literal '@' before the bare group (x)
     CHECK(m("a\\/b", "a/b"));
     CHECK(m("\\\xc3\xa9", "\xc3\xa9"));
 }
@@ -171,7 +170,7 @@ TEST_CASE("negation, trailing slash and the empty pattern", "[glob]")
     CHECK(neg.matches("a.ts"));
     CHECK_FALSE(neg.matches("x/a.spec.ts"));
     CHECK(m("!x", "y"));
-    CHECK_FALSE(m("!!x", "!x")); // one '!' negates, the next is a literal
+    CHECK_FALSE(m("!!x", "!x"));  // one '!' negates, the next is a literal
     CHECK(m("!!x", "x"));
     CHECK_FALSE(compiled("!(x)").negated());
     // A trailing '/' means everything under (NxGlobSetBuilder::add_signed appends `**`).
@@ -202,7 +201,7 @@ TEST_CASE("errors name the pattern, the column and what is wrong", "[glob]")
     CHECK(error_of("\xc3\xa9/[z-a]").find("column 4: the range in the class is reversed") != std::string::npos);
     CHECK(error_of("a[b/c]").find("column 4: a class cannot match '/'") != std::string::npos);
     CHECK(error_of("a\\").find("column 2: '\\' at the end escapes nothing") != std::string::npos);
-    CHECK(error_of("!{a").find("column 2:") != std::string::npos); // columns count the '!'
+    CHECK(error_of("!{a").find("column 2:") != std::string::npos);  // columns count the '!'
     std::string many;
     for (int i = 0; i < 11; ++i)
         many += "!(x)/";
@@ -219,7 +218,7 @@ TEST_CASE("literal prefix, literal globs and expansion", "[glob]")
     CHECK(compiled("libs/a/x.ts").literal_prefix() == "libs/a/x.ts");
     CHECK(compiled("libs/a/x.ts").is_literal());
     CHECK_FALSE(compiled("libs/a/*.ts").is_literal());
-    CHECK(compiled("libs/\\*/x").literal_prefix() == "libs/*/x"); // escapes resolved
+    CHECK(compiled("libs/\\*/x").literal_prefix() == "libs/*/x");  // escapes resolved
     CHECK(compiled("apps/(marketing)/x/*.ts").literal_prefix() == "apps/marketing/x");
     CHECK(compiled("libs/{a,b}/x").literal_prefix() == "libs");
     CHECK(compiled("{libs/a/x,libs/a/y}/**").literal_prefix() == "libs/a");
@@ -244,7 +243,7 @@ TEST_CASE("may_match_under prunes directories no match can be under", "[glob]")
     CHECK(g.may_match_under("packages/a/src/x/y"));
     CHECK_FALSE(g.may_match_under("packages/a/test"));
     CHECK_FALSE(g.may_match_under("apps"));
-    CHECK(g.may_match_under("packages/a/src/x/y.ts/z")); // a '**' reaches anything below
+    CHECK(g.may_match_under("packages/a/src/x/y.ts/z"));  // a '**' reaches anything below
     Glob exact = compiled("libs/a/x.ts");
     CHECK(exact.may_match_under("libs/a"));
     CHECK_FALSE(exact.may_match_under("libs/a/x.ts"));

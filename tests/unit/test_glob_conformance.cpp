@@ -12,8 +12,7 @@
 
 using qk::workspace::Glob;
 
-namespace
-{
+namespace {
 
 struct Vector {
     const char* pattern;
@@ -37,7 +36,7 @@ void check_all(const std::vector<Vector>& table)
     }
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("globset: literals, stars and ranges", "[glob][conformance]")
 {
@@ -78,7 +77,7 @@ TEST_CASE("globset: literals, stars and ranges", "[glob][conformance]")
         {"_[[]_[]]_[?]_[*]_!_", "_[_]_?_*_!_", true},
         {"*hello.txt", "hello.txt", true},
         {"*hello.txt", "gareth_says_hello.txt", true},
-        {"*hello.txt", "some\\path\\to\\hello.txt", true}, // '\' is no separator on Unix
+        {"*hello.txt", "some\\path\\to\\hello.txt", true},  // '\' is no separator on Unix
         {"*some/path/to/hello.txt", "some/path/to/hello.txt", true},
         {"*hello.txt", "hello.txt-and-then-some", false},
         {"*hello.txt", "goodbye.txt", false},

@@ -14,8 +14,7 @@
 using qk::workspace::Glob;
 using qk::workspace::GlobSet;
 
-namespace
-{
+namespace {
 
 struct Case {
     const char* path;
@@ -36,7 +35,7 @@ void check_converts_like_nx(const char* pattern, std::vector<std::string> nx, st
     }
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("nx convert_glob unit vectors", "[glob][nx]")
 {
@@ -82,7 +81,7 @@ TEST_CASE("nx convert_glob unit vectors", "[glob][nx]")
                             {"src/a.b.test.js.snap", true},
                             {"src/a.spec.tsx", false},
                             {"src/a.spec.jsx.snap", false},
-                            {"src/a.spec.tsy", false}, // `!(x)` ending a name stands for nothing in Nx
+                            {"src/a.spec.tsy", false},  // `!(x)` ending a name stands for nothing in Nx
                             {"test/a.spec.ts", false},
                             {"e2e/spec.ts", false},
                             {"src/a.ts", false},

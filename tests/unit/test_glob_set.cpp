@@ -11,8 +11,7 @@
 using qk::workspace::Glob;
 using qk::workspace::GlobSet;
 
-namespace
-{
+namespace {
 
 GlobSet set_of(std::initializer_list<std::string_view> patterns)
 {
@@ -28,7 +27,7 @@ GlobSet fileset_of(std::initializer_list<std::string_view> patterns)
     return std::move(*s);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a group matches when a positive does and no negative does, in any order", "[glob][glob-set]")
 {
@@ -167,7 +166,7 @@ TEST_CASE("nx glob.rs: braces, escapes and malformed extglobs", "[glob][glob-set
     GlobSet bs = set_of({"libs/a\\\\b/**", "x\\\\(y)"});
     CHECK(bs.matches("libs/a\\b/c.ts"));
     CHECK_FALSE(bs.matches("libs/a/b/c.ts"));
-    CHECK(bs.matches("x\\y")); // `\\(` is a literal '\' and then a real group
+    CHECK(bs.matches("x\\y"));  // `\\(` is a literal '\' and then a real group
     CHECK(set_of({"libs/a\\{,b\\}/x.ts"}).matches("libs/a{,b}/x.ts"));
     CHECK_FALSE(set_of({"libs/a\\{,b\\}/x.ts"}).matches("libs/a/x.ts"));
     CHECK(set_of({"app/\\(marketing\\)/**"}).matches("app/(marketing)/page.tsx"));
@@ -179,7 +178,7 @@ TEST_CASE("nx glob.rs: braces, escapes and malformed extglobs", "[glob][glob-set
 
     GlobSet bad = set_of({"libs/**/*", "!libs/**/?(*.)+spec.ts?(.snap)", "!libs/tsconfig.spec.json"});
     CHECK(bad.matches("libs/src/index.ts"));
-    CHECK(bad.matches("libs/src/index.spec.ts")); // `+spec.ts` names a file called that
+    CHECK(bad.matches("libs/src/index.spec.ts"));  // `+spec.ts` names a file called that
     CHECK_FALSE(bad.matches("libs/src/index.+spec.ts"));
     GlobSet good = set_of({"libs/**/*", "!libs/**/?(*.)+(spec|test).[jt]s?(x)?(.snap)"});
     CHECK_FALSE(good.matches("libs/a/b.spec.ts"));

@@ -1,4 +1,4 @@
-// The large real lockfile (../shared/data/pnpm-lock-v9-large.yaml, pnpm's own monorepo). Expected counts
+// The large real lockfile (tests/fixtures/pnpm/pnpm-lock-v9-large.yaml, a copy of the team's shared/data one). Expected counts
 // and closure sizes were computed independently with python3-yaml (CSafeLoader) and a separate
 // refToRelative + walk; directory names of the long keys with a separate Python port of depPathToFilename.
 #include <catch2/catch.hpp>
@@ -18,7 +18,7 @@ std::string large_path()
 {
     if (const char* p = std::getenv("QK_PNPM_LARGE_LOCK"))
         return p;
-    return std::string(QK_SOURCE_DIR) + "/../shared/data/pnpm-lock-v9-large.yaml";
+    return std::string(QK_SOURCE_DIR) + "/tests/fixtures/pnpm/pnpm-lock-v9-large.yaml";
 }
 
 const PnpmLock& large()

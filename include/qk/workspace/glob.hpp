@@ -14,14 +14,12 @@
 
 #include "qk/util/result.hpp"
 
-namespace qk::workspace
-{
+namespace qk::workspace {
 
-namespace glob_detail
-{
+namespace glob_detail {
 struct Compiled;
 struct Alternative;
-} // namespace glob_detail
+}  // namespace glob_detail
 
 // A compiled glob pattern with Nx's fileset semantics.
 //
@@ -31,9 +29,8 @@ struct Alternative;
 // `?(…)` `*(…)` `+(…)` `@(…)` `!(…)` and Nx's bare group `(…)` with `|` or `,` between alternatives. A leading
 // `!` (not followed by `(`) negates the pattern; a trailing `/` means everything under (`dir/` is `dir/**`).
 // The empty pattern matches nothing (it matches only the empty path).
-class Glob
-{
-  public:
+class Glob {
+public:
     // Error names the pattern, the column (1-based, in characters) and what is wrong.
     static Result<Glob> compile(std::string_view pattern);
     // As compile(), but a pattern with no glob syntax names that path or everything under it, the way Nx
@@ -52,13 +49,14 @@ class Glob
     std::string_view literal_prefix() const;
     const std::string& pattern() const;
     bool negated() const;
-    // True when the glob matches exactly one path (no syntax, or only escapes): literal_prefix() is it.
+    // True when the glob matches exactly one path (no syntax but escapes or a one-way group such as
+    // `(x)`): literal_prefix() is that path. Glob is immutable: share and match from any thread.
     bool is_literal() const;
     // The plain signed globs the pattern stands for, in the form of Nx's convert_glob ("!" marks an
     // exclusion), for `qk show` and for debugging a key.
     std::vector<std::string> expansion() const;
 
-  private:
+private:
     friend class GlobSet;
     explicit Glob(std::shared_ptr<const glob_detail::Compiled> impl) : impl_(std::move(impl)) {}
     std::shared_ptr<const glob_detail::Compiled> impl_;
@@ -69,9 +67,8 @@ class Glob
 // alternative matches) and no negative alternative matches. Order does not matter (this is not gitignore's
 // last-match-wins); a negation, or the negating part of an extglob, excludes across the whole group; a group
 // of negations only means "everything except"; the empty group matches everything.
-class GlobSet
-{
-  public:
+class GlobSet {
+public:
     GlobSet() = default;
     static Result<GlobSet> compile(std::span<const std::string> patterns);
     static Result<GlobSet> compile(std::initializer_list<std::string_view> patterns);
@@ -84,12 +81,13 @@ class GlobSet
     // False only when no path strictly under `dir` can match (no positive reaches it, or a negation
     // excludes the whole subtree).
     bool may_match_under(std::string_view dir) const;
-    // The directory common to every positive alternative ("" when there is none, or they share nothing).
+    // The leading components common to every positive alternative, as Glob::literal_prefix() ("" when there
+    // is no positive, or they share nothing), so a walk for the whole group can start there.
     const std::string& literal_prefix() const { return prefix_; }
     const std::vector<Glob>& globs() const { return globs_; }
     bool empty() const { return globs_.empty(); }
 
-  private:
+private:
     std::vector<Glob> globs_;
     std::vector<const glob_detail::Alternative*> positives_;
     std::vector<const glob_detail::Alternative*> negatives_;
@@ -97,4 +95,4 @@ class GlobSet
     bool prefix_set_ = false;
 };
 
-} // namespace qk::workspace
+}  // namespace qk::workspace
