@@ -52,7 +52,8 @@ void RecordingSink::on_open(const FsOp& op)
     }
     if (path.empty() && !resolve(op.a, true, path))
         return;
-    if (!op.a.empty() && !op.a.truncated)
+    // Most opens spell the path the kernel resolved: skip building the lexical form for those.
+    if (!op.a.empty() && !op.a.truncated && !(op.a.name == path && op.a.base.empty()))
         out_.add_alias(PathResolver::join_lexically(op.a.base, op.a.name), path);
 
     if (op.directory) {

@@ -16,16 +16,11 @@ import pytest
 import qk_harness as h
 
 
-def cgroup2_mount() -> Path:
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        left, _, right = line.partition(" - ")
-        if right.startswith("cgroup2 "):
-            return Path(left.split()[4])
-    pytest.fail("no cgroup2 mount")
-
-
 def task_cgroups_of(pid: int) -> list[Path]:
-    parent = cgroup2_mount() / "qk"
+    mount = h.cgroup2_mount()
+    if mount is None:
+        pytest.fail("no cgroup2 mount")
+    parent = Path(mount) / "qk"
     return sorted(parent.glob(f"*-{pid}-*")) if parent.exists() else []
 
 
