@@ -1,0 +1,49 @@
+// Content hashes for cache keys: XXH3-128 (xxhash), with a streaming Hasher whose fields are
+// length-prefixed so that no two different sequences of fields hash alike ("ab","c" vs "a","bc").
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "qk/util/result.hpp"
+
+namespace qk::key {
+
+struct Hash128 {
+    std::uint64_t high = 0, low = 0;
+
+    // 32 lowercase hex digits, high half first.
+    std::string hex() const;
+    static std::optional<Hash128> from_hex(std::string_view text);
+    friend auto operator<=>(const Hash128&, const Hash128&) = default;
+};
+
+Hash128 hash_bytes(std::string_view bytes);
+
+// The hash of a file's content. An Error names the file and the errno.
+Result<Hash128> hash_file(const std::filesystem::path& path);
+
+class Hasher {
+public:
+    Hasher();
+    ~Hasher();
+    Hasher(Hasher&&) noexcept;
+    Hasher& operator=(Hasher&&) noexcept;
+
+    // Appends one field: its length, then its bytes.
+    Hasher& field(std::string_view bytes);
+    Hasher& field(const Hash128& h);
+    Hasher& field(std::uint64_t n);
+    Hash128 digest() const;
+
+private:
+    struct State;
+    std::unique_ptr<State> s_;
+};
+
+}  // namespace qk::key

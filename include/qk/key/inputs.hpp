@@ -1,0 +1,63 @@
+// A task's inputs, expanded as Nx's task hasher expands them (named inputs, `^` dependency inputs,
+// tokens, object forms) into what the key reads: fileset groups per project, JSON field selections,
+// environment variables, runtime commands, named external dependencies, dependency tasks' outputs.
+// Pure configuration: it reads no file but the workspace model.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qk/util/result.hpp"
+#include "qk/workspace/glob.hpp"
+#include "qk/workspace/project_graph.hpp"
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::key {
+
+// One group of file patterns, matched as Nx matches one group ("(no positive || any positive) && no
+// negative"). A project group holds the patterns written with {projectRoot} and is matched against the
+// files that project owns (not those of a project nested in it); a workspace group holds those written
+// with {workspaceRoot} and is matched against every workspace file.
+struct FilesetGroup {
+    std::optional<std::size_t> project;  // index into Workspace::projects(); nullopt: a workspace group
+    std::vector<std::string> patterns;   // tokens resolved, workspace-relative, "!" for a negation
+    workspace::GlobSet globs;            // the patterns, each read as a fileset (path or everything under)
+    std::string origin;                  // how the task came to it: "production", "^production (via b)"
+};
+
+// { "json": file, "fields": [...], "excludeFields": [...] }: only the fields named are keyed.
+struct JsonInput {
+    std::string pattern;  // workspace-relative file or glob, tokens resolved
+    std::vector<std::string> fields, exclude_fields;  // dot paths
+    std::string origin;
+};
+
+// { "dependentTasksOutputFiles": glob, "transitive": bool }
+struct DependentOutputsInput {
+    std::string glob;
+    bool transitive = false;
+};
+
+struct InputPlan {
+    std::vector<FilesetGroup> filesets;
+    std::vector<JsonInput> json;
+    std::vector<std::string> env;      // variable names, sorted, unique
+    std::vector<std::string> runtime;  // shell commands, in order, unique
+    // The packages `externalDependencies` names, sorted; nullopt when no input names any (the key then
+    // counts what the task's project and the root install). Present and empty: it names none.
+    std::optional<std::vector<std::string>> external_dependencies;
+    std::vector<DependentOutputsInput> dependent_outputs;
+    // Projects whose files `^` inputs reach (the task's project's dependencies, transitively), sorted.
+    std::vector<std::size_t> dependency_projects;
+};
+
+// Expands the inputs of `target` of project `project` (its `inputs`, or ["default", "^default"] when it
+// declares none). Errors name the task and the input: an undefined named input, `^` or `projects` inside
+// a namedInputs definition, a pattern that starts with neither {projectRoot} nor {workspaceRoot}, an
+// object of no known form, a `projects` pattern matching nothing, a bad glob.
+Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t project,
+                              const workspace::Target& target);
+
+}  // namespace qk::key

@@ -1,0 +1,111 @@
+#include "qk/key/hash.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include "qk/util/unique_fd.hpp"
+
+namespace qk::key {
+
+namespace {
+
+Hash128 from_xxh(XXH128_hash_t h) { return Hash128{h.high64, h.low64}; }
+
+int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+}  // namespace
+
+std::string Hash128::hex() const
+{
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out(32, '0');
+    for (int i = 0; i < 16; ++i) {
+        out[15 - i] = digits[(high >> (4 * i)) & 0xf];
+        out[31 - i] = digits[(low >> (4 * i)) & 0xf];
+    }
+    return out;
+}
+
+std::optional<Hash128> Hash128::from_hex(std::string_view text)
+{
+    if (text.size() != 32)
+        return std::nullopt;
+    Hash128 h;
+    for (int i = 0; i < 32; ++i) {
+        int d = hex_digit(text[i]);
+        if (d < 0)
+            return std::nullopt;
+        std::uint64_t& half = i < 16 ? h.high : h.low;
+        half = (half << 4) | static_cast<std::uint64_t>(d);
+    }
+    return h;
+}
+
+Hash128 hash_bytes(std::string_view bytes) { return from_xxh(XXH3_128bits(bytes.data(), bytes.size())); }
+
+Result<Hash128> hash_file(const std::filesystem::path& path)
+{
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!fd.valid())
+        return sys_error("cannot read " + path.string());
+    XXH3_state_t state;
+    XXH3_128bits_reset(&state);
+    std::array<char, 64 * 1024> buf;
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return sys_error("cannot read " + path.string());
+        }
+        if (n == 0)
+            break;
+        XXH3_128bits_update(&state, buf.data(), static_cast<std::size_t>(n));
+    }
+    return from_xxh(XXH3_128bits_digest(&state));
+}
+
+struct Hasher::State {
+    XXH3_state_t xxh;
+};
+
+Hasher::Hasher() : s_(std::make_unique<State>()) { XXH3_128bits_reset(&s_->xxh); }
+Hasher::~Hasher() = default;
+Hasher::Hasher(Hasher&&) noexcept = default;
+Hasher& Hasher::operator=(Hasher&&) noexcept = default;
+
+Hasher& Hasher::field(std::string_view bytes)
+{
+    field(static_cast<std::uint64_t>(bytes.size()));
+    XXH3_128bits_update(&s_->xxh, bytes.data(), bytes.size());
+    return *this;
+}
+
+Hasher& Hasher::field(const Hash128& h)
+{
+    std::uint64_t words[2] = {h.high, h.low};
+    XXH3_128bits_update(&s_->xxh, words, sizeof words);
+    return *this;
+}
+
+Hasher& Hasher::field(std::uint64_t n)
+{
+    XXH3_128bits_update(&s_->xxh, &n, sizeof n);
+    return *this;
+}
+
+Hash128 Hasher::digest() const { return from_xxh(XXH3_128bits_digest(&s_->xxh)); }
+
+}  // namespace qk::key

@@ -1,0 +1,339 @@
+// Expanding a task's inputs as Nx's task hasher does (task-hasher.ts splitInputsIntoSelfAndDependencies,
+// expandSingleProjectInputs; hash_planner.rs gather_self_inputs / gather_dependency_input):
+//  - a string naming a defined named input expands it (the project's definition wins over nx.json's);
+//  - "^name" applies the named input, expanded with each dependency's own definitions, to every project
+//    the task's project depends on, directly or not; "^{projectRoot}/..." does the same for a fileset;
+//  - {input, projects} applies a named input to other projects, not transitively.
+// Where Nx warns and drops a pattern that starts with no token, qk refuses it: a key that silently
+// holds less than the user wrote is what the sandbox exists to catch.
+#include "qk/key/inputs.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "input_tokens.hpp"
+
+namespace qk::key {
+
+using workspace::Json;
+using workspace::Project;
+
+namespace {
+
+// Where a fileset lands: a project (or workspace) group, per expansion origin.
+struct GroupKey {
+    std::optional<std::size_t> project;
+    std::size_t owner;  // the project whose inputs these are (for workspace groups)
+    std::string origin;
+    auto operator<=>(const GroupKey&) const = default;
+};
+
+class Expander {
+public:
+    Expander(const workspace::ProjectGraph& graph, std::size_t project, const workspace::Target& target)
+        : graph_(graph), ws_(graph.workspace()), self_(project),
+          task_(fmt::format("{}:{}", ws_.projects()[project].name, target.name))
+    {
+    }
+
+    Status run(const Json& inputs);
+    InputPlan finish();
+
+private:
+    const Project& project(std::size_t i) const { return ws_.projects()[i]; }
+    Error fail(const std::string& what) const { return error(fmt::format("task {}: {}", task_, what)); }
+
+    Status top_level(const Json& item);
+    // Expands named input `name` as project `p` defines it, adding what it holds as `p`'s inputs.
+    Status named(std::size_t p, const std::string& name, const std::string& origin, std::vector<std::string>& stack);
+    Status definition_item(std::size_t p, const Json& item, const std::string& origin, std::vector<std::string>& stack);
+    Status fileset(std::size_t p, const std::string& pattern, const std::string& origin);
+    Status object(std::size_t p, const Json& item, const std::string& origin);
+    Status dependency_named(const std::string& name);
+    Status dependency_fileset(const std::string& pattern);
+    const Json& definitions(std::size_t p);
+
+    const workspace::ProjectGraph& graph_;
+    const workspace::Workspace& ws_;
+    std::size_t self_;
+    std::string task_;
+    std::map<std::size_t, Json> defs_;
+    std::map<GroupKey, std::vector<std::string>> groups_;
+    std::vector<JsonInput> json_;
+    std::set<std::string> env_;
+    std::vector<std::string> runtime_;
+    std::optional<std::set<std::string>> external_;
+    std::vector<DependentOutputsInput> dependent_outputs_;
+    bool dependencies_used_ = false;
+};
+
+const Json& Expander::definitions(std::size_t p)
+{
+    auto it = defs_.find(p);
+    if (it == defs_.end())
+        it = defs_.emplace(p, ws_.named_inputs_for(project(p))).first;
+    return it->second;
+}
+
+bool is_token_pattern(std::string_view s)
+{
+    if (!s.empty() && s[0] == '!')
+        s.remove_prefix(1);
+    return s.starts_with("{projectRoot}") || s.starts_with("{workspaceRoot}");
+}
+
+std::string names_of(const Json& defs)
+{
+    std::string out;
+    for (const auto& [k, v] : defs.as_object())
+        out += (out.empty() ? "" : ", ") + k;
+    return out;
+}
+
+Status Expander::run(const Json& inputs)
+{
+    if (!inputs.is_array())
+        return fail(fmt::format("inputs must be an array, found {}", inputs.describe()));
+    for (const Json& item : inputs.as_array())
+        if (auto s = top_level(item); !s)
+            return s;
+    return {};
+}
+
+Status Expander::top_level(const Json& item)
+{
+    std::vector<std::string> stack;
+    if (item.is_string()) {
+        const std::string& s = item.as_string();
+        if (s.starts_with("^")) {
+            std::string rest = s.substr(1);
+            return is_token_pattern(rest) ? dependency_fileset(rest) : dependency_named(rest);
+        }
+        return definition_item(self_, item, "", stack);
+    }
+    if (!item.is_object())
+        return fail(fmt::format("an input must be a string or an object, found {}", item.describe()));
+    const Json* input = item.find("input");
+    const Json* deps = item.find("dependencies");
+    const Json* projects = item.find("projects");
+    if (input && input->is_string() && deps && deps->truthy())
+        return dependency_named(input->as_string());
+    if (const Json* fs = item.find("fileset"); fs && fs->is_string() && deps && deps->truthy())
+        return dependency_fileset(fs->as_string());
+    if (input && input->is_string() && projects) {
+        std::vector<std::string> patterns;
+        if (projects->is_string())
+            patterns.push_back(projects->as_string());
+        else if (projects->is_array())
+            for (const Json& p : projects->as_array())
+                if (p.is_string())
+                    patterns.push_back(p.as_string());
+        auto matched = ws_.match_projects(patterns);
+        if (!matched)
+            return fail(fmt::format("input {}: {}", item.dump(), matched.error().message));
+        if (matched->empty())
+            return fail(fmt::format("input {}: `projects` matches no project", item.dump()));
+        for (std::size_t p : *matched) {
+            std::vector<std::string> st;
+            if (auto s = named(p, input->as_string(), fmt::format("{} of {}", input->as_string(), project(p).name), st); !s)
+                return s;
+        }
+        return {};
+    }
+    return definition_item(self_, item, "", stack);
+}
+
+Status Expander::definition_item(std::size_t p, const Json& item, const std::string& origin,
+                                 std::vector<std::string>& stack)
+{
+    const Json& defs = definitions(p);
+    if (item.is_string()) {
+        const std::string& s = item.as_string();
+        if (s.starts_with("^"))
+            return fail(fmt::format("named input \"{}\" of project {}: namedInputs definitions cannot start with ^ "
+                                    "(\"{}\"); put dependency inputs in the target's inputs",
+                                    stack.empty() ? "?" : stack.back(), project(p).name, s));
+        if (defs.find(s))
+            return named(p, s, origin.empty() ? s : origin, stack);
+        if (is_token_pattern(s))
+            return fileset(p, s, origin.empty() ? "inputs" : origin);
+        if (s.find('/') != std::string::npos || s.find('*') != std::string::npos)
+            return fail(fmt::format("input \"{}\" is a file pattern without a token: start it with "
+                                    "{{projectRoot}}/ or {{workspaceRoot}}/", s));
+        return fail(fmt::format("input \"{}\" is not defined (named inputs of {}: {})", s, project(p).name,
+                                names_of(defs)));
+    }
+    if (!item.is_object())
+        return fail(fmt::format("an input must be a string or an object, found {}", item.describe()));
+    if (!stack.empty() && (item.find("projects") || item.find("dependencies")))
+        return fail(fmt::format("named input \"{}\": {} cannot name `projects` or `dependencies` inside a "
+                                "namedInputs definition",
+                                stack.back(), item.dump()));
+    if (const Json* input = item.find("input"); input && input->is_string())
+        return named(p, input->as_string(), origin.empty() ? input->as_string() : origin, stack);
+    return object(p, item, origin.empty() ? "inputs" : origin);
+}
+
+Status Expander::named(std::size_t p, const std::string& name, const std::string& origin,
+                       std::vector<std::string>& stack)
+{
+    const Json& defs = definitions(p);
+    const Json* def = defs.find(name);
+    if (!def)
+        return fail(fmt::format("input \"{}\" is not defined for project {} (named inputs: {})", name,
+                                project(p).name, names_of(defs)));
+    if (std::find(stack.begin(), stack.end(), name) != stack.end())
+        return fail(fmt::format("named input \"{}\" of {} includes itself (through {})", name, project(p).name,
+                                fmt::join(stack, " -> ")));
+    if (!def->is_array())
+        return fail(fmt::format("named input \"{}\" must be an array, found {}", name, def->describe()));
+    stack.push_back(name);
+    for (const Json& item : def->as_array())
+        if (auto s = definition_item(p, item, origin, stack); !s)
+            return s;
+    stack.pop_back();
+    return {};
+}
+
+Status Expander::fileset(std::size_t p, const std::string& pattern, const std::string& origin)
+{
+    auto resolved = resolve_fileset_tokens(pattern, project(p));
+    if (!resolved)
+        return fail(resolved.error().message);
+    std::optional<std::size_t> group_project;
+    if (resolved->project_group)
+        group_project = p;
+    groups_[GroupKey{group_project, p, origin}].push_back(std::move(resolved->pattern));
+    return {};
+}
+
+Status Expander::object(std::size_t p, const Json& item, const std::string& origin)
+{
+    auto string_member = [&](std::string_view key) -> const std::string* {
+        const Json* v = item.find(key);
+        return v && v->is_string() ? &v->as_string() : nullptr;
+    };
+    if (const std::string* fs = string_member("fileset"))
+        return fileset(p, *fs, origin);
+    if (const std::string* env = string_member("env")) {
+        env_.insert(*env);
+        return {};
+    }
+    if (const std::string* cmd = string_member("runtime")) {
+        if (std::find(runtime_.begin(), runtime_.end(), *cmd) == runtime_.end())
+            runtime_.push_back(*cmd);
+        return {};
+    }
+    if (const Json* ext = item.find("externalDependencies")) {
+        if (!ext->is_array())
+            return fail(fmt::format("externalDependencies must be an array of package names, found {}", ext->describe()));
+        if (p != self_)
+            return {};  // only the task's own inputs choose its packages
+        if (!external_)
+            external_.emplace();
+        for (const Json& n : ext->as_array()) {
+            if (!n.is_string())
+                return fail(fmt::format("externalDependencies holds {}, expected package names", n.describe()));
+            external_->insert(n.as_string());
+        }
+        return {};
+    }
+    if (const std::string* glob = string_member("dependentTasksOutputFiles")) {
+        const Json* t = item.find("transitive");
+        dependent_outputs_.push_back({*glob, t && t->truthy()});
+        return {};
+    }
+    if (const std::string* file = string_member("json")) {
+        auto resolved = resolve_fileset_tokens(*file, project(p));
+        if (!resolved)
+            return fail(resolved.error().message);
+        JsonInput in{resolved->pattern, {}, {}, origin};
+        for (auto [key, out] : {std::pair{"fields", &in.fields}, std::pair{"excludeFields", &in.exclude_fields}}) {
+            const Json* v = item.find(key);
+            if (!v)
+                continue;
+            if (!v->is_array())
+                return fail(fmt::format("json input {}: {} must be an array of field paths", *file, key));
+            for (const Json& f : v->as_array()) {
+                if (!f.is_string())
+                    return fail(fmt::format("json input {}: {} holds {}, expected dot paths", *file, key, f.describe()));
+                out->push_back(f.as_string());
+            }
+        }
+        json_.push_back(std::move(in));
+        return {};
+    }
+    if (item.find("workingDirectory"))
+        return {};  // how Nx hashes the cwd of a run-commands target: qk keys the whole command anyway
+    return fail(fmt::format("input {} is of no known form: expected fileset, input, runtime, env, "
+                            "externalDependencies, dependentTasksOutputFiles or json",
+                            item.dump()));
+}
+
+Status Expander::dependency_named(const std::string& name)
+{
+    dependencies_used_ = true;
+    for (std::size_t d : graph_.transitive_dependencies(self_)) {
+        std::vector<std::string> stack;
+        if (auto s = named(d, name, fmt::format("^{} ({})", name, project(d).name), stack); !s)
+            return s;
+    }
+    return {};
+}
+
+Status Expander::dependency_fileset(const std::string& pattern)
+{
+    dependencies_used_ = true;
+    for (std::size_t d : graph_.transitive_dependencies(self_))
+        if (auto s = fileset(d, pattern, fmt::format("^{} ({})", pattern, project(d).name)); !s)
+            return s;
+    return {};
+}
+
+InputPlan Expander::finish()
+{
+    InputPlan plan;
+    for (auto& [key, patterns] : groups_) {
+        FilesetGroup g;
+        g.project = key.project;
+        std::sort(patterns.begin(), patterns.end());
+        patterns.erase(std::unique(patterns.begin(), patterns.end()), patterns.end());
+        g.patterns = std::move(patterns);
+        g.origin = key.origin;
+        plan.filesets.push_back(std::move(g));
+    }
+    plan.json = std::move(json_);
+    plan.env.assign(env_.begin(), env_.end());
+    plan.runtime = std::move(runtime_);
+    if (external_)
+        plan.external_dependencies = std::vector<std::string>(external_->begin(), external_->end());
+    plan.dependent_outputs = std::move(dependent_outputs_);
+    if (dependencies_used_)
+        plan.dependency_projects = graph_.transitive_dependencies(self_);
+    return plan;
+}
+
+}  // namespace
+
+Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t project,
+                              const workspace::Target& target)
+{
+    Expander ex(graph, project, target);
+    Json defaults = Json::array({Json::string("default"), Json::string("^default")});
+    if (auto s = ex.run(target.inputs ? *target.inputs : defaults); !s)
+        return s.error();
+    InputPlan plan = ex.finish();
+    for (FilesetGroup& g : plan.filesets) {
+        auto set = workspace::GlobSet::compile_fileset(g.patterns);
+        if (!set)
+            return error(fmt::format("task {}:{}: input {}: {}", graph.workspace().projects()[project].name,
+                                     target.name, g.origin, set.error().message));
+        g.globs = std::move(*set);
+    }
+    return plan;
+}
+
+}  // namespace qk::key
