@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <mutex>
 #include <thread>
 
 #include "record/cgroup.hpp"
@@ -13,6 +14,8 @@ namespace {
 
 std::atomic<int> g_signal{0};
 std::thread g_watcher;
+std::mutex g_callback_mutex;
+std::function<void()> g_callback;
 
 sigset_t watched()
 {
@@ -44,6 +47,9 @@ void watch()
             return;
         }
         record::kill_all_task_cgroups();
+        std::lock_guard lock(g_callback_mutex);
+        if (g_callback)
+            g_callback();
     }
 }
 
@@ -65,5 +71,11 @@ InterruptWatch::~InterruptWatch()
 }
 
 int InterruptWatch::signal() { return g_signal.load(); }
+
+void InterruptWatch::on_interrupt(std::function<void()> callback)
+{
+    std::lock_guard lock(g_callback_mutex);
+    g_callback = std::move(callback);
+}
 
 }  // namespace qk::cli

@@ -3,6 +3,8 @@
 // and that it was interrupted. Nothing is left behind: no cgroup, no attached program.
 #pragma once
 
+#include <functional>
+
 namespace qk::cli {
 
 class InterruptWatch {
@@ -16,6 +18,9 @@ public:
 
     // The signal that interrupted the run, or 0.
     static int signal();
+    // Called on the watcher thread at the first signal, after the task cgroups are killed: how a runner
+    // stops starting tasks and stops the commands it started without a cgroup. Set it before work starts.
+    static void on_interrupt(std::function<void()> callback);
 };
 
 }  // namespace qk::cli

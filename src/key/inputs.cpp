@@ -33,18 +33,23 @@ struct GroupKey {
 
 class Expander {
 public:
-    Expander(const workspace::ProjectGraph& graph, std::size_t project, const workspace::Target& target)
-        : graph_(graph), ws_(graph.workspace()), self_(project),
-          task_(fmt::format("{}:{}", ws_.projects()[project].name, target.name))
+    // `task` names the task in messages ("" for a dependency part, whose messages the task prefixes).
+    Expander(const workspace::ProjectGraph& graph, std::size_t project, std::string task, InputCache& cache)
+        : graph_(graph), ws_(graph.workspace()), self_(project), cache_(cache), task_(std::move(task))
     {
     }
 
     Status run(const Json& inputs);
-    InputPlan finish();
+    // A dependency part: `input` (a named input, or a fileset) as project self_ holds it.
+    Status part(const std::string& input);
+    Result<InputPlan> finish();
 
 private:
     const Project& project(std::size_t i) const { return ws_.projects()[i]; }
-    Error fail(const std::string& what) const { return error(fmt::format("task {}: {}", task_, what)); }
+    Error fail(const std::string& what) const
+    {
+        return error(task_.empty() ? what : fmt::format("task {}: {}", task_, what));
+    }
 
     Status top_level(const Json& item);
     // Expands named input `name` as project `p` defines it, adding what it holds as `p`'s inputs.
@@ -52,31 +57,25 @@ private:
     Status definition_item(std::size_t p, const Json& item, const std::string& origin, std::vector<std::string>& stack);
     Status fileset(std::size_t p, const std::string& pattern, const std::string& origin);
     Status object(std::size_t p, const Json& item, const std::string& origin);
-    Status dependency_named(const std::string& name);
-    Status dependency_fileset(const std::string& pattern);
+    Status dependency(const std::string& input);
     const Json& definitions(std::size_t p);
 
     const workspace::ProjectGraph& graph_;
     const workspace::Workspace& ws_;
     std::size_t self_;
+    InputCache& cache_;
     std::string task_;
-    std::map<std::size_t, Json> defs_;
     std::map<GroupKey, std::vector<std::string>> groups_;
     std::vector<JsonInput> json_;
     std::set<std::string> env_;
     std::vector<std::string> runtime_;
     std::optional<std::set<std::string>> external_;
     std::vector<DependentOutputsInput> dependent_outputs_;
+    std::vector<std::shared_ptr<const FilesetGroup>> dependency_groups_;
     bool dependencies_used_ = false;
 };
 
-const Json& Expander::definitions(std::size_t p)
-{
-    auto it = defs_.find(p);
-    if (it == defs_.end())
-        it = defs_.emplace(p, ws_.named_inputs_for(project(p))).first;
-    return it->second;
-}
+const Json& Expander::definitions(std::size_t p) { return cache_.named_inputs(ws_, p); }
 
 bool is_token_pattern(std::string_view s)
 {
@@ -110,7 +109,7 @@ Status Expander::top_level(const Json& item)
         const std::string& s = item.as_string();
         if (s.starts_with("^")) {
             std::string rest = s.substr(1);
-            return is_token_pattern(rest) ? dependency_fileset(rest) : dependency_named(rest);
+            return dependency(rest);
         }
         return definition_item(self_, item, "", stack);
     }
@@ -119,10 +118,17 @@ Status Expander::top_level(const Json& item)
     const Json* input = item.find("input");
     const Json* deps = item.find("dependencies");
     const Json* projects = item.find("projects");
-    if (input && input->is_string() && deps && deps->truthy())
-        return dependency_named(input->as_string());
-    if (const Json* fs = item.find("fileset"); fs && fs->is_string() && deps && deps->truthy())
-        return dependency_fileset(fs->as_string());
+    if (input && input->is_string() && deps && deps->truthy()) {
+        if (is_token_pattern(input->as_string()))  // a name, never a pattern, in this form
+            return fail(fmt::format("input {}: `input` names a named input, not a pattern", item.dump()));
+        return dependency(input->as_string());
+    }
+    if (const Json* fs = item.find("fileset"); fs && fs->is_string() && deps && deps->truthy()) {
+        if (!is_token_pattern(fs->as_string()))
+            return fail(fmt::format("input \"{}\" needs a leading {{projectRoot}}/ or {{workspaceRoot}}/",
+                                    fs->as_string()));
+        return dependency(fs->as_string());
+    }
     if (input && input->is_string() && projects) {
         std::vector<std::string> patterns;
         if (projects->is_string())
@@ -273,38 +279,72 @@ Status Expander::object(std::size_t p, const Json& item, const std::string& orig
                             item.dump()));
 }
 
-Status Expander::dependency_named(const std::string& name)
+Status Expander::dependency(const std::string& input)
 {
     dependencies_used_ = true;
-    for (std::size_t d : graph_.transitive_dependencies(self_)) {
-        std::vector<std::string> stack;
-        if (auto s = named(d, name, fmt::format("^{} ({})", name, project(d).name), stack); !s)
-            return s;
+    for (std::size_t d : cache_.transitive_dependencies(graph_, self_)) {
+        auto part = cache_.dependency_part(graph_, d, input);
+        if (part->error)
+            return fail(*part->error);
+        dependency_groups_.insert(dependency_groups_.end(), part->groups.begin(), part->groups.end());
+        json_.insert(json_.end(), part->json.begin(), part->json.end());
+        env_.insert(part->env.begin(), part->env.end());
+        for (const std::string& cmd : part->runtime)
+            if (std::find(runtime_.begin(), runtime_.end(), cmd) == runtime_.end())
+                runtime_.push_back(cmd);
     }
     return {};
 }
 
-Status Expander::dependency_fileset(const std::string& pattern)
+Status Expander::part(const std::string& input)
 {
-    dependencies_used_ = true;
-    for (std::size_t d : graph_.transitive_dependencies(self_))
-        if (auto s = fileset(d, pattern, fmt::format("^{} ({})", pattern, project(d).name)); !s)
-            return s;
-    return {};
+    std::string origin = fmt::format("^{} ({})", input, project(self_).name);
+    if (is_token_pattern(input))
+        return fileset(self_, input, origin);
+    std::vector<std::string> stack;
+    return named(self_, input, origin, stack);
 }
 
-InputPlan Expander::finish()
+Result<InputPlan> Expander::finish()
 {
     InputPlan plan;
     for (auto& [key, patterns] : groups_) {
-        FilesetGroup g;
-        g.project = key.project;
         std::sort(patterns.begin(), patterns.end());
         patterns.erase(std::unique(patterns.begin(), patterns.end()), patterns.end());
-        g.patterns = std::move(patterns);
-        g.origin = key.origin;
+        auto g = std::make_shared<FilesetGroup>();
+        g->project = key.project;
+        g->origin = key.origin;
+        g->cache_key = key.project ? std::to_string(*key.project) : "ws";
+        for (const std::string& p : patterns)
+            g->cache_key += "\n" + p;
+        auto set = cache_.compile(patterns);
+        if (!set)
+            return fail(fmt::format("input {}: {}", key.origin, set.error().message));
+        g->globs = std::move(*set);
+        g->patterns = std::move(patterns);
         plan.filesets.push_back(std::move(g));
     }
+    plan.filesets.insert(plan.filesets.end(), dependency_groups_.begin(), dependency_groups_.end());
+    // The same workspace patterns select the same files: one group, every origin named ("production,
+    // ^production (b)" for the file every project's sharedGlobals names). Project groups of different
+    // projects never coincide.
+    std::map<std::string, std::size_t> seen;
+    std::vector<std::shared_ptr<const FilesetGroup>> merged;
+    for (auto& g : plan.filesets) {
+        if (g->project) {
+            merged.push_back(std::move(g));
+            continue;
+        }
+        auto [at, fresh] = seen.try_emplace(g->cache_key, merged.size());
+        if (fresh) {
+            merged.push_back(std::move(g));
+        } else {
+            auto joined = std::make_shared<FilesetGroup>(*merged[at->second]);
+            joined->origin += ", " + g->origin;
+            merged[at->second] = std::move(joined);
+        }
+    }
+    plan.filesets = std::move(merged);
     plan.json = std::move(json_);
     plan.env.assign(env_.begin(), env_.end());
     plan.runtime = std::move(runtime_);
@@ -312,28 +352,83 @@ InputPlan Expander::finish()
         plan.external_dependencies = std::vector<std::string>(external_->begin(), external_->end());
     plan.dependent_outputs = std::move(dependent_outputs_);
     if (dependencies_used_)
-        plan.dependency_projects = graph_.transitive_dependencies(self_);
+        plan.dependency_projects = cache_.transitive_dependencies(graph_, self_);
     return plan;
 }
 
 }  // namespace
 
-Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t project,
-                              const workspace::Target& target)
+const Json& InputCache::named_inputs(const workspace::Workspace& ws, std::size_t project)
 {
-    Expander ex(graph, project, target);
+    std::lock_guard l(mutex_);
+    auto it = named_.find(project);
+    if (it == named_.end())
+        it = named_.emplace(project, ws.named_inputs_for(ws.projects()[project])).first;
+    return it->second;
+}
+
+Result<workspace::GlobSet> InputCache::compile(const std::vector<std::string>& patterns)
+{
+    std::string key;
+    for (const std::string& p : patterns)
+        key += p + '\n';
+    {
+        std::lock_guard l(mutex_);
+        if (auto it = globs_.find(key); it != globs_.end())
+            return it->second;
+    }
+    auto set = workspace::GlobSet::compile_fileset(patterns);
+    if (!set)
+        return set.error();
+    std::lock_guard l(mutex_);
+    return globs_.emplace(key, std::move(*set)).first->second;
+}
+
+std::shared_ptr<const DependencyPart> InputCache::dependency_part(const workspace::ProjectGraph& graph,
+                                                                std::size_t project, const std::string& input)
+{
+    std::string key = std::to_string(project) + '\n' + input;
+    {
+        std::lock_guard l(mutex_);
+        if (auto it = parts_.find(key); it != parts_.end())
+            return it->second;
+    }
+    auto part = std::make_shared<DependencyPart>();
+    Expander ex(graph, project, "", *this);
+    Status expanded = ex.part(input);
+    auto plan = expanded ? ex.finish() : Result<InputPlan>(expanded.error());
+    if (!plan) {
+        part->error = plan.error().message;
+    } else {
+        part->groups = std::move(plan->filesets);
+        part->json = std::move(plan->json);
+        part->env = std::move(plan->env);
+        part->runtime = std::move(plan->runtime);
+    }
+    std::lock_guard l(mutex_);
+    return parts_.emplace(std::move(key), std::move(part)).first->second;
+}
+
+const std::vector<std::size_t>& InputCache::transitive_dependencies(const workspace::ProjectGraph& graph,
+                                                                   std::size_t project)
+{
+    std::lock_guard l(mutex_);
+    auto it = closures_.find(project);
+    if (it == closures_.end())
+        it = closures_.emplace(project, graph.transitive_dependencies(project)).first;
+    return it->second;
+}
+
+Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t project,
+                              const workspace::Target& target, InputCache* cache)
+{
+    InputCache local;
+    InputCache& shared = cache ? *cache : local;
+    Expander ex(graph, project, fmt::format("{}:{}", graph.workspace().projects()[project].name, target.name), shared);
     Json defaults = Json::array({Json::string("default"), Json::string("^default")});
     if (auto s = ex.run(target.inputs ? *target.inputs : defaults); !s)
         return s.error();
-    InputPlan plan = ex.finish();
-    for (FilesetGroup& g : plan.filesets) {
-        auto set = workspace::GlobSet::compile_fileset(g.patterns);
-        if (!set)
-            return error(fmt::format("task {}:{}: input {}: {}", graph.workspace().projects()[project].name,
-                                     target.name, g.origin, set.error().message));
-        g.globs = std::move(*set);
-    }
-    return plan;
+    return ex.finish();
 }
 
 }  // namespace qk::key

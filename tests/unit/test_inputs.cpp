@@ -16,7 +16,8 @@ using Strings = std::vector<std::string>;
 Strings describe(const Workspace& ws, const InputPlan& plan)
 {
     Strings out;
-    for (const FilesetGroup& g : plan.filesets) {
+    for (const auto& group : plan.filesets) {
+        const FilesetGroup& g = *group;
         std::string line = (g.project ? ws.projects()[*g.project].name : std::string("<workspace>")) + "|" + g.origin + "|";
         for (std::size_t i = 0; i < g.patterns.size(); ++i)
             line += (i ? " " : "") + g.patterns[i];
@@ -43,9 +44,7 @@ TEST_CASE("inputs: targetDefaults' production and ^production, with a project's 
     // a overrides production (no spec exclusion, e2e excluded); b and c use nx.json's; ^ is transitive.
     CHECK(describe(*ws, *plan) ==
           Strings{
-              "<workspace>|^production (b)|babel.config.json",
-              "<workspace>|^production (c)|babel.config.json",
-              "<workspace>|production|babel.config.json",
+              "<workspace>|production, ^production (b), ^production (c)|babel.config.json",
               "a|production|!packages/a/e2e/** packages/a/**/*",
               "b|^production (b)|!packages/b/**/?(*.)+(spec|test).[jt]s?(x) !packages/b/jest.config.ts packages/b/**/*",
               "c|^production (c)|!packages/c/**/?(*.)+(spec|test).[jt]s?(x) !packages/c/jest.config.ts packages/c/**/*",
@@ -54,11 +53,11 @@ TEST_CASE("inputs: targetDefaults' production and ^production, with a project's 
     CHECK_FALSE(plan->external_dependencies.has_value());
     CHECK(plan->dependency_projects == std::vector<std::size_t>{*ws->project_index("b"), *ws->project_index("c")});
     // The negations hold within their group: b's spec file is out, its source in.
-    for (const FilesetGroup& g : plan->filesets)
-        if (g.project == ws->project_index("b")) {
-            CHECK(g.globs.matches("packages/b/src/index.ts"));
-            CHECK_FALSE(g.globs.matches("packages/b/src/index.test.ts"));
-            CHECK_FALSE(g.globs.matches("packages/b/jest.config.ts"));
+    for (const auto& g : plan->filesets)
+        if (g->project == ws->project_index("b")) {
+            CHECK(g->globs.matches("packages/b/src/index.ts"));
+            CHECK_FALSE(g->globs.matches("packages/b/src/index.test.ts"));
+            CHECK_FALSE(g->globs.matches("packages/b/jest.config.ts"));
         }
 }
 
@@ -75,8 +74,7 @@ TEST_CASE("inputs: no inputs declared means default and ^default", "[key][inputs
     auto plan = plan_inputs(*graph, *ws->project_index("b"), plain);
     REQUIRE(plan.ok());
     CHECK(describe(*ws, *plan) == Strings{
-                                      "<workspace>|^default (c)|babel.config.json",
-                                      "<workspace>|default|babel.config.json",
+                                      "<workspace>|default, ^default (c)|babel.config.json",
                                       "b|default|packages/b/**/*",
                                       "c|^default (c)|packages/c/**/*",
                                   });
@@ -107,12 +105,12 @@ TEST_CASE("inputs: object forms: externalDependencies, runtime, json, {input, pr
                                          "a|default|packages/a/**/*"});
     CHECK(lint.dependency_projects.empty());
 
-    InputPlan engines = plan_of("engines");
-    REQUIRE(engines.json.size() == 1);
-    CHECK(engines.json[0].pattern == "packages/a/package.json");
-    CHECK(engines.json[0].fields == Strings{"engines", "dependencies"});
-    CHECK(engines.json[0].exclude_fields == Strings{"dependencies.b"});
-    CHECK(engines.filesets.empty());
+    InputPlan tsconfig = plan_of("tsconfig");
+    REQUIRE(tsconfig.json.size() == 1);
+    CHECK(tsconfig.json[0].pattern == "tsconfig.base.json");
+    CHECK(tsconfig.json[0].fields == Strings{"compilerOptions"});
+    CHECK(tsconfig.json[0].exclude_fields == Strings{"compilerOptions.paths"});
+    CHECK(tsconfig.filesets.empty());
 
     InputPlan docs = plan_of("docs");
     CHECK(describe(*ws, docs) == Strings{"a|docs|packages/a/README.md", "b|^docs (b)|packages/b/README.md",

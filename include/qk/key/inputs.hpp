@@ -5,8 +5,12 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "qk/util/result.hpp"
@@ -24,7 +28,8 @@ struct FilesetGroup {
     std::optional<std::size_t> project;  // index into Workspace::projects(); nullopt: a workspace group
     std::vector<std::string> patterns;   // tokens resolved, workspace-relative, "!" for a negation
     workspace::GlobSet globs;            // the patterns, each read as a fileset (path or everything under)
-    std::string origin;                  // how the task came to it: "production", "^production (via b)"
+    std::string origin;                  // how the task came to it: "production", "^production (b)"
+    std::string cache_key;               // the project and the patterns: equal keys select equal files
 };
 
 // { "json": file, "fields": [...], "excludeFields": [...] }: only the fields named are keyed.
@@ -41,7 +46,8 @@ struct DependentOutputsInput {
 };
 
 struct InputPlan {
-    std::vector<FilesetGroup> filesets;
+    // Shared: a dependency's groups are expanded once per run and referenced by every task reaching it.
+    std::vector<std::shared_ptr<const FilesetGroup>> filesets;
     std::vector<JsonInput> json;
     std::vector<std::string> env;      // variable names, sorted, unique
     std::vector<std::string> runtime;  // shell commands, in order, unique
@@ -53,11 +59,39 @@ struct InputPlan {
     std::vector<std::size_t> dependency_projects;
 };
 
+// What one `^` input holds for one dependency project: expanded with that project's named inputs.
+struct DependencyPart {
+    std::vector<std::shared_ptr<const FilesetGroup>> groups;
+    std::vector<JsonInput> json;
+    std::vector<std::string> env, runtime;
+    std::optional<std::string> error;  // why it cannot be expanded (without the task's name)
+};
+
+// What the plans of one run share, so that a thousand tasks each reaching hundreds of dependencies
+// expand each dependency's `^` inputs and compile their globs once. Thread-safe.
+class InputCache {
+public:
+    const workspace::Json& named_inputs(const workspace::Workspace& ws, std::size_t project);
+    Result<workspace::GlobSet> compile(const std::vector<std::string>& patterns);
+    // `input` is a named input, or a fileset when it starts with a token.
+    std::shared_ptr<const DependencyPart> dependency_part(const workspace::ProjectGraph& graph,
+                                                         std::size_t project, const std::string& input);
+    const std::vector<std::size_t>& transitive_dependencies(const workspace::ProjectGraph& graph,
+                                                            std::size_t project);
+
+private:
+    std::mutex mutex_;
+    std::map<std::size_t, workspace::Json> named_;  // node-based: references stay valid
+    std::unordered_map<std::string, workspace::GlobSet> globs_;
+    std::unordered_map<std::string, std::shared_ptr<const DependencyPart>> parts_;  // "<project>\n<input>"
+    std::map<std::size_t, std::vector<std::size_t>> closures_;
+};
+
 // Expands the inputs of `target` of project `project` (its `inputs`, or ["default", "^default"] when it
 // declares none). Errors name the task and the input: an undefined named input, `^` or `projects` inside
 // a namedInputs definition, a pattern that starts with neither {projectRoot} nor {workspaceRoot}, an
 // object of no known form, a `projects` pattern matching nothing, a bad glob.
 Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t project,
-                              const workspace::Target& target);
+                              const workspace::Target& target, InputCache* cache = nullptr);
 
 }  // namespace qk::key

@@ -1,0 +1,87 @@
+// LocalCache: the task cache under <workspace>/.qk/cache. A successful task is stored under its key's hash
+// (its outputs, its terminal output); a later run with the same key restores the outputs and replays the
+// terminal output instead of running it. Entries appear whole or not at all (built aside, then renamed).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qk/key/hash.hpp"
+#include "qk/key/output_files.hpp"
+#include "qk/util/result.hpp"
+#include "qk/util/unique_fd.hpp"
+
+namespace qk::key
+{
+
+// What store() keeps of a task that succeeded.
+struct CacheRecord {
+    std::string task;                 // "project:target"
+    std::vector<std::string> outputs; // resolved output patterns, workspace-relative, "!" to exclude
+    std::string terminal_output;      // the bytes the user saw, colours included
+    std::chrono::milliseconds duration{};
+    std::string qk_version;
+};
+
+// One stored output, as listed in the entry's meta.json.
+struct CachedFile {
+    std::string path; // workspace-relative
+    OutputFile::Kind kind = OutputFile::Kind::file;
+    std::uint32_t mode = 0; // permission bits (07777); 0 for a symlink
+    std::uint64_t size = 0; // bytes of a file, of a symlink's target; 0 for a directory
+    std::string target;     // a symlink's target
+};
+
+// A usable entry: what restore() puts back and what the runner replays.
+struct CacheHit {
+    Hash128 hash;
+    std::string task;
+    std::vector<std::string> outputs;
+    std::vector<CachedFile> files; // sorted by path
+    std::string terminal_output;
+    std::chrono::milliseconds duration{};
+    std::string qk_version;
+    std::string created; // when it was stored, RFC 3339 UTC
+};
+
+// The cache of one workspace. Safe to use from several threads at once for different hashes; several
+// processes may share it (two storing one hash keep the first entry).
+class LocalCache
+{
+  public:
+    static constexpr int schema_version = 1;
+
+    // Opens (creating) <workspace_root>/.qk/cache; a new .qk gets a .gitignore of "*". Removes the build
+    // directories left in .qk/cache/tmp by processes that died.
+    static Result<LocalCache> open(const std::filesystem::path& workspace_root);
+
+    // The entry for `hash`, or nullopt. An entry that cannot be used (meta.json missing or corrupt, a file
+    // it lists missing) is removed and is a miss; `miss_reason` then names the entry and says why, for a warning.
+    Result<std::optional<CacheHit>> find(const Hash128& hash, std::string* miss_reason = nullptr) const;
+
+    // Stores the outputs and terminal output of a task that succeeded. When an entry for `hash` exists
+    // already (another run stored it first), it is kept and this one dropped.
+    Status store(const Hash128& hash, const CacheRecord& record);
+
+    // Replaces the hit's outputs in the workspace with the stored ones: what the output patterns name now
+    // is removed (a directory named whole, the files a glob matches), then the stored files are copied back
+    // with their modes. Never writes through a symbolic link in the workspace.
+    Status restore(const CacheHit& hit) const;
+
+    const std::filesystem::path& workspace_root() const { return root_; }
+    const std::filesystem::path& dir() const { return dir_; } // <workspace_root>/.qk/cache
+
+  private:
+    LocalCache(std::filesystem::path root, std::filesystem::path dir, UniqueFd root_fd, UniqueFd dir_fd);
+    void remove_entry(const std::string& hex) const;
+    std::string tmp_name(const std::string& hex) const;
+
+    std::filesystem::path root_, dir_;
+    UniqueFd root_fd_, dir_fd_;
+};
+
+} // namespace qk::key

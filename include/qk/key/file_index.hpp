@@ -1,0 +1,77 @@
+// The workspace's files as Nx's walker sees them (.gitignore, .ignore, .nxignore and .git/info/exclude
+// honoured; node_modules, .git and .qk never entered), the project owning each, and their content
+// hashes: computed on demand, in parallel, and kept in <root>/.qk/cache/file-hashes between runs.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "qk/key/hash.hpp"
+#include "qk/util/result.hpp"
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::key {
+
+class FileIndex {
+public:
+    // Lists the workspace's regular files and symbolic links (not followed). Errors: the root cannot
+    // be read. Directories that cannot be read below it are skipped, as Nx skips them.
+    static Result<FileIndex> scan(const workspace::Workspace& ws);
+
+    FileIndex(FileIndex&&) noexcept;
+    FileIndex& operator=(FileIndex&&) noexcept;
+    ~FileIndex();
+
+    const std::filesystem::path& root() const { return root_; }
+    // '/'-separated, workspace-relative, sorted bytewise.
+    const std::vector<std::string>& files() const { return files_; }
+    std::optional<std::size_t> find(std::string_view path) const;
+    // The index in Workspace::projects() of the project holding the file most closely.
+    std::optional<std::size_t> owner(std::size_t file) const;
+    // The files `project` owns (not those of projects nested in it), sorted.
+    std::span<const std::uint32_t> files_of(std::size_t project) const;
+    // The index range [first, last) of the files equal to `prefix` or under it as a directory ("" for
+    // all files), found by binary search: for walking a glob's literal prefix.
+    std::pair<std::size_t, std::size_t> range_under(std::string_view prefix) const;
+
+    // Hashes the files given (indices into files()), in parallel, reusing the persistent cache where
+    // a file's size, mtime, ctime, inode and type are unchanged. Files hashed before are not hashed
+    // again; safe to call from several threads at once. Errors name the first file that could not be
+    // hashed (removed since the scan, unreadable, no longer a file).
+    Status hash(std::span<const std::uint32_t> files);
+    // The content hash of a file that hash() covered; for a symbolic link, the hash of its target's
+    // text, domain-separated so that it never equals the hash of a file holding that text.
+    Hash128 hash_of(std::size_t file) const;
+    // Writes .qk/cache/file-hashes (atomically) when this run hashed anything anew.
+    Status save_hash_cache();
+
+    // How many files hash() has read so far, and how many it took from the persistent cache instead.
+    struct HashCounts {
+        std::size_t read = 0, reused = 0;
+    };
+    HashCounts hash_counts() const;
+
+    // The path of the persistent hash cache under `root`.
+    static std::filesystem::path hash_cache_path(const std::filesystem::path& root);
+
+private:
+    FileIndex();
+    Status walk(const workspace::Workspace& ws, int root_fd);
+
+    std::filesystem::path root_;
+    std::vector<std::string> files_;
+    std::vector<std::int32_t> owner_;                    // per file; -1: no project
+    std::vector<std::vector<std::uint32_t>> project_files_;  // per project
+    struct Hashing;  // the thread-shared hashing state (file_index_hash.cpp)
+    std::unique_ptr<Hashing> hashing_;
+};
+
+}  // namespace qk::key

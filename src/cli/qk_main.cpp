@@ -1,0 +1,110 @@
+// qk: the task runner (run-many, run, show). See docs/qk.md.
+#include <csignal>
+#include <cstdio>
+#include <thread>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/interrupt.hpp"
+#include "cli/run_command.hpp"
+#include "cli/show_command.hpp"
+#include "qk/util/result.hpp"
+
+namespace {
+
+std::vector<std::string> split_commas(const std::vector<std::string>& items)
+{
+    std::vector<std::string> out;
+    for (const std::string& item : items) {
+        std::size_t start = 0;
+        while (start <= item.size()) {
+            std::size_t end = item.find(',', start);
+            if (end == std::string::npos)
+                end = item.size();
+            if (end > start)
+                out.push_back(item.substr(start, end - start));
+            start = end + 1;
+        }
+    }
+    return out;
+}
+
+void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
+{
+    cmd.add_option("--parallel", o.parallel, "how many tasks run at once (default: the number of cores)")
+        ->check(CLI::PositiveNumber);
+    cmd.add_flag("--skip-cache,--skip-nx-cache", o.skip_cache, "run every task, restoring nothing from the cache");
+    cmd.add_flag("--dry-run", o.dry_run, "print each task with its key's hash and run nothing");
+    cmd.add_flag("--exclude-task-dependencies", o.exclude_task_dependencies,
+                 "run only the tasks asked for, not what their dependsOn pulls in");
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    // A closed stdout (qk ... | head) must end the output, not the run: writes fail with EPIPE instead.
+    // Commands get the default disposition back (the launcher resets every signal).
+    std::signal(SIGPIPE, SIG_IGN);
+    qk::cli::InterruptWatch interrupts;
+    CLI::App app{"qk: run the tasks of an Nx-compatible monorepo, cached and checked"};
+    app.require_subcommand(1);
+    std::string directory = ".";
+    app.add_option("-C", directory, "run as if started in DIR");
+
+    qk::cli::RunOptions run_many;
+    std::vector<std::string> targets, projects;
+    CLI::App* rm = app.add_subcommand("run-many", "run targets of many projects, in dependency order");
+    rm->add_option("-t,--targets,--target", targets, "the targets to run (comma-separated)")->required();
+    rm->add_option("-p,--projects", projects, "the projects (names, globs, tag:x; comma-separated; default: all)");
+    add_run_options(*rm, run_many);
+
+    qk::cli::RunOptions run_one;
+    std::string task_id;
+    CLI::App* run = app.add_subcommand("run", "run one task, project:target, after what it depends on");
+    run->add_option("task", task_id, "project:target")->required();
+    add_run_options(*run, run_one);
+
+    qk::cli::ShowOptions show;
+    CLI::App* sh = app.add_subcommand("show", "show the workspace's projects, a project, or a task's inputs and key");
+    sh->require_subcommand(1);
+    CLI::App* sh_projects = sh->add_subcommand("projects", "list the projects");
+    CLI::App* sh_project = sh->add_subcommand("project", "show a project's configuration and targets");
+    sh_project->add_option("project", show.name, "the project")->required();
+    CLI::App* sh_task = sh->add_subcommand("task", "show a task's inputs, the files they match, outputs and key");
+    sh_task->add_option("task", show.name, "project:target")->required();
+    for (CLI::App* c : {sh_projects, sh_project, sh_task})
+        c->add_flag("--json", show.json, "print JSON");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    try {
+        if (rm->parsed()) {
+            run_many.targets = split_commas(targets);
+            run_many.projects = split_commas(projects);
+            run_many.directory = directory;
+            return qk::cli::run_tasks(run_many);
+        }
+        if (run->parsed()) {
+            auto colon = task_id.rfind(':');
+            if (colon == std::string::npos || colon == 0 || colon + 1 == task_id.size())
+                throw qk::FatalError("qk run: \"" + task_id + "\" is not a task; write it as project:target");
+            run_one.projects = {task_id.substr(0, colon)};
+            run_one.targets = {task_id.substr(colon + 1)};
+            run_one.single_task = true;
+            run_one.directory = directory;
+            return qk::cli::run_tasks(run_one);
+        }
+        show.directory = directory;
+        show.what = sh_task->parsed()      ? qk::cli::ShowOptions::What::task
+                    : sh_project->parsed() ? qk::cli::ShowOptions::What::project
+                                           : qk::cli::ShowOptions::What::projects;
+        return qk::cli::run_show(show);
+    } catch (const qk::FatalError& e) {
+        std::fprintf(stderr, "qk: %s\n", e.what());
+        return e.exit_code();
+    }
+}

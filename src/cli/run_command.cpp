@@ -1,0 +1,36 @@
+#include "cli/run_command.hpp"
+
+#include <unistd.h>
+
+#include "cli/interrupt.hpp"
+#include "qk/util/result.hpp"
+#include "run/run_many.hpp"
+
+namespace qk::cli {
+
+int run_tasks(const RunOptions& options)
+{
+    run::RunRequest request;
+    request.tasks.targets = options.targets;
+    request.tasks.projects = options.projects;
+    request.tasks.single_task = options.single_task;
+    request.tasks.exclude_task_dependencies = options.exclude_task_dependencies;
+    request.directory = options.directory;
+    request.parallel = options.parallel;
+    request.skip_cache = options.skip_cache;
+    request.dry_run = options.dry_run;
+    request.output_fd = STDOUT_FILENO;
+    request.is_terminal = ::isatty(STDOUT_FILENO) == 1;
+
+    auto runner = or_fatal(run::RunMany::prepare(request));
+    InterruptWatch::on_interrupt([r = runner.get()] { r->cancel(); });
+    auto status = runner->run();
+    InterruptWatch::on_interrupt({});
+    if (!status)
+        throw FatalError(status.error());
+    if (int sig = InterruptWatch::signal())
+        return 128 + sig;
+    return *status;
+}
+
+}  // namespace qk::cli

@@ -1,0 +1,22 @@
+// qk run-many and qk run: options as parsed, handed to the runner.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace qk::cli {
+
+struct RunOptions {
+    std::vector<std::string> targets, projects;
+    bool single_task = false;  // qk run P:T
+    unsigned parallel = 0;     // 0: the number of cores
+    bool skip_cache = false;
+    bool dry_run = false;
+    bool exclude_task_dependencies = false;
+    std::string directory = ".";
+};
+
+// Runs the tasks; returns the exit status (0 when every task succeeded). Bad input is a FatalError.
+int run_tasks(const RunOptions& options);
+
+}  // namespace qk::cli

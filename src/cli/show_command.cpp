@@ -1,0 +1,119 @@
+#include "cli/show_command.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+#include "cli/show_key.hpp"
+#include "qk/report/json_writer.hpp"
+#include "qk/util/result.hpp"
+#include "run/session.hpp"
+
+namespace qk::cli {
+
+namespace {
+
+void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+
+int show_projects(const run::Session& s, bool json)
+{
+    if (json) {
+        report::JsonWriter w;
+        w.begin_array();
+        for (const auto& p : s.workspace().projects())
+            w.value(p.name);
+        w.end_array();
+        print(w.str() + "\n");
+        return 0;
+    }
+    for (const auto& p : s.workspace().projects())
+        print(p.name + "\n");
+    return 0;
+}
+
+int show_project(const run::Session& s, const std::string& name, bool json)
+{
+    const workspace::Workspace& ws = s.workspace();
+    const workspace::Project* p = or_fatal(ws.project(name));
+    std::size_t index = *ws.project_index(name);
+    std::vector<std::string> deps;
+    for (std::size_t d : s.graph().dependencies(index))
+        deps.push_back(ws.projects()[d].name);
+    if (json) {
+        // The merged configuration, as `nx show project --json` prints it, plus the graph's edges.
+        workspace::Json out = p->raw;
+        workspace::Json d = workspace::Json::array();
+        for (const std::string& n : deps)
+            d.as_array().push_back(workspace::Json::string(n));
+        out.set("dependencies", std::move(d));
+        print(out.dump() + "\n");
+        return 0;
+    }
+    std::string text = fmt::format("{}\n  root          {}\n", p->name, p->root);
+    if (!p->package_name.empty())
+        text += fmt::format("  package       {}@{}\n", p->package_name, p->package_version);
+    if (!p->tags.empty())
+        text += fmt::format("  tags          {}\n", fmt::join(p->tags, ", "));
+    text += fmt::format("  depends on    {}\n", deps.empty() ? "(nothing)" : fmt::format("{}", fmt::join(deps, ", ")));
+    std::vector<std::string> files;
+    for (const std::string* f : {&p->package_json, &p->project_json, &p->project_local_json})
+        if (!f->empty())
+            files.push_back(*f);
+    text += fmt::format("  configured in {}\n  targets\n", fmt::join(files, ", "));
+    for (const workspace::Target& t : p->targets) {
+        text += fmt::format("    {}  ({}{})\n", t.name, t.executor, t.cache ? ", cached" : "");
+        for (const std::string& c : t.run.commands)
+            text += fmt::format("      $ {}\n", c);
+        if (!t.run.problem.empty())
+            text += fmt::format("      cannot run: {}\n", t.run.problem);
+    }
+    print(text);
+    return 0;
+}
+
+int show_task(run::Session& s, const std::string& id, bool json)
+{
+    auto colon = id.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == id.size())
+        throw FatalError(fmt::format("qk show task: \"{}\" is not a task; write it as project:target", id));
+    workspace::TaskRequest request;
+    request.projects = {id.substr(0, colon)};
+    request.targets = {id.substr(colon + 1)};
+    request.single_task = true;
+    or_fatal(s.plan(request));
+    const auto& tasks = s.tasks().tasks();
+    std::optional<key::TaskKey> shown;
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        auto k = s.keys().key(i);
+        if (!k)
+            throw FatalError(k.error());
+        if (tasks[i].id == id)
+            shown = **k;
+    }
+    if (!shown)
+        throw FatalError(fmt::format("internal: task {} is not in its own graph", id));
+    (void)s.files().save_hash_cache();  // a cache that cannot be written only costs time
+    std::vector<std::string> depends_on;
+    for (std::size_t d : s.tasks().find(id)->deps)
+        depends_on.push_back(tasks[d].id);
+    print(json ? key_json(s, *shown, depends_on) : key_text(s, *shown, depends_on));
+    return 0;
+}
+
+}  // namespace
+
+int run_show(const ShowOptions& options)
+{
+    auto session = or_fatal(run::Session::open(options.directory));
+    switch (options.what) {
+    case ShowOptions::What::projects:
+        return show_projects(*session, options.json);
+    case ShowOptions::What::project:
+        return show_project(*session, options.name, options.json);
+    case ShowOptions::What::task:
+        return show_task(*session, options.name, options.json);
+    }
+    return 2;
+}
+
+}  // namespace qk::cli

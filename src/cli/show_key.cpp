@@ -1,0 +1,154 @@
+// A task key printed for a person (`qk show task`) and as JSON (`--json`): every part, with the files
+// each input selected, so that a user can see why a key moved or why a file is not in it.
+#include "cli/show_key.hpp"
+
+#include <fmt/format.h>
+
+#include "qk/report/json_writer.hpp"
+
+namespace qk::cli {
+
+namespace {
+
+const char* source_name(key::KeyPackages::Source s)
+{
+    switch (s) {
+    case key::KeyPackages::Source::none:
+        return "none";
+    case key::KeyPackages::Source::importers:
+        return "importers";
+    case key::KeyPackages::Source::named:
+        return "named";
+    }
+    return "none";
+}
+
+std::string short_hash(const key::Hash128& h) { return h.hex().substr(0, 12); }
+
+}  // namespace
+
+std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
+{
+    const auto& files = s.files();
+    std::string out = fmt::format("{}\n  hash        {}\n  command     {}\n", k.task, k.hash.hex(), k.command_hash.hex());
+    out += fmt::format("  dependsOn   {}\n", depends_on.empty() ? "(nothing)" : fmt::format("{}", fmt::join(depends_on, ", ")));
+    out += fmt::format("  outputs     {}\n", k.outputs.paths.empty() ? "(none)" : fmt::format("{}", fmt::join(k.outputs.paths, ", ")));
+    if (!k.outputs.dropped.empty())
+        out += fmt::format("              dropped, their tokens name nothing: {}\n", fmt::join(k.outputs.dropped, ", "));
+
+    out += "\nFiles held whole, by input:\n";
+    for (const key::KeyGroup& g : k.groups) {
+        const key::FilesetGroup& fs = *k.inputs.filesets[g.fileset];
+        out += fmt::format("  {}: {} ({} file{})\n", fs.origin, fmt::join(fs.patterns, " "), g.files->size(),
+                           g.files->size() == 1 ? "" : "s");
+        for (std::uint32_t f : *g.files)
+            out += fmt::format("    {}  {}\n", short_hash(files.hash_of(f)), files.files()[f]);
+    }
+    out += "  always held:\n";
+    for (const key::KeyFile& f : k.always)
+        out += fmt::format("    {}  {}\n", short_hash(f.hash), f.path);
+    if (!k.json_files.empty()) {
+        out += "\nJSON files, by the fields selected:\n";
+        for (const key::KeyJsonFile& j : k.json_files)
+            out += fmt::format("  {}  {} fields [{}] less [{}]\n", short_hash(j.hash), j.path, fmt::join(j.fields, ", "),
+                               fmt::join(j.exclude_fields, ", "));
+    }
+    out += "\nFiles held only by what they change (a read of one is outside the inputs):\n";
+    for (const key::KeyEffectFile& e : k.effect_files)
+        out += fmt::format("  {}  {}: {}\n", short_hash(e.hash), e.path, e.what);
+
+    const key::KeyPackages& p = k.packages;
+    out += "\nInstalled packages: ";
+    if (p.source == key::KeyPackages::Source::none)
+        out += "none keyed (no pnpm-lock.yaml)\n";
+    else if (p.source == key::KeyPackages::Source::importers)
+        out += fmt::format("{} from {}, what importers {} install\n", p.closure ? p.closure->size() : 0, p.lockfile,
+                           fmt::join(p.importers, ", "));
+    else
+        out += fmt::format("{} from {}, externalDependencies [{}] and what they depend on\n",
+                           p.closure ? p.closure->size() : 0, p.lockfile, fmt::join(p.names, ", "));
+    for (const auto& [name, h] : k.env)
+        out += fmt::format("Environment: {} ({})\n", name, short_hash(h));
+    for (const auto& [cmd, h] : k.runtime)
+        out += fmt::format("Runtime: {} ({})\n", cmd, short_hash(h));
+    for (const auto& [id, h] : k.dependency_tasks)
+        out += fmt::format("Dependency task: {} ({})\n", id, short_hash(h));
+    for (const key::KeyFile& f : k.dependency_outputs)
+        out += fmt::format("Dependency output: {} ({})\n", f.path, short_hash(f.hash));
+    return out;
+}
+
+std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
+{
+    const auto& files = s.files();
+    const auto& ws = s.workspace();
+    report::JsonWriter w;
+    auto file = [&](const std::string& path, const key::Hash128& h) {
+        w.begin_object().key("path").value(path).key("hash").value(h.hex()).end_object();
+    };
+    w.begin_object();
+    w.key("task").value(k.task).key("hash").value(k.hash.hex()).key("commandHash").value(k.command_hash.hex());
+    w.key("dependsOn").strings(depends_on);
+    w.key("outputs").strings(k.outputs.paths).key("droppedOutputs").strings(k.outputs.dropped);
+    w.key("inputs").begin_array();
+    for (const key::KeyGroup& g : k.groups) {
+        const key::FilesetGroup& fs = *k.inputs.filesets[g.fileset];
+        w.begin_object().key("origin").value(fs.origin).key("project");
+        if (fs.project)
+            w.value(ws.projects()[*fs.project].name);
+        else
+            w.null();
+        w.key("patterns").strings(fs.patterns).key("hash").value(g.hash.hex()).key("files").begin_array();
+        for (std::uint32_t f : *g.files)
+            file(files.files()[f], files.hash_of(f));
+        w.end_array().end_object();
+    }
+    w.end_array();
+    w.key("always").begin_array();
+    for (const key::KeyFile& f : k.always)
+        file(f.path, f.hash);
+    w.end_array();
+    w.key("effectFiles").begin_array();
+    for (const key::KeyEffectFile& e : k.effect_files)
+        w.begin_object().key("path").value(e.path).key("what").value(e.what).key("hash").value(e.hash.hex()).end_object();
+    w.end_array();
+    w.key("json").begin_array();
+    for (const key::KeyJsonFile& j : k.json_files)
+        w.begin_object()
+            .key("path").value(j.path)
+            .key("fields").strings(j.fields)
+            .key("excludeFields").strings(j.exclude_fields)
+            .key("hash").value(j.hash.hex())
+            .end_object();
+    w.end_array();
+    w.key("env").begin_array();
+    for (const auto& [name, h] : k.env)
+        w.begin_object().key("name").value(name).key("hash").value(h.hex()).end_object();
+    w.end_array();
+    w.key("runtime").begin_array();
+    for (const auto& [cmd, h] : k.runtime)
+        w.begin_object().key("command").value(cmd).key("hash").value(h.hex()).end_object();
+    w.end_array();
+    const key::KeyPackages& p = k.packages;
+    w.key("packages").begin_object().key("source").value(source_name(p.source));
+    w.key("lockfile");
+    if (p.lockfile.empty())
+        w.null();
+    else
+        w.value(p.lockfile);
+    w.key("importers").strings(p.importers).key("names").strings(p.names);
+    w.key("count").value(static_cast<std::int64_t>(p.closure ? p.closure->size() : 0));
+    w.key("hash").value(p.hash.hex()).end_object();
+    w.key("dependencyTasks").begin_array();
+    for (const auto& [id, h] : k.dependency_tasks)
+        w.begin_object().key("task").value(id).key("hash").value(h.hex()).end_object();
+    w.end_array();
+    w.key("dependencyOutputs").begin_array();
+    for (const key::KeyFile& f : k.dependency_outputs)
+        file(f.path, f.hash);
+    w.end_array();
+    w.end_object();
+    return w.str() + "\n";
+}
+
+}  // namespace qk::cli

@@ -1,0 +1,245 @@
+#include "cache_fs.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace qk::key::cache_fs
+{
+
+std::vector<std::string_view> split_path(std::string_view path)
+{
+    std::vector<std::string_view> parts;
+    while (!path.empty()) {
+        auto slash = path.find('/');
+        std::string_view part = path.substr(0, slash);
+        if (!part.empty())
+            parts.push_back(part);
+        if (slash == std::string_view::npos)
+            break;
+        path.remove_prefix(slash + 1);
+    }
+    return parts;
+}
+
+std::string_view parent_of(std::string_view path)
+{
+    auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+std::string_view name_of(std::string_view path)
+{
+    auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool is_plain_relative(std::string_view path)
+{
+    if (path.empty() || path.starts_with('/') || path.ends_with('/') || path.find("//") != std::string_view::npos)
+        return false;
+    for (std::string_view part : split_path(path))
+        if (part == "." || part == "..")
+            return false;
+    return true;
+}
+
+Error link_on_the_way(std::string_view output, std::string_view link)
+{
+    return error(fmt::format("output {}: {} is a symbolic link, and qk never reads or writes outputs through a "
+                             "link in the workspace; make {} a real directory, or declare the output where "
+                             "the link points",
+                             output, link, link));
+}
+
+OpenedDir open_dir_beneath(int base, std::string_view path, bool create)
+{
+    OpenedDir out;
+    out.fd.reset(::openat(base, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!out.fd.valid()) {
+        out.err = errno;
+        return out;
+    }
+    for (std::string_view part : split_path(path)) {
+        if (!out.at.empty())
+            out.at += '/';
+        out.at += part;
+        std::string name(part);
+        int fd = ::openat(out.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT && create) {
+            // Another thread may make the same directory between our two calls: EEXIST is fine.
+            if (::mkdirat(out.fd.get(), name.c_str(), 0777) == 0 || errno == EEXIST)
+                fd = ::openat(out.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd < 0) {
+            int err = errno;
+            // O_NOFOLLOW|O_DIRECTORY gives ELOOP or ENOTDIR for a link depending on the kernel: ask lstat.
+            struct stat st;
+            if ((err == ELOOP || err == ENOTDIR) &&
+                ::fstatat(out.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
+                err = S_ISLNK(st.st_mode) ? ELOOP : S_ISDIR(st.st_mode) ? err : ENOTDIR;
+            out.fd.reset();
+            out.err = err;
+            return out;
+        }
+        out.fd.reset(fd);
+    }
+    out.at.clear();
+    return out;
+}
+
+const OpenedDir& DirCursor::open(std::string_view dir)
+{
+    if (!opened_ || dir != path_) {
+        current_ = open_dir_beneath(base_, dir, create_);
+        path_ = dir;
+        opened_ = true;
+    }
+    return current_;
+}
+
+namespace
+{
+
+bool copy_unsupported(int err)
+{
+    return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTTY || err == EBADF ||
+           err == EPERM;
+}
+
+Status read_write_copy(int src, int dst, std::string_view what)
+{
+    std::vector<char> buf(1 << 20);
+    for (;;) {
+        ssize_t n = ::read(src, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return sys_error(fmt::format("cannot read {}", what));
+        if (n == 0)
+            return {};
+        for (ssize_t done = 0; done < n;) {
+            ssize_t w = ::write(dst, buf.data() + done, static_cast<std::size_t>(n - done));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0)
+                return sys_error(fmt::format("cannot write {}", what));
+            done += w;
+        }
+    }
+}
+
+} // namespace
+
+Status copy_data(int src, int dst, std::string_view what)
+{
+    // A reflink shares the extents: instant, and copy-on-write keeps cache and workspace apart.
+    if (::ioctl(dst, FICLONE, src) == 0)
+        return {};
+    struct stat st;
+    if (::fstat(src, &st) != 0)
+        return sys_error(fmt::format("cannot stat {}", what));
+    // Up to the size alone, which spares small files a second call to find the end.
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    for (std::uint64_t copied = 0; copied < size;) {
+        ssize_t n = ::copy_file_range(src, nullptr, dst, nullptr, std::min<std::uint64_t>(size - copied, 1u << 30), 0);
+        if (n > 0) {
+            copied += static_cast<std::uint64_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        // Some file systems copy nothing in the kernel (0, or an error saying so): read what is left.
+        if (n == 0 || copy_unsupported(errno))
+            return read_write_copy(src, dst, what);
+        return sys_error(fmt::format("cannot copy {}", what));
+    }
+    return {};
+}
+
+Status remove_tree(int dirfd, const std::string& name, std::string_view display)
+{
+    if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT)
+        return {};
+    if (errno != EISDIR && errno != EPERM)
+        return sys_error(fmt::format("cannot remove {}", display));
+    int fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES && ::fchmodat(dirfd, name.c_str(), 0700, 0) == 0)
+        fd = ::openat(dirfd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return sys_error(fmt::format("cannot open {} to remove it", display));
+    DIR* dir = ::fdopendir(fd);
+    if (!dir) {
+        ::close(fd);
+        return sys_error(fmt::format("cannot list {} to remove it", display));
+    }
+    std::vector<std::string> names;
+    while (dirent* e = ::readdir(dir)) {
+        std::string_view n = e->d_name;
+        if (n != "." && n != "..")
+            names.emplace_back(n);
+    }
+    // A read-only directory (some tools make them) must be writable to empty it.
+    if (!names.empty() && ::faccessat(::dirfd(dir), ".", W_OK | X_OK, AT_EACCESS) != 0)
+        ::fchmod(::dirfd(dir), 0700);
+    Status result;
+    for (const std::string& n : names) {
+        if (Status s = remove_tree(::dirfd(dir), n, fmt::format("{}/{}", display, n)); !s) {
+            result = s;
+            break;
+        }
+    }
+    ::closedir(dir);
+    if (!result)
+        return result;
+    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
+        return sys_error(fmt::format("cannot remove {}", display));
+    return {};
+}
+
+Result<std::string> read_file_at(int dirfd, const std::string& name)
+{
+    UniqueFd fd(::openat(dirfd, name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid())
+        return sys_error(fmt::format("cannot open {}", name));
+    std::string out;
+    struct stat st;
+    if (::fstat(fd.get(), &st) == 0 && st.st_size > 0)
+        out.reserve(static_cast<std::size_t>(st.st_size));
+    char buf[64 * 1024];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return sys_error(fmt::format("cannot read {}", name));
+        if (n == 0)
+            return out;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+}
+
+Status write_file_at(int dirfd, const std::string& name, std::string_view bytes, mode_t mode)
+{
+    UniqueFd fd(::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+    if (!fd.valid())
+        return sys_error(fmt::format("cannot create {}", name));
+    while (!bytes.empty()) {
+        ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return sys_error(fmt::format("cannot write {}", name));
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return {};
+}
+
+} // namespace qk::key::cache_fs

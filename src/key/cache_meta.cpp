@@ -1,0 +1,269 @@
+#include "cache_meta.hpp"
+
+#include <cmath>
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::key::cache_meta
+{
+
+using workspace::Json;
+
+namespace
+{
+
+// Length of the UTF-8 sequence starting at s[i], or 0 when it is not well formed (RFC 3629: no overlongs,
+// no surrogates, nothing above U+10FFFF).
+std::size_t utf8_length(std::string_view s, std::size_t i)
+{
+    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    unsigned char c = byte(i);
+    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    if (n == 0 || i + n > s.size())
+        return 0;
+    for (std::size_t k = 1; k < n; ++k)
+        if ((byte(i + k) & 0xC0) != 0x80)
+            return 0;
+    if ((n == 2 && c < 0xC2) || (n == 3 && c == 0xE0 && byte(i + 1) < 0xA0) ||
+        (n == 3 && c == 0xED && byte(i + 1) >= 0xA0) || (n == 4 && c == 0xF0 && byte(i + 1) < 0x90) ||
+        (n == 4 && (c > 0xF4 || (c == 0xF4 && byte(i + 1) >= 0x90))))
+        return 0;
+    return n;
+}
+
+// Appends `s` as a JSON string. False when `s` is not UTF-8, which a JSON string cannot carry.
+bool append_string(std::string& out, std::string_view s)
+{
+    out += '"';
+    for (std::size_t i = 0; i < s.size();) {
+        unsigned char c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            std::size_t n = utf8_length(s, i);
+            if (n == 0)
+                return false;
+            out.append(s.substr(i, n));
+            i += n;
+            continue;
+        }
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20)
+                fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
+            else
+                out += static_cast<char>(c);
+        }
+        ++i;
+    }
+    out += '"';
+    return true;
+}
+
+const char* kind_name(OutputFile::Kind k)
+{
+    switch (k) {
+    case OutputFile::Kind::file: return "file";
+    case OutputFile::Kind::symlink: return "symlink";
+    case OutputFile::Kind::directory: return "directory";
+    }
+    return "file";
+}
+
+// A member read from meta.json, or an Error naming it.
+struct Reader {
+    const Json& object;
+    std::string where;
+
+    Result<const Json*> member(std::string_view key, Json::Kind kind, const char* expected) const
+    {
+        const Json* v = object.find(key);
+        if (!v)
+            return error(fmt::format("{}{} is missing", where, key));
+        if (v->kind() != kind)
+            return error(fmt::format("{}{} should be {}, found {}", where, key, expected, v->describe()));
+        return v;
+    }
+    Result<std::string> string(std::string_view key) const
+    {
+        auto v = member(key, Json::Kind::string, "a string");
+        if (!v)
+            return v.error();
+        return (*v)->as_string();
+    }
+    Result<std::uint64_t> count(std::string_view key) const
+    {
+        auto v = member(key, Json::Kind::number, "a number");
+        if (!v)
+            return v.error();
+        double d = (*v)->as_number();
+        if (d < 0 || d > 9007199254740992.0 || std::floor(d) != d)
+            return error(fmt::format("{}{} should be a whole number, found {}", where, key, d));
+        return static_cast<std::uint64_t>(d);
+    }
+};
+
+Result<CachedFile> read_file_entry(const Json& item, std::size_t index)
+{
+    if (!item.is_object())
+        return error(fmt::format("files[{}] should be an object, found {}", index, item.describe()));
+    Reader r{item, fmt::format("files[{}].", index)};
+    CachedFile f;
+    auto path = r.string("path");
+    auto kind = r.string("kind");
+    if (!path)
+        return path.error();
+    if (!kind)
+        return kind.error();
+    f.path = *path;
+    if (*kind == "file" || *kind == "directory") {
+        f.kind = *kind == "file" ? OutputFile::Kind::file : OutputFile::Kind::directory;
+        auto mode = r.string("mode");
+        if (!mode)
+            return mode.error();
+        char* end = nullptr;
+        unsigned long m = std::strtoul(mode->c_str(), &end, 8);
+        if (mode->empty() || *end != '\0' || m > 07777)
+            return error(fmt::format("files[{}].mode should be octal permission bits, found \"{}\"", index, *mode));
+        f.mode = static_cast<std::uint32_t>(m);
+    } else if (*kind == "symlink") {
+        f.kind = OutputFile::Kind::symlink;
+        auto target = r.string("target");
+        if (!target)
+            return target.error();
+        f.target = *target;
+    } else {
+        return error(fmt::format("files[{}].kind \"{}\" is none of file, symlink, directory", index, *kind));
+    }
+    if (f.kind != OutputFile::Kind::directory) {
+        auto size = r.count("size");
+        if (!size)
+            return size.error();
+        f.size = *size;
+    }
+    return f;
+}
+
+} // namespace
+
+Result<std::string> write(const Hash128& hash, const CacheRecord& record, std::span<const CachedFile> files,
+                          std::uint64_t terminal_size, std::string_view created)
+{
+    std::string out;
+    auto it = std::back_inserter(out);
+    bool utf8 = true;
+    auto str = [&](std::string_view s) { utf8 = append_string(out, s) && utf8; };
+    fmt::format_to(it, "{{\n  \"schemaVersion\": {},\n  \"qkVersion\": ", LocalCache::schema_version);
+    str(record.qk_version);
+    fmt::format_to(it, ",\n  \"hash\": \"{}\",\n  \"task\": ", hash.hex());
+    str(record.task);
+    out += ",\n  \"outputs\": [";
+    for (std::size_t i = 0; i < record.outputs.size(); ++i) {
+        out += i ? ", " : "";
+        str(record.outputs[i]);
+    }
+    out += "],\n  \"files\": [";
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const CachedFile& f = files[i];
+        out += i ? ",\n    {\"path\": " : "\n    {\"path\": ";
+        str(f.path);
+        fmt::format_to(it, ", \"kind\": \"{}\"", kind_name(f.kind));
+        if (f.kind == OutputFile::Kind::symlink) {
+            out += ", \"target\": ";
+            str(f.target);
+        } else {
+            fmt::format_to(it, ", \"mode\": \"{:04o}\"", f.mode);
+        }
+        if (f.kind != OutputFile::Kind::directory)
+            fmt::format_to(it, ", \"size\": {}", f.size);
+        out += '}';
+    }
+    out += files.empty() ? "]" : "\n  ]";
+    fmt::format_to(it, ",\n  \"terminalOutputSize\": {},\n  \"durationMs\": {},\n  \"created\": ", terminal_size,
+                   record.duration.count());
+    str(created);
+    out += "\n}\n";
+    if (!utf8)
+        return error(fmt::format("cannot cache {}: a path or pattern of its outputs is not valid UTF-8, which "
+                                 "meta.json cannot record; rename the file",
+                                 record.task));
+    return out;
+}
+
+Result<Parsed> read(std::string_view text, const Hash128& hash)
+{
+    auto doc = workspace::parse_json(text, "meta.json");
+    if (!doc)
+        return doc.error();
+    if (!doc->is_object())
+        return error(fmt::format("meta.json should hold an object, found {}", doc->describe()));
+    Reader r{*doc, ""};
+    auto schema = r.count("schemaVersion");
+    if (!schema)
+        return schema.error();
+    if (*schema != LocalCache::schema_version)
+        return error(
+            fmt::format("meta.json has schemaVersion {}, this qk reads {}", *schema, LocalCache::schema_version));
+    Parsed p;
+    p.hit.hash = hash;
+    auto stored_hash = r.string("hash");
+    if (!stored_hash)
+        return stored_hash.error();
+    if (*stored_hash != hash.hex())
+        return error(fmt::format("meta.json is for hash {}", *stored_hash));
+    for (auto [key, field] : {std::pair{"task", &p.hit.task}, std::pair{"qkVersion", &p.hit.qk_version},
+                              std::pair{"created", &p.hit.created}}) {
+        auto v = r.string(key);
+        if (!v)
+            return v.error();
+        *field = std::move(*v);
+    }
+    auto outputs = r.member("outputs", Json::Kind::array, "an array");
+    if (!outputs)
+        return outputs.error();
+    for (const Json& o : (*outputs)->as_array()) {
+        if (!o.is_string())
+            return error(fmt::format("outputs should hold strings, found {}", o.describe()));
+        p.hit.outputs.push_back(o.as_string());
+    }
+    auto files = r.member("files", Json::Kind::array, "an array");
+    if (!files)
+        return files.error();
+    for (const Json& item : (*files)->as_array()) {
+        auto f = read_file_entry(item, p.hit.files.size());
+        if (!f)
+            return f.error();
+        p.hit.files.push_back(std::move(*f));
+    }
+    auto duration = r.count("durationMs");
+    auto terminal = r.count("terminalOutputSize");
+    if (!duration)
+        return duration.error();
+    if (!terminal)
+        return terminal.error();
+    p.hit.duration = std::chrono::milliseconds(*duration);
+    p.terminal_size = *terminal;
+    return p;
+}
+
+std::string now_utc()
+{
+    auto now = std::chrono::system_clock::now();
+    std::time_t secs = std::chrono::system_clock::to_time_t(now);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    ::gmtime_r(&secs, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    return fmt::format("{}.{:03}Z", buf, ms);
+}
+
+} // namespace qk::key::cache_meta

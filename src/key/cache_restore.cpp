@@ -1,0 +1,218 @@
+// LocalCache::restore: what the outputs name now is removed, then the stored files are copied back (never
+// hard-linked: a tool editing an output in place would change the cache), each directory on the way
+// opened with O_NOFOLLOW from the workspace root so nothing is written through a symbolic link.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cache_fs.hpp"
+#include "qk/key/cache.hpp"
+
+namespace qk::key
+{
+
+namespace
+{
+
+using cache_fs::name_of;
+using cache_fs::open_dir_beneath;
+using cache_fs::OpenedDir;
+using cache_fs::parent_of;
+
+struct DirCloser {
+    void operator()(DIR* d) const { ::closedir(d); }
+};
+
+// Removes under directory `fd` (at `rel`) what the outputs match. In an output named whole, directories
+// go too once emptied; a glob removes only the files it matches.
+Status prune(const OutputSet& set, UniqueFd fd, const std::string& rel, bool whole)
+{
+    std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd.get()));
+    if (!dir)
+        return sys_error(fmt::format("cannot list {}", rel));
+    fd.release();
+    const int at = ::dirfd(dir.get());
+    // A read-only directory (some tools make them) must be writable to empty it.
+    if (::faccessat(at, ".", W_OK | X_OK, AT_EACCESS) != 0)
+        ::fchmod(at, 0700);
+    while (dirent* e = ::readdir(dir.get())) {
+        std::string_view name = e->d_name;
+        if (name == "." || name == "..")
+            continue;
+        std::string child = fmt::format("{}/{}", rel, name);
+        struct stat st;
+        if (::fstatat(at, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (!S_ISDIR(st.st_mode)) {
+            if (set.matches(child) && ::unlinkat(at, e->d_name, 0) != 0 && errno != ENOENT)
+                return sys_error(fmt::format("cannot remove {}", child));
+            continue;
+        }
+        if (OutputSet::never_entered(name))
+            continue;
+        if (set.may_match_under(child)) {
+            UniqueFd sub(::openat(at, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!sub.valid())
+                return sys_error(fmt::format("cannot open {}", child));
+            if (Status s = prune(set, std::move(sub), child, whole); !s)
+                return s;
+        }
+        // Not empty: it holds something the outputs exclude, which stays.
+        if (whole && set.matches(child) && ::unlinkat(at, e->d_name, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY &&
+            errno != EEXIST && errno != ENOENT)
+            return sys_error(fmt::format("cannot remove {}", child));
+    }
+    return {};
+}
+
+Error open_failure(std::string_view output, const OpenedDir& d)
+{
+    if (d.err == ELOOP)
+        return cache_fs::link_on_the_way(output, d.at);
+    if (d.err == ENOTDIR)
+        return error(fmt::format("{} is not a directory, and output {} lies under it; remove {}", d.at, output, d.at));
+    return sys_error(fmt::format("cannot open {} to restore output {}", d.at.empty() ? "." : d.at, output), d.err);
+}
+
+// Removes what the outputs name in the workspace now: the root's own path when it is a file or a link, what
+// the outputs match under it when it is a directory.
+Status remove_current(int root_fd, const OutputSet& set)
+{
+    for (const OutputSet::Root& root : set.roots()) {
+        // A link standing where a directory of the way should be is refused before anything is removed.
+        auto parent = open_dir_beneath(root_fd, root.whole ? parent_of(root.path) : root.path, false);
+        if (!parent.fd.valid() && parent.err != ENOENT && parent.err != ENOTDIR)
+            return open_failure(root.path, parent);
+    }
+    for (const OutputSet::Root& root : set.roots()) {
+        auto parent = open_dir_beneath(root_fd, parent_of(root.path), false);
+        if (!parent.fd.valid())
+            continue; // nothing there
+        if (root.path.empty()) {
+            if (Status s = prune(set, std::move(parent.fd), "", false); !s)
+                return s;
+            continue;
+        }
+        std::string name(name_of(root.path));
+        struct stat st;
+        if (::fstatat(parent.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue;
+        if (!S_ISDIR(st.st_mode)) {
+            if (set.matches(root.path) && ::unlinkat(parent.fd.get(), name.c_str(), 0) != 0 && errno != ENOENT)
+                return sys_error(fmt::format("cannot remove {}", root.path));
+            continue;
+        }
+        UniqueFd fd(::openat(parent.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!fd.valid())
+            return sys_error(fmt::format("cannot open {}", root.path));
+        if (Status s = prune(set, std::move(fd), root.path, root.whole); !s)
+            return s;
+        if (root.whole && set.matches(root.path) && ::unlinkat(parent.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 &&
+            errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
+            return sys_error(fmt::format("cannot remove {}", root.path));
+    }
+    return {};
+}
+
+// Creates `name` in `dir` with `make`; what stands there (a path the outputs name, left by something
+// else since) is removed first.
+template <class Make> Result<int> create_replacing(int dir, const std::string& name, const std::string& path, Make make)
+{
+    int r = make();
+    if (r < 0 && errno == EEXIST) {
+        if (Status s = cache_fs::remove_tree(dir, name, path); !s)
+            return s.error();
+        r = make();
+    }
+    if (r < 0)
+        return sys_error(fmt::format("cannot create {}", path));
+    return r;
+}
+
+// Puts the stored files back, each directory on the way opened without following a link.
+class Restorer
+{
+  public:
+    Restorer(int root_fd, int files_fd) : root_fd_(root_fd), to_(root_fd, true), from_(files_fd, false) {}
+
+    Status put_back(const CachedFile& f)
+    {
+        if (f.kind == OutputFile::Kind::directory) {
+            auto dir = open_dir_beneath(root_fd_, f.path, true);
+            if (!dir.fd.valid())
+                return open_failure(f.path, dir);
+            if (::fchmod(dir.fd.get(), f.mode) != 0)
+                return sys_error(fmt::format("cannot set the mode of {}", f.path));
+            return {};
+        }
+        const OpenedDir& to = to_.open(parent_of(f.path));
+        if (!to.fd.valid())
+            return open_failure(f.path, to);
+        const int dir = to.fd.get();
+        std::string name(name_of(f.path));
+        if (f.kind == OutputFile::Kind::symlink) {
+            auto made =
+                create_replacing(dir, name, f.path, [&] { return ::symlinkat(f.target.c_str(), dir, name.c_str()); });
+            return made ? Status() : Status(made.error());
+        }
+        const OpenedDir& from = from_.open(parent_of(f.path));
+        UniqueFd in(from.fd.valid() ? ::openat(from.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1);
+        if (!in.valid())
+            return sys_error(fmt::format("cannot read the cached copy of {}", f.path), from.err ? from.err : errno);
+        auto made = create_replacing(dir, name, f.path, [&] {
+            return ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        });
+        if (!made)
+            return made.error();
+        UniqueFd out(*made);
+        if (Status s = cache_fs::copy_data(in.get(), out.get(), f.path); !s)
+            return s;
+        // After the data: the mode may deny us writing, and writing clears set-id bits.
+        if (::fchmod(out.get(), f.mode) != 0)
+            return sys_error(fmt::format("cannot set the mode of {}", f.path));
+        return {};
+    }
+
+  private:
+    int root_fd_;
+    cache_fs::DirCursor to_, from_;
+};
+
+} // namespace
+
+Status LocalCache::restore(const CacheHit& hit) const
+{
+    auto fail = [&](const Error& e) {
+        return Error{fmt::format("cannot restore {} from the cache: {}", hit.task, e.message), e.sys_errno};
+    };
+    auto outputs = OutputSet::compile(hit.outputs);
+    if (!outputs)
+        return fail(outputs.error());
+    const std::string hex = hit.hash.hex();
+    UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd files(entry.valid() ? ::openat(entry.get(), "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                 : -1);
+    if (!files.valid())
+        return fail(
+            sys_error(fmt::format("cannot open {}/files; run again with the cache skipped", (dir_ / hex).string())));
+    // find() checked this, but a CacheHit is plain data: never write where the outputs do not name.
+    for (const CachedFile& f : hit.files)
+        if (!outputs->contains(f.path))
+            return fail(error(fmt::format("{} is not among the outputs {}", f.path, fmt::join(hit.outputs, ", "))));
+    if (Status s = remove_current(root_fd_.get(), *outputs); !s)
+        return fail(s.error());
+    Restorer restorer(root_fd_.get(), files.get());
+    for (const CachedFile& f : hit.files) {
+        if (Status s = restorer.put_back(f); !s)
+            return fail(s.error());
+    }
+    return {};
+}
+
+} // namespace qk::key

@@ -1,0 +1,84 @@
+// FileIndex: the scan's entry point and the lookups over its sorted file list.
+#include "qk/key/file_index.hpp"
+
+#include <fcntl.h>
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "file_index_hashing.hpp"
+
+namespace qk::key {
+
+FileIndex::FileIndex() = default;
+FileIndex::FileIndex(FileIndex&&) noexcept = default;
+FileIndex& FileIndex::operator=(FileIndex&&) noexcept = default;
+FileIndex::~FileIndex() = default;
+
+Result<FileIndex> FileIndex::scan(const workspace::Workspace& ws)
+{
+    FileIndex index;
+    index.root_ = ws.root();
+    UniqueFd root_fd(::open(index.root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root_fd.valid())
+        return sys_error(fmt::format("cannot read the workspace root {}; check that it exists and that qk may read it",
+                                     index.root_.string()));
+    if (Status s = index.walk(ws, root_fd.get()); !s)
+        return s.error();
+
+    index.project_files_.resize(ws.projects().size());
+    for (std::size_t i = 0; i < index.files_.size(); ++i)
+        if (index.owner_[i] >= 0)
+            index.project_files_[static_cast<std::size_t>(index.owner_[i])].push_back(static_cast<std::uint32_t>(i));
+    index.hashing_ = std::make_unique<Hashing>(index.files_.size(), std::move(root_fd));
+    return index;
+}
+
+std::filesystem::path FileIndex::hash_cache_path(const std::filesystem::path& root)
+{
+    return root / ".qk" / "cache" / "file-hashes";
+}
+
+std::optional<std::size_t> FileIndex::find(std::string_view path) const
+{
+    auto it = std::lower_bound(files_.begin(), files_.end(), path,
+                               [](const std::string& f, std::string_view p) { return std::string_view(f) < p; });
+    if (it == files_.end() || *it != path)
+        return std::nullopt;
+    return static_cast<std::size_t>(it - files_.begin());
+}
+
+std::optional<std::size_t> FileIndex::owner(std::size_t file) const
+{
+    if (file >= owner_.size() || owner_[file] < 0)
+        return std::nullopt;
+    return static_cast<std::size_t>(owner_[file]);
+}
+
+std::span<const std::uint32_t> FileIndex::files_of(std::size_t project) const
+{
+    if (project >= project_files_.size())
+        return {};
+    return project_files_[project];
+}
+
+std::pair<std::size_t, std::size_t> FileIndex::range_under(std::string_view prefix) const
+{
+    while (!prefix.empty() && prefix.back() == '/')
+        prefix.remove_suffix(1);
+    if (prefix.empty() || prefix == ".")
+        return {0, files_.size()};
+    if (auto exact = find(prefix))
+        return {*exact, *exact + 1};  // a file: nothing can be under it
+    // Paths under "p/" sort together, from "p/" up to (not including) "p0" ('0' follows '/').
+    auto below = [](const std::string& f, std::string_view p) { return std::string_view(f) < p; };
+    std::string key(prefix);
+    key += '/';
+    auto first = std::lower_bound(files_.begin(), files_.end(), std::string_view(key), below);
+    key.back() = '/' + 1;
+    auto last = std::lower_bound(first, files_.end(), std::string_view(key), below);
+    return {static_cast<std::size_t>(first - files_.begin()), static_cast<std::size_t>(last - files_.begin())};
+}
+
+}  // namespace qk::key

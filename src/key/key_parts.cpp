@@ -1,0 +1,230 @@
+// The per-task parts of a key: how the task runs, the files held whole whatever the inputs say, the
+// files held by effect, JSON field selections, dependency tasks' outputs, and the final hash.
+#include "key_parts.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "qk/key/output_files.hpp"
+
+namespace qk::key {
+
+namespace fs = std::filesystem;
+using workspace::Json;
+
+Hash128 command_hash(const workspace::Task& task, const workspace::Project& project)
+{
+    const workspace::RunSpec& run = task.target->run;
+    Hasher h;
+    h.field(task.id).field(task.configuration).field(task.target->executor).field(std::uint64_t(run.kind));
+    h.field(std::uint64_t(run.commands.size()));
+    for (const std::string& c : run.commands)
+        h.field(c);
+    h.field(std::uint64_t(run.parallel)).field(run.cwd).field(run.env_file).field(run.script);
+    for (const std::string& p : run.path_prepend)
+        h.field(p);
+    for (const auto& [k, v] : run.env)
+        h.field(k).field(v);
+    for (const std::string& e : run.lifecycle_events)
+        h.field(e);
+    h.field(project.package_name).field(project.package_version);  // npm_package_* in scripts
+    return h.digest();
+}
+
+Status always_files(KeyBuilder::State& s, const workspace::Project& project, std::vector<KeyFile>& out)
+{
+    // Nx's ALWAYS_ON_FILES less nx.json (held by effect), plus the project's package.json, which the
+    // spec lets every task read.
+    std::vector<std::string> paths = {".gitignore", ".nxignore"};
+    if (!project.package_json.empty())
+        paths.push_back(project.package_json);
+    std::sort(paths.begin(), paths.end());
+    for (const std::string& p : paths) {
+        auto i = s.files.find(p);
+        if (!i)
+            continue;
+        std::uint32_t f = static_cast<std::uint32_t>(*i);
+        if (auto st = s.files.hash(std::span(&f, 1)); !st)
+            return st;
+        out.push_back({p, s.files.hash_of(f)});
+    }
+    return {};
+}
+
+Status effect_files(KeyBuilder::State& s, const workspace::Task& task, TaskKey& key)
+{
+    const workspace::Workspace& ws = s.graph.workspace();
+    const workspace::Project& project = ws.projects()[task.project];
+    // What nx.json, the project's configuration files and the target defaults resolve to for this task.
+    Json named = ws.named_inputs_for(project);
+    Hash128 config = Hasher()
+                         .field(task.target->raw.canonical())
+                         .field(named.canonical())
+                         .field(project.name)
+                         .field(project.root)
+                         .digest();
+    const auto& f = ws.files();
+    auto add = [&](const std::string& path, const char* what, Hash128 h) {
+        if (!path.empty())
+            key.effect_files.push_back({path, what, h});
+    };
+    const char* nx_what = "targetDefaults and namedInputs, as they resolve for this task";
+    add(f.nx_json, nx_what, config);
+    add(f.nx_extends, nx_what, config);
+    add(f.nx_local_json, nx_what, config);
+    add(project.project_json, "the project's name and root, its namedInputs and this target's configuration", config);
+    add(project.project_local_json, "the project's name and root, its namedInputs and this target's configuration",
+        config);
+    // The project graph as it reaches this task: its project's dependencies, by name and root.
+    Hasher graph;
+    for (std::size_t d : s.graph.transitive_dependencies(task.project))
+        graph.field(ws.projects()[d].name).field(ws.projects()[d].root);
+    Hash128 graph_hash = graph.digest();
+    add(f.pnpm_workspace_yaml, "which projects exist: the task's project's dependencies, by name and root",
+        graph_hash);
+    if (project.root != ".")
+        add(f.root_package_json, "which projects exist: the task's project's dependencies, by name and root",
+            graph_hash);
+    if (!key.packages.lockfile.empty())
+        add(key.packages.lockfile, "the installed packages the key counts", key.packages.hash);
+    return {};
+}
+
+std::string select_json_fields(const Json& doc, const std::vector<std::string>& fields,
+                               const std::vector<std::string>& exclude_fields)
+{
+    auto split = [](std::string_view dotted) {
+        std::vector<std::string> parts;
+        for (std::size_t at; (at = dotted.find('.')) != std::string_view::npos; dotted.remove_prefix(at + 1))
+            parts.emplace_back(dotted.substr(0, at));
+        parts.emplace_back(dotted);
+        return parts;
+    };
+    Json selected;
+    if (fields.empty()) {
+        selected = doc;
+    } else {
+        selected = Json::object();
+        for (const std::string& field : fields) {
+            auto parts = split(field);
+            const Json* from = &doc;
+            Json* to = &selected;
+            for (std::size_t i = 0; from && i < parts.size(); ++i) {
+                from = from->is_object() ? from->find(parts[i]) : nullptr;
+                if (!from)
+                    break;
+                if (i + 1 == parts.size()) {
+                    to->set(parts[i], *from);
+                } else {
+                    if (!to->find(parts[i]) || !to->find(parts[i])->is_object())
+                        to->set(parts[i], Json::object());
+                    to = to->find(parts[i]);
+                }
+            }
+        }
+    }
+    for (const std::string& field : exclude_fields) {
+        auto parts = split(field);
+        Json* at = &selected;
+        for (std::size_t i = 0; at && i + 1 < parts.size(); ++i)
+            at = at->is_object() ? at->find(parts[i]) : nullptr;
+        if (at && at->is_object())
+            at->erase(parts.back());
+    }
+    return selected.canonical();
+}
+
+Result<std::vector<KeyJsonFile>> json_files(KeyBuilder::State& s, const JsonInput& in)
+{
+    std::vector<std::string> paths;
+    auto glob = workspace::Glob::compile_fileset(in.pattern);
+    if (!glob)
+        return error(fmt::format("json input {}: {}", in.pattern, glob.error().message));
+    auto [begin, end] = s.files.range_under(glob->literal_prefix());
+    for (std::size_t f = begin; f < end; ++f)
+        if (glob->matches(s.files.files()[f]))
+            paths.push_back(s.files.files()[f]);
+    std::vector<KeyJsonFile> out;
+    for (const std::string& p : paths) {
+        auto doc = workspace::read_json_file(s.graph.workspace().root() / p, p);
+        KeyJsonFile part{p, in.fields, in.exclude_fields, {}};
+        if (doc) {
+            part.hash = Hasher().field("json").field(select_json_fields(*doc, in.fields, in.exclude_fields)).digest();
+        } else {
+            // Nx hashes a file that is not JSON whole.
+            auto h = hash_file(s.graph.workspace().root() / p);
+            if (!h)
+                return h.error();
+            part.hash = Hasher().field("raw").field(*h).digest();
+        }
+        out.push_back(std::move(part));
+    }
+    return out;
+}
+
+Status dependency_outputs(KeyBuilder::State& s, std::size_t task, TaskKey& key)
+{
+    const workspace::TaskGraph& tasks = s.tasks;
+    for (const DependentOutputsInput& in : key.inputs.dependent_outputs) {
+        auto glob = workspace::Glob::compile(in.glob);
+        if (!glob)
+            return error(fmt::format("dependentTasksOutputFiles {}: {}", in.glob, glob.error().message));
+        std::vector<std::size_t> deps = in.transitive ? tasks.transitive_deps(task) : tasks.tasks()[task].deps;
+        for (std::size_t d : deps) {
+            std::shared_ptr<const TaskKey> dk;
+            {
+                std::lock_guard l(s.mutex);
+                dk = s.keys[d];
+            }
+            if (!dk)
+                continue;
+            auto found = collect_output_files(s.graph.workspace().root(), dk->outputs.paths);
+            if (!found)
+                return found.error();
+            for (const OutputFile& f : *found) {
+                if (f.kind == OutputFile::Kind::directory || !glob->matches(f.path))
+                    continue;
+                auto h = hash_file(s.graph.workspace().root() / f.path);
+                if (!h)
+                    return h.error();
+                key.dependency_outputs.push_back({f.path, *h});
+            }
+        }
+    }
+    std::sort(key.dependency_outputs.begin(), key.dependency_outputs.end(),
+              [](const KeyFile& a, const KeyFile& b) { return a.path < b.path; });
+    key.dependency_outputs.erase(std::unique(key.dependency_outputs.begin(), key.dependency_outputs.end(),
+                                             [](const KeyFile& a, const KeyFile& b) { return a.path == b.path; }),
+                                 key.dependency_outputs.end());
+    return {};
+}
+
+Hash128 final_hash(const TaskKey& key)
+{
+    Hasher h;
+    h.field("qk-key-v1").field(key.command_hash);
+    h.field(std::uint64_t(key.groups.size()));
+    for (const KeyGroup& g : key.groups)
+        h.field(g.hash);
+    for (const KeyFile& f : key.always)
+        h.field(f.path).field(f.hash);
+    for (const KeyEffectFile& f : key.effect_files)
+        h.field(f.path).field(f.hash);
+    for (const KeyJsonFile& f : key.json_files)
+        h.field(f.path).field(f.hash);
+    for (const auto& [name, v] : key.env)
+        h.field(name).field(v);
+    for (const auto& [cmd, v] : key.runtime)
+        h.field(cmd).field(v);
+    h.field(std::uint64_t(key.packages.source)).field(key.packages.hash);
+    for (const auto& [id, v] : key.dependency_tasks)
+        h.field(id).field(v);
+    for (const KeyFile& f : key.dependency_outputs)
+        h.field(f.path).field(f.hash);
+    for (const std::string& o : key.outputs.paths)
+        h.field(o);
+    return h.digest();
+}
+
+}  // namespace qk::key

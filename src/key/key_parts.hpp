@@ -1,0 +1,59 @@
+// The parts of a task key and the caches a run's keys share (src/key/task_key.cpp assembles them).
+#pragma once
+
+#include <map>
+#include <unordered_map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "qk/key/task_key.hpp"
+
+namespace qk::key {
+
+struct GroupResult {
+    std::shared_ptr<const std::vector<std::uint32_t>> files;
+    Hash128 hash;
+};
+
+struct KeyBuilder::State {
+    State(const workspace::ProjectGraph& g, const workspace::TaskGraph& t, FileIndex& f)
+        : graph(g), tasks(t), files(f)
+    {
+    }
+
+    const workspace::ProjectGraph& graph;
+    const workspace::TaskGraph& tasks;
+    FileIndex& files;
+    std::unique_ptr<workspace::PnpmLock> lock;
+    InputCache inputs;
+    std::string lock_path;
+
+    std::mutex mutex;  // guards what follows
+    std::vector<std::shared_ptr<const TaskKey>> keys;
+    std::unordered_map<std::string, GroupResult> groups;
+    std::map<std::string, Hash128, std::less<>> runtimes;
+    std::map<std::string, KeyPackages, std::less<>> package_sets;
+
+    // The files a fileset group selects, and their hash; cached by project and patterns.
+    Result<GroupResult> group(const FilesetGroup& g);
+    // The output of a runtime input's command, hashed; run once per command per run.
+    Result<Hash128> runtime(const std::string& command);
+    // The installed packages the task's key counts.
+    Result<KeyPackages> packages(const workspace::Task& task, const InputPlan& plan);
+};
+
+Hash128 command_hash(const workspace::Task& task, const workspace::Project& project);
+Status always_files(KeyBuilder::State& s, const workspace::Project& project, std::vector<KeyFile>& out);
+Status effect_files(KeyBuilder::State& s, const workspace::Task& task, TaskKey& key);
+Result<std::vector<KeyJsonFile>> json_files(KeyBuilder::State& s, const JsonInput& in);
+Status dependency_outputs(KeyBuilder::State& s, std::size_t task, TaskKey& key);
+Hash128 final_hash(const TaskKey& key);
+
+// The fields of a JSON document that `fields` selects, less `exclude_fields` (dot paths; a missing field
+// is skipped), as canonical text.
+std::string select_json_fields(const workspace::Json& doc, const std::vector<std::string>& fields,
+                               const std::vector<std::string>& exclude_fields);
+
+}  // namespace qk::key

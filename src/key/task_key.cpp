@@ -1,0 +1,122 @@
+// The key of a task, part by part. What goes into the hash, and in which order, is spelled out in
+// TaskKeyHash below; the rest gathers the parts. Caches shared by the tasks of a run (a project's
+// fileset group, a package set, a runtime command's output) live in KeyBuilder::State.
+#include "qk/key/task_key.hpp"
+
+#include <algorithm>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "key_parts.hpp"
+
+namespace qk::key {
+
+namespace fs = std::filesystem;
+using workspace::Json;
+
+Result<KeyBuilder> KeyBuilder::create(const workspace::ProjectGraph& graph, const workspace::TaskGraph& tasks,
+                                      FileIndex& files)
+{
+    KeyBuilder b;
+    b.s_ = std::make_shared<State>(graph, tasks, files);
+    fs::path lock = graph.workspace().root() / "pnpm-lock.yaml";
+    std::error_code ec;
+    if (fs::exists(lock, ec)) {
+        auto parsed = workspace::parse_pnpm_lock(lock.string());
+        if (!parsed)
+            return parsed.error();
+        b.s_->lock = std::make_unique<workspace::PnpmLock>(std::move(*parsed));
+        b.s_->lock_path = "pnpm-lock.yaml";
+    }
+    b.s_->keys.resize(tasks.tasks().size());
+    return b;
+}
+
+const TaskKey* KeyBuilder::computed(std::size_t i) const
+{
+    std::lock_guard lock(s_->mutex);
+    return s_->keys[i].get();
+}
+
+std::shared_ptr<const TaskKey> KeyBuilder::shared(std::size_t i) const
+{
+    std::lock_guard lock(s_->mutex);
+    return s_->keys[i];
+}
+
+Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
+{
+    State& s = *s_;
+    const workspace::Task& task = s.tasks.tasks()[i];
+    const workspace::Workspace& ws = s.graph.workspace();
+    const workspace::Project& project = ws.projects()[task.project];
+    const workspace::Target& target = *task.target;
+
+    auto owned = std::make_shared<TaskKey>();
+    TaskKey& key = *owned;
+    key.task = task.id;
+    auto plan = plan_inputs(s.graph, task.project, target, &s.inputs);
+    if (!plan)
+        return plan.error();
+    key.inputs = std::move(*plan);
+    auto outputs = resolve_outputs(project, target, task.configuration);
+    if (!outputs)
+        return outputs.error();
+    key.outputs = std::move(*outputs);
+    key.command_hash = command_hash(task, project);
+
+    for (std::size_t g = 0; g < key.inputs.filesets.size(); ++g) {
+        auto group = s.group(*key.inputs.filesets[g]);
+        if (!group)
+            return error(fmt::format("task {}: {}", task.id, group.error().message));
+        key.groups.push_back(KeyGroup{g, group->files, group->hash});
+    }
+    if (auto st = always_files(s, project, key.always); !st)
+        return error(fmt::format("task {}: {}", task.id, st.error().message));
+    auto packages = s.packages(task, key.inputs);
+    if (!packages)
+        return error(fmt::format("task {}: {}", task.id, packages.error().message));
+    key.packages = std::move(*packages);
+    if (auto st = effect_files(s, task, key); !st)
+        return error(fmt::format("task {}: {}", task.id, st.error().message));
+    for (const JsonInput& in : key.inputs.json) {
+        auto parts = json_files(s, in);
+        if (!parts)
+            return error(fmt::format("task {}: {}", task.id, parts.error().message));
+        key.json_files.insert(key.json_files.end(), parts->begin(), parts->end());
+    }
+    for (const std::string& name : key.inputs.env) {
+        const char* v = std::getenv(name.c_str());
+        key.env.emplace_back(name, v ? Hasher().field("set").field(v).digest() : Hasher().field("unset").digest());
+    }
+    for (const std::string& cmd : key.inputs.runtime) {
+        auto out = s.runtime(cmd);
+        if (!out)
+            return error(fmt::format("task {}: {}", task.id, out.error().message));
+        key.runtime.emplace_back(cmd, *out);
+    }
+    {
+        std::lock_guard lock(s.mutex);
+        std::vector<std::size_t> deps = task.deps;
+        deps.insert(deps.end(), task.continuous_deps.begin(), task.continuous_deps.end());
+        for (std::size_t d : deps) {
+            const TaskKey* dk = s.keys[d].get();
+            if (!dk)
+                return error(fmt::format("internal: the key of {} is needed before that of {}",
+                                         s.tasks.tasks()[d].id, task.id));
+            key.dependency_tasks.emplace_back(dk->task, dk->hash);
+        }
+    }
+    std::sort(key.dependency_tasks.begin(), key.dependency_tasks.end());
+    if (auto st = dependency_outputs(s, i, key); !st)
+        return error(fmt::format("task {}: {}", task.id, st.error().message));
+
+    key.hash = final_hash(key);
+    std::shared_ptr<const TaskKey> result = std::move(owned);
+    std::lock_guard lock(s.mutex);
+    s.keys[i] = result;
+    return result;
+}
+
+}  // namespace qk::key

@@ -1,0 +1,74 @@
+// Launcher: starts one command and waits for it. The runner goes through it so that a recording
+// launcher (a cgroup per task, eBPF or strace) can take the place of the plain ProcessLauncher.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "qk/record/recorder.hpp"
+#include "qk/util/result.hpp"
+
+namespace qk::run {
+
+struct LaunchRequest {
+    std::vector<std::string> argv;  // argv[0] is looked up in the PATH of `env` when it has no '/'
+    std::string cwd;                // absolute
+    std::vector<std::string> env;   // "K=V", the complete environment
+    int output_fd = -1;             // stdout and stderr both go here; stdin is /dev/null
+};
+
+// Lets one thread stop the commands others are waiting for. A launcher registers how to stop its
+// command for as long as it runs; the first cancel() asks gently (SIGTERM), each later one forcefully.
+class CancelToken {
+public:
+    // How to stop one running command; `force` is false the first time, true after.
+    using StopFn = std::function<void(bool force)>;
+
+    // Registered while it lives; after its destructor returns, its StopFn is never called again, so
+    // the launcher may reap the process.
+    class Watch {
+    public:
+        Watch(Watch&& o) noexcept;
+        Watch& operator=(Watch&&) = delete;
+        ~Watch();
+
+    private:
+        friend class CancelToken;
+        Watch(CancelToken* token, std::size_t id) : token_(token), id_(id) {}
+        CancelToken* token_;
+        std::size_t id_;
+    };
+
+    void cancel();
+    bool cancelled() const;
+    // Registers `stop` for a command that has started. When the token is already cancelled, `stop` is
+    // called at once, so a command started in the middle of a cancel is not missed.
+    [[nodiscard]] Watch watch(StopFn stop);
+
+private:
+    mutable std::mutex mutex_;
+    int requests_ = 0;
+    std::size_t next_id_ = 0;
+    std::map<std::size_t, StopFn> stops_;
+};
+
+class Launcher {
+public:
+    virtual ~Launcher() = default;
+    // Starts the command and waits for it to exit. Safe to call from several threads at once. An Error
+    // when it could not start (no such program, no such directory) or the token was already cancelled.
+    virtual Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) = 0;
+};
+
+// posix_spawn in a process group of its own, so that cancelling reaches the command's children too.
+// Only fds 0, 1 and 2 reach the command.
+class ProcessLauncher final : public Launcher {
+public:
+    Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) override;
+};
+
+}  // namespace qk::run

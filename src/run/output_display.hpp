@@ -1,0 +1,103 @@
+// OutputDisplay: what a run prints. Every line of a task as "<task> | <line>", a line when a task ends,
+// the closing summary; on a terminal also a status area at the bottom (running tasks, counts) redrawn
+// in place. Thread-safe: tasks report from their own threads.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "qk/record/recorder.hpp"
+
+namespace qk::run {
+
+// Where the display writes. Each call is one piece that must stay whole: one line in plain mode.
+using Sink = std::function<void(std::string_view text)>;
+
+// Writes all of each piece to `fd` in one write(2) where it can. Errors are ignored: a closed stdout
+// must not stop the run.
+Sink fd_sink(int fd);
+// The width of the terminal on `fd`, or 80.
+int terminal_columns(int fd);
+
+struct DisplayOptions {
+    bool is_terminal = false;  // the caller decides (isatty): colours and the status area
+    int columns = 80;          // status lines are cut to fit, or they would wrap and break the redraw
+};
+
+// What the closing summary says of the run as a whole.
+struct RunSummary {
+    std::vector<std::string> targets;  // as asked for: {"build", "test"}
+    std::size_t projects = 0;          // the projects they were asked for
+    std::size_t dependency_tasks = 0;  // tasks of other projects that they depend on
+    bool interrupted = false;
+};
+
+// "exit code 2", "killed by signal 9 (SIGKILL)".
+std::string describe_exit(const record::ExitStatus& status);
+
+class OutputDisplay {
+public:
+    // `task_ids`: every task of the run, in the order the summary lists them; prefixes are padded to
+    // the longest.
+    OutputDisplay(std::vector<std::string> task_ids, Sink sink, DisplayOptions options = {});
+    OutputDisplay(const OutputDisplay&) = delete;
+    OutputDisplay& operator=(const OutputDisplay&) = delete;
+    ~OutputDisplay();
+
+    void started(std::string_view task);
+    void line(std::string_view task, std::string_view text);
+    void finished(std::string_view task, bool succeeded, const record::ExitStatus& status,
+                  std::chrono::milliseconds wall);
+    // Replays the task's cached terminal output, then says it came from the cache.
+    void restored(std::string_view task, std::string_view terminal_output);
+    void skipped(std::string_view task, std::string_view failed_dependency);
+    // Clears the status area and prints the summary. Call once, at the end.
+    void summary(const RunSummary& run);
+
+private:
+    enum class State { pending, running, succeeded, failed, restored, skipped };
+    struct Task {
+        std::string id;
+        State state = State::pending;
+        std::chrono::steady_clock::time_point start;
+        record::ExitStatus status;
+        std::string because;  // skipped: the failed dependency
+    };
+
+    Task& task_locked(std::string_view id);
+    std::string prefix_locked(const Task& task) const;
+    std::string mark(std::string_view symbol, int colour) const;
+    // Prints `lines` (each ending in '\n'): one write each in plain mode; on a terminal one write
+    // that erases the status area, prints them and draws it again.
+    void emit_locked(const std::vector<std::string>& lines);
+    std::string erase_status_locked();
+    std::string draw_status_locked();
+    std::vector<std::string> status_lines_locked() const;
+    std::string summary_text_locked(const RunSummary& run) const;
+    void timer_loop();
+    void stop_timer();
+
+    Sink sink_;
+    DisplayOptions options_;
+    std::mutex mutex_;
+    std::vector<Task> tasks_;
+    std::unordered_map<std::string, std::size_t> index_;
+    std::size_t width_ = 0;
+    std::size_t status_rows_ = 0;    // lines of the status area on screen now
+    std::vector<std::string> drawn_; // what they say
+    bool closed_ = false;            // the summary is out: no status area any more
+
+    std::condition_variable timer_wake_;
+    bool timer_stop_ = false;
+    std::thread timer_;
+};
+
+}  // namespace qk::run

@@ -1,0 +1,73 @@
+// The closing summary of OutputDisplay, in Nx's words where Nx has some.
+#include <fmt/format.h>
+
+#include "run/output_display.hpp"
+
+namespace qk::run {
+
+namespace {
+
+std::string plural(std::size_t n, std::string_view one, std::string_view many)
+{
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+// "target build" or "targets build, test"; "for 3 projects and 2 tasks they depend on".
+std::string what_ran(const RunSummary& run)
+{
+    std::string targets = fmt::format("{} {}", run.targets.size() == 1 ? "target" : "targets",
+                                      fmt::join(run.targets, ", "));
+    std::string text = fmt::format("{} for {}", targets, plural(run.projects, "project", "projects"));
+    if (run.dependency_tasks > 0)
+        text += fmt::format(" and {} they depend on", plural(run.dependency_tasks, "task", "tasks"));
+    return text;
+}
+
+}  // namespace
+
+std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
+{
+    std::size_t succeeded = 0, restored = 0, failed = 0, skipped = 0, not_run = 0;
+    for (const auto& t : tasks_) {
+        switch (t.state) {
+        case State::succeeded: ++succeeded; break;
+        case State::restored: ++succeeded, ++restored; break;
+        case State::failed: ++failed; break;
+        case State::skipped: ++skipped; break;
+        case State::pending:
+        case State::running: ++not_run; break;
+        }
+    }
+    std::string from_cache = restored ? fmt::format(" ({} restored from the cache)", restored) : std::string();
+    if (!run.interrupted && failed == 0 && skipped == 0 && not_run == 0)
+        return fmt::format("\n{} Successfully ran {}{}\n", mark("✔", 32), what_ran(run), from_cache);
+
+    std::vector<std::string> parts;
+    if (succeeded)
+        parts.push_back(fmt::format("{} succeeded{}", succeeded, from_cache));
+    if (failed)
+        parts.push_back(fmt::format("{} failed", failed));
+    if (skipped)
+        parts.push_back(fmt::format("{} skipped", skipped));
+    if (not_run)
+        parts.push_back(fmt::format("{} not run", not_run));
+    std::string text = fmt::format("\n{} {} {}: {}\n", mark("✖", 31),
+                                   run.interrupted ? "Interrupted while running" : "Ran", what_ran(run),
+                                   fmt::join(parts, ", "));
+
+    std::size_t width = 0;
+    for (const auto& t : tasks_)
+        if (t.state == State::failed || t.state == State::skipped)
+            width = std::max(width, t.id.size());
+    for (const auto& t : tasks_) {
+        if (t.state == State::failed)
+            text += fmt::format("  {} {:<{}}  {}\n", mark("✖", 31), t.id, width, describe_exit(t.status));
+    }
+    for (const auto& t : tasks_) {
+        if (t.state == State::skipped)
+            text += fmt::format("  {} {:<{}}  skipped: {} failed\n", mark("-", 2), t.id, width, t.because);
+    }
+    return text;
+}
+
+}  // namespace qk::run

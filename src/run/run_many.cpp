@@ -1,0 +1,203 @@
+#include "run/run_many.hpp"
+
+#include <cstdio>
+#include <set>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "qk/key/inputs.hpp"
+#include "qk/key/outputs.hpp"
+
+namespace qk::run {
+
+namespace {
+
+constexpr const char* kVersion = "qk 0.1.0";
+
+}  // namespace
+
+Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
+{
+    auto self = std::unique_ptr<RunMany>(new RunMany());
+    self->request_ = request;
+    auto session = Session::open(request.directory);
+    if (!session)
+        return session.error();
+    self->session_ = std::move(*session);
+    Session& s = *self->session_;
+    if (auto st = s.plan(request.tasks); !st)
+        return st.error();
+
+    // Everything that can be found wrong is found now, before any task starts.
+    const auto& tasks = s.tasks().tasks();
+    self->rekey_.assign(tasks.size(), false);
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        const workspace::Task& t = tasks[i];
+        if (!t.target->run.problem.empty())
+            return error(fmt::format("task {} cannot run: {}", t.id, t.target->run.problem));
+        auto k = s.keys().key(i);
+        if (!k)
+            return k.error();
+        bool rekey = !(*k)->inputs.dependent_outputs.empty();
+        for (std::size_t d : t.deps)
+            rekey = rekey || self->rekey_[d];
+        self->rekey_[i] = rekey;
+    }
+    (void)s.files().save_hash_cache();  // a cache that cannot be written costs time, not correctness
+    if (request.dry_run)
+        return self;
+
+    auto cache = key::LocalCache::open(s.workspace().root());
+    if (!cache)
+        return cache.error();
+    self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
+    self->environment_ = current_environment();
+    return self;
+}
+
+int RunMany::dry_run()
+{
+    std::string out;
+    const auto& tasks = session_->tasks().tasks();
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+        out += fmt::format("{} {}\n", tasks[i].id, session_->keys().computed(i)->hash.hex());
+    fd_sink(request_.output_fd)(out);
+    return 0;
+}
+
+Result<int> RunMany::run()
+{
+    if (request_.dry_run)
+        return dry_run();
+    const auto& tasks = session_->tasks().tasks();
+    std::vector<std::string> ids;
+    std::vector<SchedulerNode> nodes;
+    for (const workspace::Task& t : tasks) {
+        ids.push_back(t.id);
+        nodes.push_back(SchedulerNode{t.deps, !t.target->parallelism});
+    }
+    DisplayOptions options;
+    options.is_terminal = request_.is_terminal;
+    options.columns = terminal_columns(request_.output_fd);
+    display_ = std::make_unique<OutputDisplay>(ids, fd_sink(request_.output_fd), options);
+
+    unsigned parallel = request_.parallel ? request_.parallel : std::max(1u, std::thread::hardware_concurrency());
+    scheduler_ = std::make_unique<Scheduler>(std::move(nodes), parallel);
+    if (cancelled_)
+        scheduler_->cancel();
+    auto results = scheduler_->run([this](std::size_t i) { return run_task(i); },
+                                   [this, &tasks](std::size_t i, const NodeResult& r) {
+                                       if (r.state == NodeResult::State::skipped)
+                                           display_->skipped(tasks[i].id, tasks[r.because].id);
+                                   });
+    if (!results)
+        return results.error();
+    (void)session_->files().save_hash_cache();
+
+    RunSummary summary;
+    summary.targets = request_.tasks.targets;
+    std::set<std::size_t> projects;
+    for (const workspace::Task& t : tasks) {
+        if (t.requested)
+            projects.insert(t.project);
+        else
+            ++summary.dependency_tasks;
+    }
+    summary.projects = projects.size();
+    summary.interrupted = cancelled_;
+    display_->summary(summary);
+    for (const NodeResult& r : *results)
+        if (r.state != NodeResult::State::succeeded)
+            return 1;
+    return 0;
+}
+
+void RunMany::cancel()
+{
+    cancelled_ = true;
+    if (scheduler_)
+        scheduler_->cancel();
+    std::lock_guard l(running_mutex_);
+    for (CommandRunner* r : running_)
+        r->cancel();
+}
+
+Result<std::shared_ptr<const key::TaskKey>> RunMany::key_for(std::size_t i)
+{
+    if (rekey_[i])
+        return session_->keys().key(i);
+    return session_->keys().shared(i);
+}
+
+TaskContext RunMany::context_for(std::size_t i) const
+{
+    const workspace::Task& t = session_->tasks().tasks()[i];
+    const workspace::Project& p = session_->workspace().projects()[t.project];
+    TaskContext c;
+    c.root = session_->workspace().root();
+    c.project = p.name;
+    c.target = t.target->name;
+    c.configuration = t.configuration;
+    c.package_name = p.package_name;
+    c.package_version = p.package_version;
+    c.environment = environment_;
+    return c;
+}
+
+Outcome RunMany::run_task(std::size_t i)
+{
+    const workspace::Task& t = session_->tasks().tasks()[i];
+    auto failed = [&](const std::string& why) {
+        display_->line(t.id, "qk: " + why);
+        display_->finished(t.id, false, record::ExitStatus{1, 0}, {});
+        return Outcome::failed;
+    };
+    auto key = key_for(i);
+    if (!key)
+        return failed(key.error().message);
+    bool cacheable = t.target->cache;
+    if (cacheable && !request_.skip_cache) {
+        std::string miss_reason;
+        auto hit = cache_->find((*key)->hash, &miss_reason);
+        if (!hit)
+            display_->line(t.id, "qk: cannot read the cache: " + hit.error().message);
+        else if (!miss_reason.empty())
+            display_->line(t.id, "qk: a cache entry could not be used and was removed: " + miss_reason);
+        if (hit && *hit) {
+            if (auto st = cache_->restore(**hit); st) {
+                display_->restored(t.id, (*hit)->terminal_output);
+                return Outcome::succeeded;
+            } else {
+                display_->line(t.id, "qk: cannot restore from the cache, running instead: " + st.error().message);
+            }
+        }
+    }
+    if (cancelled_)
+        return Outcome::failed;
+
+    display_->started(t.id);
+    CommandRunner runner(launcher_);
+    {
+        std::lock_guard l(running_mutex_);
+        running_.insert(&runner);
+    }
+    if (cancelled_)
+        runner.cancel();
+    auto result = runner.run(t.target->run, context_for(i), [&](std::string_view line) { display_->line(t.id, line); });
+    {
+        std::lock_guard l(running_mutex_);
+        running_.erase(&runner);
+    }
+    if (!result)
+        return failed(result.error().message);
+    if (result->succeeded && cacheable) {
+        key::CacheRecord record{t.id, (*key)->outputs.paths, result->output, result->wall, kVersion};
+        if (auto st = cache_->store((*key)->hash, record); !st)
+            display_->line(t.id, "qk: the result was not cached: " + st.error().message);
+    }
+    display_->finished(t.id, result->succeeded, result->status, result->wall);
+    return result->succeeded ? Outcome::succeeded : Outcome::failed;
+}
+
+}  // namespace qk::run

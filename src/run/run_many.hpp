@@ -1,0 +1,69 @@
+// RunMany: `qk run-many` and `qk run`: the tasks of a request in dependency order, N at a time, each
+// restored from the local cache when its key is there, else run and, when it succeeds, stored.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "qk/key/cache.hpp"
+#include "qk/util/result.hpp"
+#include "qk/workspace/task_graph.hpp"
+#include "run/command_runner.hpp"
+#include "run/launcher.hpp"
+#include "run/output_display.hpp"
+#include "run/scheduler.hpp"
+#include "run/session.hpp"
+
+namespace qk::run {
+
+struct RunRequest {
+    workspace::TaskRequest tasks;
+    std::filesystem::path directory = ".";
+    unsigned parallel = 0;  // 0: the number of cores
+    bool skip_cache = false;
+    bool dry_run = false;   // print each task's key hash, run nothing
+    int output_fd = 1;
+    bool is_terminal = false;
+};
+
+class RunMany {
+public:
+    // Loads the workspace, builds the task graph and checks every task can run and be keyed: all
+    // before anything runs. Errors are the user's to fix (bad configuration, unknown names, a cycle).
+    static Result<std::unique_ptr<RunMany>> prepare(const RunRequest& request);
+
+    // Runs the tasks (or prints their hashes for a dry run). Returns the exit status: 0 when every task
+    // succeeded, 1 when one failed or was skipped. An Error when the run itself could not go on.
+    Result<int> run();
+
+    // From any thread (a signal): no task starts any more and the running ones are stopped.
+    void cancel();
+    bool cancelled() const { return cancelled_; }
+
+private:
+    RunMany() = default;
+    Outcome run_task(std::size_t i);
+    // The key of task i, computed again when it hashes what its dependencies wrote.
+    Result<std::shared_ptr<const key::TaskKey>> key_for(std::size_t i);
+    TaskContext context_for(std::size_t i) const;
+    int dry_run();
+
+    RunRequest request_;
+    std::unique_ptr<Session> session_;
+    std::unique_ptr<key::LocalCache> cache_;
+    std::unique_ptr<OutputDisplay> display_;
+    std::unique_ptr<Scheduler> scheduler_;
+    ProcessLauncher launcher_;
+    std::vector<std::string> environment_;
+    // Tasks whose key must be computed again as they start (their inputs hash dependencies' outputs).
+    std::vector<bool> rekey_;
+
+    std::atomic<bool> cancelled_{false};
+    std::mutex running_mutex_;
+    std::set<CommandRunner*> running_;
+};
+
+}  // namespace qk::run

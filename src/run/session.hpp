@@ -1,0 +1,40 @@
+// Session: the workspace as one qk command sees it: the model, the project and task graphs, the file
+// index and the key builder, loaded in that order, each pointing into the one before (hence held
+// where they cannot move).
+#pragma once
+
+#include <filesystem>
+#include <memory>
+
+#include "qk/key/file_index.hpp"
+#include "qk/key/task_key.hpp"
+#include "qk/util/result.hpp"
+#include "qk/workspace/project_graph.hpp"
+#include "qk/workspace/task_graph.hpp"
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::run {
+
+class Session {
+public:
+    // Finds the workspace from `start` upward and loads its configuration and project graph.
+    static Result<std::unique_ptr<Session>> open(const std::filesystem::path& start);
+
+    // Builds the task graph of `request`, scans the workspace's files and prepares the keys.
+    Status plan(const workspace::TaskRequest& request);
+
+    const workspace::Workspace& workspace() const { return *ws_; }
+    const workspace::ProjectGraph& graph() const { return *graph_; }
+    const workspace::TaskGraph& tasks() const { return *tasks_; }
+    key::FileIndex& files() { return *files_; }
+    key::KeyBuilder& keys() { return *keys_; }
+
+private:
+    std::unique_ptr<workspace::Workspace> ws_;
+    std::unique_ptr<workspace::ProjectGraph> graph_;
+    std::unique_ptr<workspace::TaskGraph> tasks_;
+    std::unique_ptr<key::FileIndex> files_;
+    std::unique_ptr<key::KeyBuilder> keys_;
+};
+
+}  // namespace qk::run

@@ -1,0 +1,216 @@
+"""qk run-many and qk run on tests/fixtures/workspaces/runner: dependency order, output prefixes, the
+cache (hit after a no-op, miss after an edit, hit after reverting it, restored outputs byte-identical),
+failed tasks' dependents skipped, --dry-run, and errors before anything runs. No privileges needed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import qk_harness as h
+
+QK = h.BUILD_DIR / "qk"
+FIXTURES = h.SOURCE_DIR / "tests" / "fixtures" / "workspaces"
+
+
+def qk(ws: Path, *args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    e = dict(os.environ)
+    e.update(env or {})
+    return subprocess.run([str(QK), *args], cwd=ws, capture_output=True, text=True, timeout=timeout, env=e)
+
+
+@pytest.fixture
+def runner(tmp_path: Path) -> Path:
+    ws = tmp_path / "runner"
+    shutil.copytree(FIXTURES / "runner", ws)
+    return ws
+
+
+def tree(root: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under root: contents and mode."""
+    return {
+        str(p.relative_to(root)): (p.read_bytes(), p.stat().st_mode)
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_runs_in_dependency_order_with_prefixed_output(runner: Path):
+    r = qk(runner, "run-many", "-t", "build", "-p", "app")
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    lib = next(i for i, l in enumerate(lines) if re.match(r"^lib:build\s+\| built lib$", l))
+    app = next(i for i, l in enumerate(lines) if re.match(r"^app:build\s+\| built app$", l))
+    assert lib < app, r.stdout
+    # stderr of a task is part of its output, prefixed the same way.
+    assert any(re.match(r"^app:build\s+\| app warning$", l) for l in lines), r.stdout
+    assert (runner / "packages/app/dist/app.txt").read_text() == "lib source\napp source\n"
+    assert "Successfully ran target build for 1 project and 1 task they depend on" in r.stdout
+
+
+def test_cache_hit_after_noop_miss_after_edit_hit_after_revert(runner: Path):
+    first = qk(runner, "run-many", "-t", "build", "-p", "lib,app")
+    assert first.returncode == 0, first.stdout + first.stderr
+    built = tree(runner / "packages/app/dist") | tree(runner / "packages/lib/dist")
+
+    second = qk(runner, "run-many", "-t", "build", "-p", "lib,app")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "2 restored from the cache" in second.stdout, second.stdout
+    # The replayed output is the task's own output, prefixed.
+    assert re.search(r"^lib:build\s+\| built lib$", second.stdout, re.M), second.stdout
+
+    # Restored outputs are byte-identical, with their modes, even after they were removed.
+    shutil.rmtree(runner / "packages/app/dist")
+    (runner / "packages/lib/dist/lib.txt").write_text("tampered")
+    (runner / "packages/lib/dist/stale.txt").write_text("stale")
+    third = qk(runner, "run-many", "-t", "build", "-p", "lib,app")
+    assert "2 restored from the cache" in third.stdout, third.stdout
+    assert tree(runner / "packages/app/dist") | tree(runner / "packages/lib/dist") == built
+
+    # An edit to an input of lib misses for lib and for app, which depends on it.
+    src = runner / "packages/lib/src/a.txt"
+    src.write_text("lib source, edited\n")
+    edited = qk(runner, "run-many", "-t", "build", "-p", "lib,app")
+    assert edited.returncode == 0
+    assert "restored from the cache" not in edited.stdout, edited.stdout
+    assert (runner / "packages/app/dist/app.txt").read_text() == "lib source, edited\napp source\n"
+
+    # A spec file is not in production: editing it changes nothing.
+    (runner / "packages/lib/src/a.spec.txt").write_text("spec edited\n")
+    assert "2 restored from the cache" in qk(runner, "run-many", "-t", "build", "-p", "lib,app").stdout
+
+    # Reverting the edit hits the first entries again.
+    src.write_text("lib source\n")
+    reverted = qk(runner, "run-many", "-t", "build", "-p", "lib,app")
+    assert "2 restored from the cache" in reverted.stdout, reverted.stdout
+    assert (runner / "packages/app/dist/app.txt").read_text() == "lib source\napp source\n"
+
+
+def test_skip_cache_runs_everything(runner: Path):
+    assert qk(runner, "run-many", "-t", "build", "-p", "lib").returncode == 0
+    r = qk(runner, "run-many", "-t", "build", "-p", "lib", "--skip-cache")
+    assert r.returncode == 0
+    assert "restored" not in r.stdout
+    assert re.search(r"^lib:build\s+\| built lib$", r.stdout, re.M)
+
+
+def test_failed_task_skips_its_dependents_not_the_others(runner: Path):
+    r = qk(runner, "run-many", "-t", "build")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"^broken:build\s+\| failing$", r.stdout, re.M)
+    assert not (runner / "packages/after-broken/never.txt").exists()
+    # The summary names the failure and the skipped dependent; the independent tasks ran.
+    assert re.search(r"broken:build.*exit (status|code) 3", r.stdout), r.stdout
+    assert re.search(r"after-broken:build.*broken:build", r.stdout), r.stdout
+    assert (runner / "packages/app/dist/app.txt").exists()
+    # A failed task is not cached.
+    again = qk(runner, "run-many", "-t", "build", "-p", "broken")
+    assert re.search(r"^broken:build\s+\| failing$", again.stdout, re.M)
+
+
+def test_package_json_script_runs_with_pre_and_post(runner: Path):
+    r = qk(runner, "run", "scripted:build")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = [l.split("|", 1)[1].strip() for l in r.stdout.splitlines() if l.startswith("scripted:build")]
+    assert out[:3] == ["pre prebuild", "main build", "post postbuild"], r.stdout
+    assert (runner / "packages/scripted/dist/out.txt").read_text() == "scripted@2.0.0\n"
+
+
+def test_run_one_task_pulls_in_its_dependencies(runner: Path):
+    r = qk(runner, "run", "app:test")
+    assert r.returncode == 0, r.stdout + r.stderr
+    for task in ("lib:build", "app:build", "app:test"):
+        assert re.search(rf"^{task}\s+\|", r.stdout, re.M), r.stdout
+
+
+def test_dry_run_prints_hashes_and_runs_nothing(runner: Path):
+    r = qk(runner, "run-many", "-t", "build", "-p", "lib,app", "--dry-run")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.split("\n")
+    assert re.fullmatch(r"lib:build [0-9a-f]{32}", lines[0]), r.stdout
+    assert re.fullmatch(r"app:build [0-9a-f]{32}", lines[1]), r.stdout
+    assert not (runner / "packages/lib/dist").exists()
+    # The hash is the one qk show task prints.
+    shown = qk(runner, "show", "task", "lib:build", "--json")
+
+
+    assert json.loads(shown.stdout)["hash"] == lines[0].split()[1]
+
+
+@pytest.mark.parametrize(
+    "edit, args, message",
+    [
+        (("nx.json", '{\n  "targetDefaults": {\n    "build": { "cache": true, }\n  }\n}\n'), ("-t", "build"),
+         r"nx\.json:3:31: malformed JSON"),
+        (None, ("-t", "build", "-p", "nope"), r"nope"),
+        (None, ("-t", "nope"), r"nope"),
+        (("packages/lib/project.json",
+          '{"name": "lib", "targets": {"build": {"command": "true", "inputs": ["prod"]}}}'),
+         ("-t", "build", "-p", "lib"), r'task lib:build: input "prod" is not defined'),
+        (("packages/lib/project.json",
+          '{"name": "lib", "targets": {"build": {"command": "true", "outputs": ["{projectRoot}/../../../x"]}}}'),
+         ("-t", "build", "-p", "lib"), r"not inside the workspace"),
+        (("packages/lib/project.json",
+          '{"name": "lib", "targets": {"build": {"command": "true", "dependsOn": ["other"]}, '
+          '"other": {"command": "true", "dependsOn": ["build"]}}}'),
+         ("-t", "build", "-p", "lib"), r"dependsOn forms a cycle: lib:build -> lib:other -> lib:build"),
+        (("packages/lib/project.json",
+          '{"name": "lib", "targets": {"build": {"executor": "@nx/js:tsc"}}}'),
+         ("-t", "build", "-p", "lib"), r"lib:build.*@nx/js:tsc"),
+    ],
+    ids=["malformed-json", "unknown-project", "unknown-target", "unknown-named-input", "output-outside",
+         "cycle", "unsupported-executor"],
+)
+def test_bad_input_is_a_clear_error_before_anything_runs(runner: Path, edit, args, message):
+    if edit:
+        (runner / edit[0]).write_text(edit[1])
+    r = qk(runner, "run-many", *args)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert re.search(message, r.stderr), r.stderr
+    assert r.stderr.startswith("qk: "), r.stderr
+    assert not (runner / "packages/lib/dist").exists()
+    assert not (runner / ".qk/cache").exists() or not any(
+        p.name != "file-hashes" for p in (runner / ".qk/cache").iterdir()
+    )
+
+
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupt_stops_the_tasks_and_caches_nothing_half_done(runner: Path, sig, status):
+    """A run interrupted while a task runs stops it, starts nothing more, keeps what finished, and leaves
+    no cache entry for the task it stopped."""
+    marker = runner / "started"
+    (runner / "packages/app/project.json").write_text(
+        '{"name": "app", "targets": {"build": {"command": "echo $$ > ' + str(marker) + '.tmp && mv ' + str(marker)
+        + '.tmp ' + str(marker) + ' && exec sleep 60"}}}')
+    proc = subprocess.Popen([str(QK), "run-many", "-t", "build", "-p", "app", "--parallel", "1"], cwd=runner,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists():  # wait for the task's command to start (not a timing assumption)
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the task never started"
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == status, out + err
+    # lib:build finished first and is cached; app:build was stopped and is not.
+    entries = [p for p in (runner / ".qk/cache").iterdir() if p.is_dir() and p.name != "tmp"]
+    metas = [json.loads((p / "meta.json").read_text())["task"] for p in entries]
+    assert metas == ["lib:build"], metas
+    assert not any((runner / ".qk/cache/tmp").iterdir())
+    # No sleep is left behind: the command's process group was stopped.
+    pid = int(marker.read_text())
+    status_file = Path(f"/proc/{pid}/status")
+    assert not status_file.exists() or "State:\tZ" in status_file.read_text(), f"the task's sleep {pid} survived"
+    assert "interrupted" in out.lower(), out

@@ -1,0 +1,278 @@
+// Task keys on a copy of tests/fixtures/workspaces/keys (a -> b -> c, a pnpm lockfile): what each key
+// holds, and which edits move it and which do not.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <random>
+
+#include "qk/key/file_index.hpp"
+#include "qk/key/task_key.hpp"
+
+using namespace qk::key;
+using namespace qk::workspace;
+namespace fs = std::filesystem;
+
+namespace {
+
+using Strings = std::vector<std::string>;
+
+// A private copy of the fixture, removed at the end.
+struct TempCopy {
+    fs::path root;
+    TempCopy()
+    {
+        std::random_device rd;
+        root = fs::temp_directory_path() / ("qk-key-test-" + std::to_string(rd()));
+        fs::copy(fs::path(QK_SOURCE_DIR) / "tests/fixtures/workspaces/keys", root, fs::copy_options::recursive);
+    }
+    ~TempCopy() { fs::remove_all(root); }
+    void write(const std::string& rel, const std::string& content) const
+    {
+        fs::create_directories((root / rel).parent_path());
+        std::ofstream(root / rel, std::ios::binary | std::ios::trunc) << content;
+    }
+    std::string read(const std::string& rel) const
+    {
+        std::ifstream in(root / rel, std::ios::binary);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    }
+};
+
+// Loads the workspace afresh (as a new qk run would) and computes every key of the request.
+struct Keys {
+    std::unique_ptr<Workspace> ws;
+    std::unique_ptr<ProjectGraph> graph;
+    std::unique_ptr<TaskGraph> tasks;
+    std::unique_ptr<FileIndex> files;
+    std::map<std::string, TaskKey> by_id;
+
+    Keys(const fs::path& root, Strings targets, Strings projects = {})
+    {
+        auto w = Workspace::load(root);
+        INFO((w.ok() ? std::string() : w.error().message));
+        REQUIRE(w.ok());
+        ws = std::make_unique<Workspace>(std::move(*w));
+        graph = std::make_unique<ProjectGraph>(std::move(*ProjectGraph::build(*ws)));
+        TaskRequest req;
+        req.targets = std::move(targets);
+        req.projects = std::move(projects);
+        auto t = TaskGraph::build(*graph, req);
+        INFO((t.ok() ? std::string() : t.error().message));
+        REQUIRE(t.ok());
+        tasks = std::make_unique<TaskGraph>(std::move(*t));
+        auto f = FileIndex::scan(*ws);
+        REQUIRE(f.ok());
+        files = std::make_unique<FileIndex>(std::move(*f));
+        auto builder = KeyBuilder::create(*graph, *tasks, *files);
+        INFO((builder.ok() ? std::string() : builder.error().message));
+        REQUIRE(builder.ok());
+        for (std::size_t i = 0; i < tasks->tasks().size(); ++i) {
+            auto k = builder->key(i);
+            INFO((k.ok() ? std::string() : k.error().message));
+            REQUIRE(k.ok());
+            by_id.emplace((*k)->task, **k);
+        }
+    }
+
+    const TaskKey& operator[](const std::string& id) const
+    {
+        auto it = by_id.find(id);
+        REQUIRE(it != by_id.end());
+        return it->second;
+    }
+
+    // Every file the key holds whole through its inputs, sorted.
+    Strings input_files(const std::string& id) const
+    {
+        Strings out;
+        for (const KeyGroup& g : (*this)[id].groups)
+            for (std::uint32_t f : *g.files)
+                out.push_back(files->files()[f]);
+        std::sort(out.begin(), out.end());
+        out.erase(std::unique(out.begin(), out.end()), out.end());
+        return out;
+    }
+};
+
+Hash128 hash_of(const fs::path& root, const std::string& id, Strings targets = {"build"})
+{
+    return Keys(root, std::move(targets))[id].hash;
+}
+
+}  // namespace
+
+TEST_CASE("key: what a:build holds", "[key]")
+{
+    TempCopy ws;
+    Keys keys(ws.root, {"build"}, {"a"});
+    const TaskKey& k = keys["a:build"];
+    // production of a (its own definition leaves e2e out), ^production of b and c (spec and jest out),
+    // sharedGlobals' babel.config.json; dist is git-ignored.
+    CHECK(keys.input_files("a:build") == Strings{
+                                             "babel.config.json",
+                                             "packages/a/README.md",
+                                             "packages/a/package.json",
+                                             "packages/a/project.json",
+                                             "packages/a/src/index.spec.ts",
+                                             "packages/a/src/index.ts",
+                                             "packages/b/README.md",
+                                             "packages/b/package.json",
+                                             "packages/b/src/index.ts",
+                                             "packages/c/README.md",
+                                             "packages/c/package.json",
+                                             "packages/c/src/index.ts",
+                                         });
+    Strings always;
+    for (const KeyFile& f : k.always)
+        always.push_back(f.path);
+    CHECK(always == Strings{".gitignore", "packages/a/package.json"});
+    Strings effect;
+    for (const KeyEffectFile& f : k.effect_files)
+        effect.push_back(f.path);
+    CHECK(effect == Strings{"nx.json", "packages/a/project.json", "pnpm-workspace.yaml", "package.json", "pnpm-lock.yaml"});
+    CHECK(k.packages.source == KeyPackages::Source::importers);
+    CHECK(k.packages.importers == Strings{"packages/a", "."});
+    REQUIRE(k.packages.closure);
+    CHECK(k.packages.closure->size() == 2);  // lodash and eslint; b is a link, a project-graph edge
+    CHECK(k.dependency_tasks.size() == 1);
+    CHECK(k.dependency_tasks[0].first == "b:build");
+    CHECK(k.dependency_tasks[0].second == keys["b:build"].hash);
+    CHECK(k.env.size() == 1);
+    CHECK(k.outputs.paths == Strings{"packages/a/dist", "dist/a", "dist/custom-a"});
+}
+
+TEST_CASE("key: an input edit moves it, reverting the edit restores it", "[key]")
+{
+    TempCopy ws;
+    Hash128 before = hash_of(ws.root, "a:build");
+    CHECK(hash_of(ws.root, "a:build") == before);  // a no-op: the same key
+    std::string original = ws.read("packages/a/src/index.ts");
+    ws.write("packages/a/src/index.ts", "export const a = 2;\n");
+    Hash128 edited = hash_of(ws.root, "a:build");
+    CHECK(edited != before);
+    ws.write("packages/a/src/index.ts", original);
+    CHECK(hash_of(ws.root, "a:build") == before);
+    // A git-ignored file (dist) and a file outside every input do not count.
+    ws.write("packages/a/dist/out.js", "built");
+    ws.write("other/notes.txt", "notes");
+    CHECK(hash_of(ws.root, "a:build") == before);
+}
+
+TEST_CASE("key: ^production across a chain of three projects", "[key]")
+{
+    TempCopy ws;
+    Keys k0(ws.root, {"build"});
+    // c's source moves c, b (through ^production and c:build's hash) and a.
+    ws.write("packages/c/src/index.ts", "export const c = 2;\n");
+    Keys k1(ws.root, {"build"});
+    CHECK(k1["c:build"].hash != k0["c:build"].hash);
+    CHECK(k1["b:build"].hash != k0["b:build"].hash);
+    CHECK(k1["a:build"].hash != k0["a:build"].hash);
+    // A spec file in c is left out of production everywhere: nothing moves.
+    ws.write("packages/c/src/extra.spec.ts", "test()\n");
+    Keys k2(ws.root, {"build"});
+    CHECK(k2["c:build"].hash == k1["c:build"].hash);
+    CHECK(k2["a:build"].hash == k1["a:build"].hash);
+    // a's own e2e folder is out of a's production; a new file there moves nothing either.
+    ws.write("packages/a/e2e/more.ts", "e2e\n");
+    CHECK(Keys(ws.root, {"build"})["a:build"].hash == k1["a:build"].hash);
+}
+
+TEST_CASE("key: a json input keys only the fields it selects", "[key]")
+{
+    TempCopy ws;
+    Keys k0(ws.root, {"tsconfig"}, {"a"});
+    REQUIRE(k0["a:tsconfig"].json_files.size() == 1);
+    CHECK(k0["a:tsconfig"].json_files[0].path == "tsconfig.base.json");
+    Hash128 before = k0["a:tsconfig"].hash;
+    // An unselected field, an excluded one, comments, reformatting and member order: no move.
+    ws.write("tsconfig.base.json", R"({"exclude": ["dist"], "compilerOptions": {"target": "es2022",
+        "paths": {"b": ["x"]}, "strict": true}})");
+    CHECK(hash_of(ws.root, "a:tsconfig", {"tsconfig"}) == before);
+    // A selected one: moves.
+    ws.write("tsconfig.base.json", R"({"compilerOptions": {"strict": false, "target": "es2022"}})");
+    CHECK(hash_of(ws.root, "a:tsconfig", {"tsconfig"}) != before);
+    // A file that is not JSON is keyed whole.
+    ws.write("tsconfig.base.json", "not json");
+    Hash128 raw = hash_of(ws.root, "a:tsconfig", {"tsconfig"});
+    ws.write("tsconfig.base.json", "not json either");
+    CHECK(hash_of(ws.root, "a:tsconfig", {"tsconfig"}) != raw);
+}
+
+TEST_CASE("key: externalDependencies narrows the installed packages to those named", "[key]")
+{
+    TempCopy ws;
+    Keys keys(ws.root, {"lint"}, {"a"});
+    const KeyPackages& p = keys["a:lint"].packages;
+    CHECK(p.source == KeyPackages::Source::named);
+    CHECK(p.names == Strings{"eslint"});
+    REQUIRE(p.closure);
+    CHECK(p.closure->keys(*std::make_unique<PnpmLock>(*parse_pnpm_lock((ws.root / "pnpm-lock.yaml").string()))) ==
+          Strings{"eslint@9.0.0"});
+    CHECK(keys["a:lint"].runtime.size() == 1);
+    // b's build counts what b and the root install: is-odd, its dependency is-number, and eslint.
+    Keys b(ws.root, {"build"}, {"b"});
+    CHECK(b["b:build"].packages.closure->size() == 3);
+}
+
+TEST_CASE("key: env and runtime inputs; a failing runtime command is an error", "[key]")
+{
+    TempCopy ws;
+    ::setenv("QK_TEST_SHARED", "one", 1);
+    Hash128 one = hash_of(ws.root, "c:build");
+    ::setenv("QK_TEST_SHARED", "two", 1);
+    CHECK(hash_of(ws.root, "c:build") != one);
+    ::unsetenv("QK_TEST_SHARED");
+    Hash128 unset = hash_of(ws.root, "c:build");
+    ::setenv("QK_TEST_SHARED", "", 1);
+    CHECK(hash_of(ws.root, "c:build") != unset);  // set but empty is not unset
+    ::unsetenv("QK_TEST_SHARED");
+
+    ws.write("packages/a/project.json", R"({"name": "a", "targets": {"lint": {"command": "true",
+        "inputs": [{"runtime": "exit 3"}]}}})");
+    auto w = Workspace::load(ws.root);
+    REQUIRE(w.ok());
+    auto g = ProjectGraph::build(*w);
+    TaskRequest req;
+    req.targets = {"lint"};
+    req.projects = {"a"};
+    auto t = TaskGraph::build(*g, req);
+    REQUIRE(t.ok());
+    auto f = FileIndex::scan(*w);
+    REQUIRE(f.ok());
+    auto b = KeyBuilder::create(*g, *t, *f);
+    REQUIRE(b.ok());
+    auto k = b->key(0);
+    REQUIRE_FALSE(k.ok());
+    CHECK(k.error().message == "task a:lint: runtime input \"exit 3\" failed (exit status 3); the key needs its output");
+}
+
+TEST_CASE("key: dependentTasksOutputFiles hashes what dependency tasks wrote in their outputs", "[key]")
+{
+    TempCopy ws;
+    Hash128 before = hash_of(ws.root, "a:typecheck", {"typecheck"});
+    ws.write("packages/a/dist/index.d.ts", "export declare const a: number;\n");  // a:build's output
+    ws.write("packages/a/dist/index.js", "exports.a = 1;\n");                     // not a .d.ts
+    Keys keys(ws.root, {"typecheck"});
+    const TaskKey& k = keys["a:typecheck"];
+    REQUIRE(k.dependency_outputs.size() == 1);
+    CHECK(k.dependency_outputs[0].path == "packages/a/dist/index.d.ts");
+    CHECK(k.hash != before);
+}
+
+TEST_CASE("key: a bad lockfile is an error naming it", "[key]")
+{
+    TempCopy ws;
+    ws.write("pnpm-lock.yaml", "lockfileVersion: '9.0'\nimporters: [\n");
+    auto w = Workspace::load(ws.root);
+    REQUIRE(w.ok());
+    auto g = ProjectGraph::build(*w);
+    TaskRequest req;
+    req.targets = {"build"};
+    auto t = TaskGraph::build(*g, req);
+    auto f = FileIndex::scan(*w);
+    REQUIRE(f.ok());
+    auto b = KeyBuilder::create(*g, *t, *f);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.error().message.find("pnpm-lock.yaml:") != std::string::npos);
+}
