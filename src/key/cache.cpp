@@ -17,11 +17,9 @@
 #include "cache_fs.hpp"
 #include "cache_meta.hpp"
 
-namespace qk::key
-{
+namespace qk::key {
 
-namespace
-{
+namespace {
 
 // Shared by every LocalCache of the process, so no two builds ever pick the same directory name.
 std::atomic<std::uint64_t> next_tmp{0};
@@ -60,7 +58,7 @@ void remove_dead_builds(int tmp_fd)
             dead.emplace_back(e->d_name);
     }
     for (const std::string& name : dead)
-        (void)cache_fs::remove_tree(::dirfd(dir), name, name); // best effort: the next open tries again
+        (void)cache_fs::remove_tree(::dirfd(dir), name, name);  // best effort: the next open tries again
     ::closedir(dir);
 }
 
@@ -78,7 +76,7 @@ Result<UniqueFd> make_dir(int at, const char* name, const std::filesystem::path&
     return fd;
 }
 
-} // namespace
+}  // namespace
 
 LocalCache::LocalCache(std::filesystem::path root, std::filesystem::path dir, UniqueFd root_fd, UniqueFd dir_fd)
     : root_(std::move(root)), dir_(std::move(dir)), root_fd_(std::move(root_fd)), dir_fd_(std::move(dir_fd))
@@ -183,4 +181,4 @@ Result<std::optional<CacheHit>> LocalCache::find(const Hash128& hash, std::strin
     return std::optional<CacheHit>(std::move(hit));
 }
 
-} // namespace qk::key
+}  // namespace qk::key

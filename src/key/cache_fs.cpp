@@ -11,8 +11,7 @@
 
 #include <fmt/format.h>
 
-namespace qk::key::cache_fs
-{
+namespace qk::key::cache_fs {
 
 std::vector<std::string_view> split_path(std::string_view path)
 {
@@ -105,8 +104,7 @@ const OpenedDir& DirCursor::open(std::string_view dir)
     return current_;
 }
 
-namespace
-{
+namespace {
 
 bool copy_unsupported(int err)
 {
@@ -136,7 +134,7 @@ Status read_write_copy(int src, int dst, std::string_view what)
     }
 }
 
-} // namespace
+}  // namespace
 
 Status copy_data(int src, int dst, std::string_view what)
 {
@@ -242,4 +240,4 @@ Status write_file_at(int dirfd, const std::string& name, std::string_view bytes,
     return {};
 }
 
-} // namespace qk::key::cache_fs
+}  // namespace qk::key::cache_fs

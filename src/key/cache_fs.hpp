@@ -11,8 +11,7 @@
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
 
-namespace qk::key::cache_fs
-{
+namespace qk::key::cache_fs {
 
 // "a/b/c" -> {"a", "b", "c"}; empty components are skipped.
 std::vector<std::string_view> split_path(std::string_view path);
@@ -41,13 +40,12 @@ OpenedDir open_dir_beneath(int base, std::string_view path, bool create);
 
 // open_dir_beneath() for a run of paths, keeping the last directory open while consecutive paths share it
 // (a sorted list of files mostly does).
-class DirCursor
-{
-  public:
+class DirCursor {
+public:
     DirCursor(int base, bool create) : base_(base), create_(create) {}
     const OpenedDir& open(std::string_view dir);
 
-  private:
+private:
     int base_;
     bool create_;
     bool opened_ = false;
@@ -68,4 +66,4 @@ Status remove_tree(int dirfd, const std::string& name, std::string_view display)
 Result<std::string> read_file_at(int dirfd, const std::string& name);
 Status write_file_at(int dirfd, const std::string& name, std::string_view bytes, mode_t mode);
 
-} // namespace qk::key::cache_fs
+}  // namespace qk::key::cache_fs

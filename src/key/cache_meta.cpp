@@ -7,13 +7,11 @@
 
 #include "qk/workspace/workspace.hpp"
 
-namespace qk::key::cache_meta
-{
+namespace qk::key::cache_meta {
 
 using workspace::Json;
 
-namespace
-{
+namespace {
 
 // Length of the UTF-8 sequence starting at s[i], or 0 when it is not well formed (RFC 3629: no overlongs,
 // no surrogates, nothing above U+10FFFF).
@@ -152,7 +150,7 @@ Result<CachedFile> read_file_entry(const Json& item, std::size_t index)
     return f;
 }
 
-} // namespace
+}  // namespace
 
 Result<std::string> write(const Hash128& hash, const CacheRecord& record, std::span<const CachedFile> files,
                           std::uint64_t terminal_size, std::string_view created)
@@ -266,4 +264,4 @@ std::string now_utc()
     return fmt::format("{}.{:03}Z", buf, ms);
 }
 
-} // namespace qk::key::cache_meta
+}  // namespace qk::key::cache_meta

@@ -9,15 +9,14 @@
 
 #include "qk/key/cache.hpp"
 
-namespace qk::key::cache_meta
-{
+namespace qk::key::cache_meta {
 
 // The document for an entry. Fails only for text JSON cannot carry: a path or pattern that is not UTF-8.
 Result<std::string> write(const Hash128& hash, const CacheRecord& record, std::span<const CachedFile> files,
                           std::uint64_t terminal_size, std::string_view created);
 
 struct Parsed {
-    CacheHit hit; // all but terminal_output
+    CacheHit hit;  // all but terminal_output
     std::uint64_t terminal_size = 0;
 };
 // Reads a document write() made for `hash`. The Error says what is wrong, for the miss reason.
@@ -26,4 +25,4 @@ Result<Parsed> read(std::string_view text, const Hash128& hash);
 // The current time as RFC 3339 UTC with milliseconds ("2025-01-31T12:00:00.123Z").
 std::string now_utc();
 
-} // namespace qk::key::cache_meta
+}  // namespace qk::key::cache_meta

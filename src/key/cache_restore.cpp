@@ -14,11 +14,9 @@
 #include "cache_fs.hpp"
 #include "qk/key/cache.hpp"
 
-namespace qk::key
-{
+namespace qk::key {
 
-namespace
-{
+namespace {
 
 using cache_fs::name_of;
 using cache_fs::open_dir_beneath;
@@ -93,7 +91,7 @@ Status remove_current(int root_fd, const OutputSet& set)
     for (const OutputSet::Root& root : set.roots()) {
         auto parent = open_dir_beneath(root_fd, parent_of(root.path), false);
         if (!parent.fd.valid())
-            continue; // nothing there
+            continue;  // nothing there
         if (root.path.empty()) {
             if (Status s = prune(set, std::move(parent.fd), "", false); !s)
                 return s;
@@ -136,9 +134,8 @@ template <class Make> Result<int> create_replacing(int dir, const std::string& n
 }
 
 // Puts the stored files back, each directory on the way opened without following a link.
-class Restorer
-{
-  public:
+class Restorer {
+public:
     Restorer(int root_fd, int files_fd) : root_fd_(root_fd), to_(root_fd, true), from_(files_fd, false) {}
 
     Status put_back(const CachedFile& f)
@@ -179,12 +176,12 @@ class Restorer
         return {};
     }
 
-  private:
+private:
     int root_fd_;
     cache_fs::DirCursor to_, from_;
 };
 
-} // namespace
+}  // namespace
 
 Status LocalCache::restore(const CacheHit& hit) const
 {
@@ -199,8 +196,7 @@ Status LocalCache::restore(const CacheHit& hit) const
     UniqueFd files(entry.valid() ? ::openat(entry.get(), "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                                  : -1);
     if (!files.valid())
-        return fail(
-            sys_error(fmt::format("cannot open {}/files; run again with the cache skipped", (dir_ / hex).string())));
+        return fail(sys_error(fmt::format("cannot open {}/files", (dir_ / hex).string())));
     // find() checked this, but a CacheHit is plain data: never write where the outputs do not name.
     for (const CachedFile& f : hit.files)
         if (!outputs->contains(f.path))
@@ -215,4 +211,4 @@ Status LocalCache::restore(const CacheHit& hit) const
     return {};
 }
 
-} // namespace qk::key
+}  // namespace qk::key

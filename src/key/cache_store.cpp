@@ -10,20 +10,17 @@
 #include "cache_meta.hpp"
 #include "qk/key/cache.hpp"
 
-namespace qk::key
-{
+namespace qk::key {
 
-namespace
-{
+namespace {
 
 using cache_fs::name_of;
 using cache_fs::open_dir_beneath;
 using cache_fs::parent_of;
 
 // Removes the build directory unless it was renamed into place.
-class BuildDir
-{
-  public:
+class BuildDir {
+public:
     BuildDir(int cache_fd, std::string name) : cache_fd_(cache_fd), name_(std::move(name)) {}
     BuildDir(const BuildDir&) = delete;
     BuildDir& operator=(const BuildDir&) = delete;
@@ -35,15 +32,14 @@ class BuildDir
     const std::string& name() const { return name_; }
     void committed() { name_.clear(); }
 
-  private:
+private:
     int cache_fd_;
     std::string name_;
 };
 
 // Copies the outputs from the workspace into the entry's files/ directory.
-class EntryWriter
-{
-  public:
+class EntryWriter {
+public:
     EntryWriter(int root_fd, int files_fd) : from_(root_fd, false), to_(files_fd, true), files_fd_(files_fd) {}
 
     Result<CachedFile> add(const OutputFile& out)
@@ -92,7 +88,7 @@ class EntryWriter
         return f;
     }
 
-  private:
+private:
     static Error failure(std::string_view output, const cache_fs::OpenedDir& at)
     {
         if (at.err == ELOOP)
@@ -125,7 +121,7 @@ class EntryWriter
     int files_fd_;
 };
 
-} // namespace
+}  // namespace
 
 Status LocalCache::store(const Hash128& hash, const CacheRecord& record)
 {
@@ -135,7 +131,7 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record)
     };
     struct stat st;
     if (::fstatat(dir_fd_.get(), hex.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)
-        return {}; // stored first by another run: an entry is never replaced
+        return {};  // stored first by another run: an entry is never replaced
     auto outputs = OutputSet::compile(record.outputs);
     if (!outputs)
         return fail(outputs.error());
@@ -181,4 +177,4 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record)
     return fail(sys_error(fmt::format("cannot rename {} to {}", build.name(), hex)));
 }
 
-} // namespace qk::key
+}  // namespace qk::key

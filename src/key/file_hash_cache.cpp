@@ -98,10 +98,9 @@ FileStamp FileStamp::of(const struct stat& st)
                      ns(st.st_ctim), static_cast<std::uint32_t>(st.st_mode)};
 }
 
-HashCacheRead read_hash_cache(const std::filesystem::path& file,
-                              const std::function<void(std::string_view, const CachedHash&)>& found)
+HashCacheFile read_hash_cache(const std::filesystem::path& file)
 {
-    HashCacheRead result;
+    HashCacheFile result;
     UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
     if (!fd.valid())
         return result;
@@ -114,7 +113,8 @@ HashCacheRead read_hash_cache(const std::filesystem::path& file,
     auto data = read_all(fd.get(), static_cast<std::size_t>(st.st_size) + 1);
     if (!data)
         return result;
-    const std::string& d = *data;
+    result.data = std::move(*data);
+    const std::string& d = result.data;
     if (d.size() < header_size + trailer_size || std::memcmp(d.data(), magic, sizeof magic) != 0 ||
         get<std::uint32_t>(d.data() + 8) != version)
         return result;
@@ -123,26 +123,20 @@ HashCacheRead read_hash_cache(const std::filesystem::path& file,
     if (get<std::uint64_t>(d.data() + body) != sum.high || get<std::uint64_t>(d.data() + body + 8) != sum.low)
         return result;
 
-    // Check every bound before handing anything out, so that a bad file yields no entries at all.
     const std::uint64_t count = get<std::uint64_t>(d.data() + 16);
+    if (count > body / entry_fixed)
+        return result;
+    result.entries.reserve(static_cast<std::size_t>(count));
     std::size_t pos = header_size;
     for (std::uint64_t i = 0; i < count; ++i) {
         if (body - pos < entry_fixed)
-            return result;
-        std::uint32_t len = get<std::uint32_t>(d.data() + pos);
-        if (body - pos - entry_fixed < len)
-            return result;
-        pos += entry_fixed + len;
-    }
-    if (pos != body)
-        return result;
-
-    result.usable = true;
-    pos = header_size;
-    for (std::uint64_t i = 0; i < count; ++i) {
+            break;
         const char* p = d.data() + pos;
         std::uint32_t len = get<std::uint32_t>(p);
-        CachedHash c;
+        if (body - pos - entry_fixed < len)
+            break;
+        HashCacheFile::Entry e{static_cast<std::uint32_t>(pos + entry_fixed), len, {}};
+        CachedHash& c = e.cached;
         c.stamp.mode = get<std::uint32_t>(p + 4);
         c.stamp.size = get<std::uint64_t>(p + 8);
         c.stamp.inode = get<std::uint64_t>(p + 16);
@@ -152,13 +146,18 @@ HashCacheRead read_hash_cache(const std::filesystem::path& file,
         c.hash.low = get<std::uint64_t>(p + 48);
         c.valid = true;
         pos += entry_fixed + len;
-        if (c.stamp.mtime_ns >= written - racy_window_ns) {
+        if (c.stamp.mtime_ns >= written - racy_window_ns)
             ++result.racy;
-            continue;
-        }
-        ++result.entries;
-        found(std::string_view(p + entry_fixed, len), c);
+        else
+            result.entries.push_back(e);
     }
+    if (pos != body) {
+        // Bounds that do not add up: nothing of it is trusted.
+        result.entries.clear();
+        result.racy = 0;
+        return result;
+    }
+    result.usable = true;
     return result;
 }
 

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
-#include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -37,22 +37,28 @@ struct HashCacheEntry {
     const CachedHash* cached;
 };
 
-// How reading went: absent, ignored (corrupt, truncated, another format or version), or read.
-struct HashCacheRead {
+// The cache file as read: absent, ignored (corrupt, truncated, another format or version), or read.
+struct HashCacheFile {
+    struct Entry {
+        std::uint32_t offset, length;  // of the path, in `data`
+        CachedHash cached;
+    };
     bool present = false;
     bool usable = false;
-    std::size_t entries = 0;  // entries handed to `found`
-    std::size_t racy = 0;     // entries dropped as racy
+    std::size_t racy = 0;        // entries dropped as racy
+    std::string data;            // the file's bytes
+    std::vector<Entry> entries;  // the others, in file order (sorted by path when qk wrote it)
+
+    std::string_view path(const Entry& e) const { return std::string_view(data).substr(e.offset, e.length); }
 };
 
 // An entry is racy when its file's mtime is less than this before the cache file's own mtime: the
 // file may have changed again within the same timestamp tick after it was hashed (git's "racy git").
 inline constexpr std::int64_t racy_window_ns = 2'000'000'000;
 
-// Reads `file`, calling `found` for each entry that is not racy; nothing is called unless the whole
-// file is valid. Never an error: a cache that cannot be read is a cache that is empty.
-HashCacheRead read_hash_cache(const std::filesystem::path& file,
-                              const std::function<void(std::string_view path, const CachedHash&)>& found);
+// Reads `file`; entries only when the whole file is valid. Never an error: a cache that cannot be read
+// is a cache that is empty.
+HashCacheFile read_hash_cache(const std::filesystem::path& file);
 
 // Writes the entries (sorted by path) to `file` atomically: a temporary file renamed over it. Creates
 // the parent directories; when it creates `<root>/.qk` it also writes `.qk/.gitignore` ("*").

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <system_error>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -24,14 +26,26 @@ Result<FileIndex> FileIndex::scan(const workspace::Workspace& ws)
     if (!root_fd.valid())
         return sys_error(fmt::format("cannot read the workspace root {}; check that it exists and that qk may read it",
                                      index.root_.string()));
-    if (Status s = index.walk(ws, root_fd.get()); !s)
-        return s.error();
+    // The hash cache is read (and checked) on another thread while this one walks the tree.
+    HashCacheFile cache;
+    std::thread reader;
+    try {
+        reader = std::thread([&] { cache = read_hash_cache(hash_cache_path(index.root_)); });
+    } catch (const std::system_error&) {
+        cache = read_hash_cache(hash_cache_path(index.root_));
+    }
+    Status walked = index.walk(ws, root_fd.get());
+    if (reader.joinable())
+        reader.join();
+    if (!walked)
+        return walked.error();
 
     index.project_files_.resize(ws.projects().size());
     for (std::size_t i = 0; i < index.files_.size(); ++i)
         if (index.owner_[i] >= 0)
             index.project_files_[static_cast<std::size_t>(index.owner_[i])].push_back(static_cast<std::uint32_t>(i));
     index.hashing_ = std::make_unique<Hashing>(index.files_.size(), std::move(root_fd));
+    index.hashing_->adopt(cache, index.files_);
     return index;
 }
 

@@ -1,6 +1,7 @@
 // FileIndex's hashing: on demand, in parallel, shared by concurrent callers, backed by the persistent
 // cache. A file is stat'ed before it is read, so a change during the read leaves a stamp that no
-// longer matches and the next run hashes it again.
+// longer matches and the next run hashes it again. Any error is the file's, with errno kept: the
+// message says it was removed when that is why.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "file_index_hashing.hpp"
+#include "file_reader.hpp"
 
 namespace qk::key {
 
@@ -18,23 +20,8 @@ namespace {
 
 // A batch this small is hashed by the calling thread: starting threads would cost more.
 constexpr std::size_t files_per_worker = 64;
-
-Result<Hash128> hash_link(int root_fd, const std::string& path, std::size_t size_hint)
-{
-    std::string target(size_hint + 1, '\0');
-    for (;;) {
-        ssize_t n = ::readlinkat(root_fd, path.c_str(), target.data(), target.size());
-        if (n < 0)
-            return sys_error("readlink");
-        if (static_cast<std::size_t>(n) < target.size()) {
-            target.resize(static_cast<std::size_t>(n));
-            break;
-        }
-        target.resize(target.size() * 2);  // the link grew since it was stat'ed
-    }
-    // Length-prefixed fields under a tag: not the plain content hash of a file holding the same text.
-    return Hasher().field("qk:symlink").field(target).digest();
-}
+// Workers take consecutive files in chunks, so that files of one directory mostly go to one reader.
+constexpr std::size_t chunk = 32;
 
 }  // namespace
 
@@ -49,17 +36,6 @@ Status FileIndex::hash(std::span<const std::uint32_t> files)
                                  todo.back(), files_.size()));
 
     std::unique_lock lock(h.mutex);
-    if (!h.cache_loaded) {
-        auto read = read_hash_cache(hash_cache_path(root_), [&](std::string_view path, const CachedHash& c) {
-            if (auto i = find(path))
-                h.known[*i] = c;
-            else
-                h.dirty = true;  // a file that is gone (or now ignored): drop it from the cache
-        });
-        h.dirty |= read.present && !read.usable;
-        h.cache_loaded = true;
-    }
-
     std::vector<std::uint32_t> mine;
     std::vector<Hashing::Outcome> out;
     for (;;) {
@@ -108,23 +84,39 @@ Status FileIndex::hash(std::span<const std::uint32_t> files)
     }
 }
 
+void FileIndex::Hashing::adopt(const HashCacheFile& cache, const std::vector<std::string>& files)
+{
+    dirty = cache.present && !cache.usable;  // rewrite what could not be read
+    auto less = [](const std::string& f, std::string_view p) { return std::string_view(f) < p; };
+    // Both lists are sorted when qk wrote the cache: a merge, with a search only when that fails.
+    std::size_t cursor = 0;
+    for (const auto& e : cache.entries) {
+        std::string_view path = cache.path(e);
+        if (cursor >= files.size() || files[cursor] != path)
+            cursor = static_cast<std::size_t>(std::lower_bound(files.begin(), files.end(), path, less) - files.begin());
+        if (cursor < files.size() && files[cursor] == path)
+            known[cursor++] = e.cached;
+        else
+            dirty = true;  // a file that is gone (or now ignored): drop it from the cache
+    }
+}
+
 void FileIndex::Hashing::hash_claimed(const std::vector<std::string>& files, const std::filesystem::path& root,
                                      std::span<const std::uint32_t> mine, std::span<Outcome> out) const
 {
-    auto removed = [&](const std::string& path) {
-        return error(fmt::format("cannot hash {}: it was removed after qk listed the workspace's files (in {}); "
-                                 "something deleted it while qk ran, so the key of a task reading it cannot be "
-                                 "computed: run again",
-                                 path, root.string()));
+    auto failure = [&](const std::string& path, const Error& e) {
+        if (e.sys_errno == ENOENT || e.sys_errno == ENOTDIR)
+            return error(fmt::format("cannot hash {}: it was removed after qk listed the workspace's files (in {}); "
+                                     "something deleted it while qk ran, so the key of a task reading it cannot be "
+                                     "computed: run again",
+                                     path, root.string()));
+        return error(fmt::format("cannot hash {} in the workspace {}: {}", path, root.string(), e.message));
     };
-    auto one = [&](std::uint32_t f, Outcome& o) {
+    auto one = [&](FileReader& reader, std::uint32_t f, Outcome& o) {
         const std::string& path = files[f];
         struct stat st;
-        if (::fstatat(root_fd.get(), path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-            int err = errno;
-            o.failure = err == ENOENT || err == ENOTDIR
-                            ? removed(path)
-                            : sys_error(fmt::format("cannot hash {} in the workspace {}", path, root.string()), err);
+        if (Status s = reader.stat(path, st); !s) {
+            o.failure = failure(path, s.error());
             return;
         }
         o.stamp = FileStamp::of(st);
@@ -134,23 +126,20 @@ void FileIndex::Hashing::hash_claimed(const std::vector<std::string>& files, con
             return;
         }
         o.fresh = true;
-        Result<Hash128> r = S_ISLNK(st.st_mode)   ? hash_link(root_fd.get(), path, static_cast<std::size_t>(st.st_size))
-                            : S_ISREG(st.st_mode) ? hash_file(root / path)
-                                                  : Result<Hash128>(error("it is no longer a regular file or a symbolic link"));
-        if (r)
+        if (Result<Hash128> r = reader.hash(path, st))
             o.hash = *r;
-        else if (r.error().sys_errno == ENOENT)
-            o.failure = removed(path);
         else
-            o.failure = error(fmt::format("cannot hash {} in the workspace {}: {}", path, root.string(), r.error().message));
+            o.failure = failure(path, r.error());
     };
 
     std::size_t want = std::max(1u, std::thread::hardware_concurrency());
     std::size_t workers = std::min(want, (mine.size() + files_per_worker - 1) / files_per_worker);
     std::atomic<std::size_t> next{0};
     auto work = [&] {
-        for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < mine.size();)
-            one(mine[i], out[i]);
+        FileReader reader(root_fd.get(), root);
+        for (std::size_t first; (first = next.fetch_add(chunk, std::memory_order_relaxed)) < mine.size();)
+            for (std::size_t i = first; i < std::min(first + chunk, mine.size()); ++i)
+                one(reader, mine[i], out[i]);
     };
     std::vector<std::thread> threads;
     for (std::size_t w = 1; w < workers; ++w) {

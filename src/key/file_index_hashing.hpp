@@ -37,7 +37,6 @@ struct FileIndex::Hashing {
     // What the persistent cache says, then what this run learnt; written under the mutex, read by the
     // claimer of a file outside it (no one else writes a claimed file's entry).
     std::vector<CachedHash> known;
-    bool cache_loaded = false;
     bool dirty = false;  // the cache file needs writing
     FileIndex::HashCounts counts;
 
@@ -47,6 +46,8 @@ struct FileIndex::Hashing {
         bool fresh = false;  // hashed now rather than taken from the cache
         std::optional<Error> failure;
     };
+    // Takes the entries of the persistent cache for the files of the index (`files`, sorted).
+    void adopt(const HashCacheFile& cache, const std::vector<std::string>& files);
     // Hashes the files `mine` (claimed by the caller) into `out`, on worker threads when they are many.
     void hash_claimed(const std::vector<std::string>& files, const std::filesystem::path& root,
                       std::span<const std::uint32_t> mine, std::span<Outcome> out) const;

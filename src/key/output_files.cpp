@@ -13,11 +13,9 @@
 
 #include "cache_fs.hpp"
 
-namespace qk::key
-{
+namespace qk::key {
 
-namespace
-{
+namespace {
 
 using cache_fs::name_of;
 using cache_fs::parent_of;
@@ -46,9 +44,8 @@ struct DirCloser {
     void operator()(DIR* d) const { ::closedir(d); }
 };
 
-class Walker
-{
-  public:
+class Walker {
+public:
     Walker(const OutputSet& set, std::vector<OutputFile>& out) : set_(set), out_(out) {}
 
     // Collects what lies under directory `rel` (open as `fd`); true when it collected anything. In an
@@ -69,7 +66,7 @@ class Walker
             if (type == DT_UNKNOWN) {
                 struct stat st;
                 if (::fstatat(::dirfd(dir.get()), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-                    continue; // gone since the listing
+                    continue;  // gone since the listing
                 type = S_ISDIR(st.st_mode) ? DT_DIR : S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : 0;
             }
             if (type == DT_REG || type == DT_LNK) {
@@ -78,13 +75,13 @@ class Walker
                 continue;
             }
             if (type != DT_DIR || OutputSet::never_entered(name))
-                continue; // sockets, fifos and devices are not outputs a cache can keep
+                continue;  // sockets, fifos and devices are not outputs a cache can keep
             bool added = false;
             if (set_.may_match_under(child)) {
                 UniqueFd sub(::openat(::dirfd(dir.get()), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
                 if (!sub.valid()) {
                     if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
-                        continue; // replaced since the listing
+                        continue;  // replaced since the listing
                     return sys_error(fmt::format("cannot open output directory {}", child));
                 }
                 auto r = walk(std::move(sub), child, whole);
@@ -98,12 +95,12 @@ class Walker
         return out_.size() > before;
     }
 
-  private:
+private:
     const OutputSet& set_;
     std::vector<OutputFile>& out_;
 };
 
-} // namespace
+}  // namespace
 
 bool OutputSet::never_entered(std::string_view name)
 {
@@ -168,7 +165,7 @@ Result<std::vector<OutputFile>> collect_output_files(int root_fd, const OutputSe
                 return cache_fs::link_on_the_way(root.path, parent.at);
             return sys_error(fmt::format("cannot open {} to find outputs", parent.at), parent.err);
         }
-        if (root.path.empty()) { // a glob walked from the workspace root
+        if (root.path.empty()) {  // a glob walked from the workspace root
             auto r = walker.walk(std::move(parent.fd), "", false);
             if (!r)
                 return r.error();
@@ -216,4 +213,4 @@ Result<std::vector<OutputFile>> collect_output_files(const std::filesystem::path
     return collect_output_files(fd.get(), *outputs);
 }
 
-} // namespace qk::key
+}  // namespace qk::key

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/key/cache_in_place.hpp"
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
 
@@ -165,6 +166,11 @@ Outcome RunMany::run_task(std::size_t i)
         else if (!miss_reason.empty())
             display_->line(t.id, "qk: a cache entry could not be used and was removed: " + miss_reason);
         if (hit && *hit) {
+            // Outputs nobody touched since they were made or restored need no writing.
+            if (key::outputs_in_place(*cache_, **hit)) {
+                display_->restored(t.id, (*hit)->terminal_output);
+                return Outcome::succeeded;
+            }
             if (auto st = cache_->restore(**hit); st) {
                 display_->restored(t.id, (*hit)->terminal_output);
                 return Outcome::succeeded;

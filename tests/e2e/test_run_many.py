@@ -214,3 +214,23 @@ def test_interrupt_stops_the_tasks_and_caches_nothing_half_done(runner: Path, si
     status_file = Path(f"/proc/{pid}/status")
     assert not status_file.exists() or "State:\tZ" in status_file.read_text(), f"the task's sleep {pid} survived"
     assert "interrupted" in out.lower(), out
+
+
+def test_a_task_killed_by_a_signal_fails_and_says_so(runner: Path):
+    (runner / "packages/lib/project.json").write_text(
+        '{"name": "lib", "targets": {"build": {"command": "echo about to crash; kill -SEGV $$"}}}')
+    r = qk(runner, "run-many", "-t", "build", "-p", "app")
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"^lib:build\s+\| about to crash$", r.stdout, re.M), r.stdout
+    assert re.search(r"lib:build.*signal 11 \(SIGSEGV\)", r.stdout), r.stdout
+    assert re.search(r"app:build.*lib:build", r.stdout), r.stdout  # skipped, naming the crashed task
+    assert not (runner / "packages/app/dist").exists()
+
+
+def test_a_command_that_does_not_exist_fails_its_task(runner: Path):
+    (runner / "packages/lib/project.json").write_text(
+        '{"name": "lib", "targets": {"build": {"command": "qk-no-such-tool --flag"}}}')
+    r = qk(runner, "run-many", "-t", "build", "-p", "lib")
+    assert r.returncode == 1
+    assert re.search(r"^lib:build\s+\| .*qk-no-such-tool: (command )?not found", r.stdout, re.M), r.stdout
+    assert re.search(r"lib:build.*exit code 127", r.stdout), r.stdout

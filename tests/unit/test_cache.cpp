@@ -21,11 +21,10 @@ namespace fs = std::filesystem;
 using namespace qk::key;
 using qk::Status;
 
-namespace
-{
+namespace {
 
 struct Sandbox {
-    fs::path dir, root; // root = dir/ws; dir/outside lies beside the workspace
+    fs::path dir, root;  // root = dir/ws; dir/outside lies beside the workspace
     Sandbox()
     {
         static int n = 0;
@@ -109,7 +108,7 @@ pid_t dead_pid()
     return pid;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("store then restore gives back contents, modes, links and empty directories", "[cache]")
 {
@@ -253,7 +252,7 @@ TEST_CASE("an interrupted store is never a hit, and dead builds are removed on o
     LocalCache cache = sb.cache();
     // A build directory left by a killed process holds a whole entry, but it is not one until renamed.
     fs::path dead = sb.root / ".qk/cache/tmp" / (h.hex() + "." + std::to_string(dead_pid()) + ".0");
-    fs::path live = sb.root / ".qk/cache/tmp" / (h.hex() + ".1.0"); // pid 1 is always alive
+    fs::path live = sb.root / ".qk/cache/tmp" / (h.hex() + ".1.0");  // pid 1 is always alive
     sb.write(dead / "meta.json", "{}");
     fs::create_directories(live);
     sb.write(sb.root / ".qk/cache/file-hashes", "another helper's file");
@@ -305,7 +304,7 @@ TEST_CASE("a store killed at any moment leaves no entry or a whole one", "[cache
         ::kill(child, SIGKILL);
         ::waitpid(child, nullptr, 0);
 
-        LocalCache cache = sb.cache(); // removes the dead child's build directory
+        LocalCache cache = sb.cache();  // removes the dead child's build directory
         CHECK(fs::is_empty(sb.root / ".qk/cache/tmp"));
         std::string why;
         auto r = cache.find(h, &why);
@@ -412,7 +411,7 @@ TEST_CASE("outputs outside the workspace are refused by store and restore", "[ca
     CHECK_FALSE(cache.restore(hit));
     CHECK(read(sb.dir / "outside/a.js") == "outside");
     CHECK(fs::directory_iterator(sb.dir / "outside") != fs::directory_iterator());
-    CHECK(std::distance(fs::directory_iterator(sb.dir), fs::directory_iterator()) == 2); // ws and outside
+    CHECK(std::distance(fs::directory_iterator(sb.dir), fs::directory_iterator()) == 2);  // ws and outside
 }
 
 // Not a timed test: `qk_unit_tests "[cache-bench]"` prints what store and restore cost (docs/benchmarks.md).

@@ -15,12 +15,11 @@ using qk::key::collect_output_files;
 using qk::key::OutputFile;
 using Kind = qk::key::OutputFile::Kind;
 
-namespace
-{
+namespace {
 
 struct Workspace {
     fs::path dir;
-    fs::path root; // dir/ws: the workspace; dir/outside lies beside it
+    fs::path root;  // dir/ws: the workspace; dir/outside lies beside it
     Workspace()
     {
         static int n = 0;
@@ -53,7 +52,7 @@ struct Workspace {
     }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a non-glob output names a whole directory: files, links unfollowed, empty directories",
           "[cache][output-files]")

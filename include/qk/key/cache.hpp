@@ -15,25 +15,24 @@
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
 
-namespace qk::key
-{
+namespace qk::key {
 
 // What store() keeps of a task that succeeded.
 struct CacheRecord {
-    std::string task;                 // "project:target"
-    std::vector<std::string> outputs; // resolved output patterns, workspace-relative, "!" to exclude
-    std::string terminal_output;      // the bytes the user saw, colours included
+    std::string task;                  // "project:target"
+    std::vector<std::string> outputs;  // resolved output patterns, workspace-relative, "!" to exclude
+    std::string terminal_output;       // the bytes the user saw, colours included
     std::chrono::milliseconds duration{};
     std::string qk_version;
 };
 
 // One stored output, as listed in the entry's meta.json.
 struct CachedFile {
-    std::string path; // workspace-relative
+    std::string path;  // workspace-relative
     OutputFile::Kind kind = OutputFile::Kind::file;
-    std::uint32_t mode = 0; // permission bits (07777); 0 for a symlink
-    std::uint64_t size = 0; // bytes of a file, of a symlink's target; 0 for a directory
-    std::string target;     // a symlink's target
+    std::uint32_t mode = 0;  // permission bits (07777); 0 for a symlink
+    std::uint64_t size = 0;  // bytes of a file, of a symlink's target; 0 for a directory
+    std::string target;      // a symlink's target
 };
 
 // A usable entry: what restore() puts back and what the runner replays.
@@ -41,18 +40,17 @@ struct CacheHit {
     Hash128 hash;
     std::string task;
     std::vector<std::string> outputs;
-    std::vector<CachedFile> files; // sorted by path
+    std::vector<CachedFile> files;  // sorted by path
     std::string terminal_output;
     std::chrono::milliseconds duration{};
     std::string qk_version;
-    std::string created; // when it was stored, RFC 3339 UTC
+    std::string created;  // when it was stored, RFC 3339 UTC
 };
 
 // The cache of one workspace. Safe to use from several threads at once for different hashes; several
 // processes may share it (two storing one hash keep the first entry).
-class LocalCache
-{
-  public:
+class LocalCache {
+public:
     static constexpr int schema_version = 1;
 
     // Opens (creating) <workspace_root>/.qk/cache; a new .qk gets a .gitignore of "*". Removes the build
@@ -73,9 +71,9 @@ class LocalCache
     Status restore(const CacheHit& hit) const;
 
     const std::filesystem::path& workspace_root() const { return root_; }
-    const std::filesystem::path& dir() const { return dir_; } // <workspace_root>/.qk/cache
+    const std::filesystem::path& dir() const { return dir_; }  // <workspace_root>/.qk/cache
 
-  private:
+private:
     LocalCache(std::filesystem::path root, std::filesystem::path dir, UniqueFd root_fd, UniqueFd dir_fd);
     void remove_entry(const std::string& hex) const;
     std::string tmp_name(const std::string& hex) const;
@@ -84,4 +82,4 @@ class LocalCache
     UniqueFd root_fd_, dir_fd_;
 };
 
-} // namespace qk::key
+}  // namespace qk::key

@@ -11,11 +11,10 @@
 #include "qk/util/result.hpp"
 #include "qk/workspace/glob.hpp"
 
-namespace qk::key
-{
+namespace qk::key {
 
 struct OutputFile {
-    std::string path; // workspace-relative
+    std::string path;  // workspace-relative
     enum class Kind { file, symlink, directory } kind;
     friend bool operator==(const OutputFile&, const OutputFile&) = default;
 };
@@ -23,9 +22,8 @@ struct OutputFile {
 // Resolved output patterns ("packages/app/dist", "dist/app/**/*.js", "!packages/app/dist/cache") compiled:
 // which workspace paths are outputs, and where to walk to find them. A pattern with no glob syntax names
 // a file or a whole directory; a glob names the files it matches; "!" patterns exclude, across the group.
-class OutputSet
-{
-  public:
+class OutputSet {
+public:
     // Refuses a pattern that could name something outside the workspace or the workspace itself: an
     // absolute path, a "." or ".." component, an empty path.
     static Result<OutputSet> compile(std::span<const std::string> patterns);
@@ -47,7 +45,7 @@ class OutputSet
     // .git, .qk and node_modules (however cased): an output walk never enters them.
     static bool never_entered(std::string_view name);
 
-  private:
+private:
     std::vector<std::string> patterns_;
     std::vector<Root> roots_;
     workspace::GlobSet set_;
@@ -61,4 +59,4 @@ Result<std::vector<OutputFile>> collect_output_files(const std::filesystem::path
                                                      std::span<const std::string> patterns);
 Result<std::vector<OutputFile>> collect_output_files(int root_fd, const OutputSet& outputs);
 
-} // namespace qk::key
+}  // namespace qk::key
