@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/report/json_writer.hpp"
 #include "qk/workspace/workspace.hpp"
 
 namespace qk::key::cache_meta {
@@ -13,56 +14,12 @@ using workspace::Json;
 
 namespace {
 
-// Length of the UTF-8 sequence starting at s[i], or 0 when it is not well formed (RFC 3629: no overlongs,
-// no surrogates, nothing above U+10FFFF).
-std::size_t utf8_length(std::string_view s, std::size_t i)
-{
-    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    unsigned char c = byte(i);
-    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    if (n == 0 || i + n > s.size())
-        return 0;
-    for (std::size_t k = 1; k < n; ++k)
-        if ((byte(i + k) & 0xC0) != 0x80)
-            return 0;
-    if ((n == 2 && c < 0xC2) || (n == 3 && c == 0xE0 && byte(i + 1) < 0xA0) ||
-        (n == 3 && c == 0xED && byte(i + 1) >= 0xA0) || (n == 4 && c == 0xF0 && byte(i + 1) < 0x90) ||
-        (n == 4 && (c > 0xF4 || (c == 0xF4 && byte(i + 1) >= 0x90))))
-        return 0;
-    return n;
-}
-
-// Appends `s` as a JSON string. False when `s` is not UTF-8, which a JSON string cannot carry.
+// Appends `s` as a JSON string. False when `s` is not UTF-8, which a JSON string cannot carry unchanged.
 bool append_string(std::string& out, std::string_view s)
 {
-    out += '"';
-    for (std::size_t i = 0; i < s.size();) {
-        unsigned char c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x80) {
-            std::size_t n = utf8_length(s, i);
-            if (n == 0)
-                return false;
-            out.append(s.substr(i, n));
-            i += n;
-            continue;
-        }
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-            if (c < 0x20)
-                fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
-            else
-                out += static_cast<char>(c);
-        }
-        ++i;
-    }
-    out += '"';
+    if (!report::JsonWriter::valid_utf8(s))
+        return false;
+    report::JsonWriter::escape(out, s);
     return true;
 }
 

@@ -28,6 +28,17 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i)
 
 }  // namespace
 
+bool JsonWriter::valid_utf8(std::string_view s)
+{
+    for (std::size_t i = 0; i < s.size();) {
+        std::size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence(s, i);
+        if (n == 0)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
 void JsonWriter::escape(std::string& out, std::string_view s)
 {
     out += '"';

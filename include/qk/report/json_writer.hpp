@@ -29,7 +29,11 @@ public:
 
     const std::string& str() const { return out_; }
 
+    // Appends `s` as a JSON string literal, quotes included.
     static void escape(std::string& out, std::string_view s);
+    // Whether `s` is valid UTF-8 (no overlongs, surrogates or code points past U+10FFFF): where a
+    // replacement character would change a value (a path to restore), check before escaping.
+    static bool valid_utf8(std::string_view s);
 
 private:
     void before_value();
