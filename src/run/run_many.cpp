@@ -9,6 +9,7 @@
 #include "qk/key/cache_in_place.hpp"
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
+#include "run/scratch.hpp"
 
 namespace qk::run {
 
@@ -33,10 +34,19 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     // Everything that can be found wrong is found now, before any task starts.
     const auto& tasks = s.tasks().tasks();
     self->rekey_.assign(tasks.size(), false);
+    self->scratch_.resize(tasks.size());
+    std::vector<TaskScratch> scratch;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const workspace::Task& t = tasks[i];
         if (!t.target->run.problem.empty())
             return error(fmt::format("task {} cannot run: {}", t.id, t.target->run.problem));
+        auto dirs = resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target);
+        if (!dirs)
+            return dirs.error();
+        if (auto st = check_scratch(s.workspace(), *dirs); !st)
+            return error(fmt::format("{}: {}", t.id, st.error().message));
+        scratch.emplace_back(t.id, *dirs);
+        self->scratch_[i] = std::move(*dirs);
         auto k = s.keys().key(i);
         if (!k)
             return k.error();
@@ -45,6 +55,8 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
             rekey = rekey || self->rekey_[d];
         self->rekey_[i] = rekey;
     }
+    if (auto st = check_scratch_overlaps(scratch); !st)
+        return st.error();
     (void)s.files().save_hash_cache();  // a cache that cannot be written costs time, not correctness
     if (request.dry_run)
         return self;
@@ -181,6 +193,10 @@ Outcome RunMany::run_task(std::size_t i)
     }
     if (cancelled_)
         return Outcome::failed;
+    // Emptied just before it runs (not for a restore, which runs nothing), links checked again.
+    for (const std::string& dir : scratch_[i])
+        if (auto st = empty_scratch(session_->workspace().root(), dir); !st)
+            return failed(fmt::format("cannot empty scratch directory {}: {}", dir, st.error().message));
 
     display_->started(t.id);
     CommandRunner runner(launcher_);

@@ -60,6 +60,8 @@ private:
     std::vector<std::string> environment_;
     // Tasks whose key must be computed again as they start (their inputs hash dependencies' outputs).
     std::vector<bool> rekey_;
+    // Each task's scratch directories, emptied before it runs.
+    std::vector<std::vector<std::string>> scratch_;
 
     std::atomic<bool> cancelled_{false};
     std::mutex running_mutex_;

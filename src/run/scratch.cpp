@@ -137,6 +137,13 @@ std::string link_target(int at, const char* name)
     return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
 }
 
+Error file_error(const std::string& dir, const std::string& file)
+{
+    return error(fmt::format("scratch directory \"{}\": {} is a file, not a directory; remove it, or change the "
+                             "scratch entry",
+                             dir, file));
+}
+
 Error link_error(const std::string& dir, const std::string& link, const std::string& target)
 {
     return error(fmt::format("scratch directory \"{}\": {} is a symbolic link{}, which emptying could follow out "
@@ -164,9 +171,7 @@ Result<UniqueFd> open_step(int at, const std::string& name, const std::string& s
             if (S_ISLNK(st.st_mode))
                 return link_error(dir, shown, link_target(at, name.c_str()));
             if (!S_ISDIR(st.st_mode))
-                return error(fmt::format("scratch directory \"{}\": {} is a file, not a directory; remove it, or "
-                                         "change the scratch entry",
-                                         dir, shown));
+                return file_error(dir, shown);
         }
         return sys_error(fmt::format("cannot open {} to empty scratch directory \"{}\"", shown, dir), err);
     }
@@ -289,19 +294,13 @@ Status check_scratch(const workspace::Workspace& ws, const std::vector<std::stri
                 return error(fmt::format("scratch directory \"{}\" lies in qk's state (.qk), which qk never "
                                          "empties; change the scratch entry",
                                          dir));
-        for (const workspace::Project& p : ws.projects()) {
+        // With no .qk in its path and no project under it, it cannot hold qk's cache and state either: they
+        // live in the workspace root's .qk, so a project root's .qk is covered by the project check.
+        for (const workspace::Project& p : ws.projects())
             if (p.root != "." && within(p.root, dir))
                 return error(fmt::format("scratch directory \"{}\" holds the project {} ({}), which emptying it "
                                          "would delete; name a directory inside the project instead",
                                          dir, p.name, p.root));
-            // qk keeps its cache and state in .qk at the workspace root; a project run as a workspace of
-            // its own keeps them beside its project.json.
-            std::string state = p.root == "." ? ".qk" : p.root + "/.qk";
-            if (within(state, dir))
-                return error(fmt::format("scratch directory \"{}\" holds qk's cache and state ({}); change the "
-                                         "scratch entry",
-                                         dir, state));
-        }
         std::filesystem::path at = ws.root();
         std::string shown;
         for (const std::string& c : parts) {
@@ -316,9 +315,7 @@ Status check_scratch(const workspace::Workspace& ws, const std::vector<std::stri
             if (S_ISLNK(st.st_mode))
                 return link_error(dir, shown, link_target(AT_FDCWD, at.c_str()));
             if (!S_ISDIR(st.st_mode))
-                return error(fmt::format("scratch directory \"{}\": {} is a file, not a directory; remove it, or "
-                                         "change the scratch entry",
-                                         dir, shown));
+                return file_error(dir, shown);
         }
     }
     return {};

@@ -234,3 +234,40 @@ def test_a_command_that_does_not_exist_fails_its_task(runner: Path):
     assert r.returncode == 1
     assert re.search(r"^lib:build\s+\| .*qk-no-such-tool: (command )?not found", r.stdout, re.M), r.stdout
     assert re.search(r"lib:build.*exit code 127", r.stdout), r.stdout
+
+
+def test_scratch_directories_are_emptied_before_the_task_runs(runner: Path, tmp_path: Path):
+    (runner / "packages/lib/project.json").write_text(json.dumps({"name": "lib", "targets": {"build": {
+        "command": "ls -A .tool-cache > seen.txt; echo state > .tool-cache/state",
+        "options": {"cwd": "{projectRoot}"},
+        "qk:sandbox": {"scratch": ["{projectRoot}/.tool-cache"]}}}}))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep")
+    cache_dir = runner / "packages/lib/.tool-cache"
+    (cache_dir / "old").mkdir(parents=True)
+    (cache_dir / "old/entry").write_text("stale")
+    (cache_dir / "link").symlink_to(outside)
+    r = qk(runner, "run-many", "-t", "build", "-p", "lib", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (runner / "packages/lib/seen.txt").read_text() == "", "the task saw what an earlier run left"
+    assert (outside / "keep.txt").read_text() == "keep"  # the link was removed, not followed
+    # Emptied again on the next run, whatever the task left.
+    assert qk(runner, "run-many", "-t", "build", "-p", "lib", "--skip-cache").returncode == 0
+    assert (runner / "packages/lib/seen.txt").read_text() == ""
+
+
+def test_tasks_sharing_a_scratch_directory_fail_the_run_before_anything_starts(runner: Path):
+    for name in ("lib", "app"):
+        (runner / f"packages/{name}/project.json").write_text(json.dumps({"name": name, "targets": {"build": {
+            "command": "touch ran.txt", "options": {"cwd": "{projectRoot}"},
+            "qk:sandbox": {"scratch": ["{workspaceRoot}/tmp/shared" + ("/inner" if name == "app" else "")]}}}}))
+    r = qk(runner, "run-many", "-t", "build", "-p", "lib,app")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "app:build" in r.stderr and "lib:build" in r.stderr and "tmp/shared" in r.stderr, r.stderr
+    assert not (runner / "packages/lib/ran.txt").exists()
+    # A scratch directory in node_modules is refused too.
+    (runner / "packages/app/project.json").write_text(json.dumps({"name": "app", "targets": {"build": {
+        "command": "true", "qk:sandbox": {"scratch": ["{projectRoot}/node_modules/.cache"]}}}}))
+    r = qk(runner, "run-many", "-t", "build", "-p", "app", "--exclude-task-dependencies")
+    assert r.returncode == 2 and "node_modules" in r.stderr, r.stderr

@@ -137,8 +137,8 @@ TEST_CASE("scratch: .git, .qk and node_modules are refused however cased", "[scr
     CHECK_THAT(refusal("{workspaceRoot}/.git/x"), Contains("lies in .git"));
     CHECK_THAT(refusal("{projectRoot}/.Git"), Contains("lies in .git (\".Git\")"));
     CHECK_THAT(refusal("{workspaceRoot}/.QK"), Contains("lies in .qk"));
-    CHECK_THAT(refusal("{projectRoot}/Node_Modules/x"), Contains("\"packages/a/Node_Modules/x\"") &&
-                                                            Contains("node_modules (\"Node_Modules\")"));
+    CHECK_THAT(refusal("{projectRoot}/Node_Modules/x"),
+               Contains("\"packages/a/Node_Modules/x\"") && Contains("node_modules (\"Node_Modules\")"));
     CHECK_THAT(refusal("{projectRoot}/node_modules/.cache"), Contains("lies in node_modules"));
     // Only whole components count.
     CHECK(resolved(project_at("packages/a", "a"), {"{projectRoot}/.gitx", "{projectRoot}/my_node_modules"}) ==
@@ -182,8 +182,7 @@ TEST_CASE("scratch: a directory that is or lies under a symbolic link or a file 
     std::string under = failure(check_scratch(ws, {"linked/cache"}));
     CHECK_THAT(under, Contains("\"linked/cache\": linked is a symbolic link (to " + t.outside.string() + ")") &&
                           Contains("remove the link, or change the scratch entry"));
-    CHECK_THAT(failure(check_scratch(ws, {"packages/a/.cache"})),
-               Contains("packages/a/.cache is a symbolic link"));
+    CHECK_THAT(failure(check_scratch(ws, {"packages/a/.cache"})), Contains("packages/a/.cache is a symbolic link"));
     CHECK_THAT(failure(check_scratch(ws, {"packages/a/file/x"})), Contains("packages/a/file is a file"));
 }
 
@@ -192,7 +191,8 @@ TEST_CASE("scratch: two tasks may not share or nest scratch directories", "[scra
     std::string same = failure(check_scratch_overlaps({{"a:lint", {"x", "packages/a/.cache"}},
                                                        {"b:lint", {"packages/b/.cache"}},
                                                        {"a:test", {"packages/a/.cache"}}}));
-    CHECK_THAT(same, Contains("a:lint and a:test share") && Contains("\"packages/a/.cache\" and \"packages/a/.cache\""));
+    CHECK_THAT(same,
+               Contains("a:lint and a:test share") && Contains("\"packages/a/.cache\" and \"packages/a/.cache\""));
 
     std::string nested = failure(check_scratch_overlaps({{"a:lint", {"tmp/a/b"}}, {"b:lint", {"tmp/a"}}}));
     CHECK_THAT(nested, Contains("a:lint and b:lint have nested") && Contains("\"tmp/a/b\" and \"tmp/a\""));
