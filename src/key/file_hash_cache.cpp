@@ -27,21 +27,22 @@ constexpr std::size_t header_size = 8 + 4 + 4 + 8;
 constexpr std::size_t entry_fixed = 4 + 4 + 8 * 6;
 constexpr std::size_t trailer_size = 16;
 
-template <class T>
-void put(std::string& out, T v)
+template <class T> void put(std::string& out, T v)
 {
     out.append(reinterpret_cast<const char*>(&v), sizeof v);
 }
 
-template <class T>
-T get(const char* p)
+template <class T> T get(const char* p)
 {
     T v;
     std::memcpy(&v, p, sizeof v);
     return v;
 }
 
-std::int64_t ns(const struct timespec& t) { return std::int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec; }
+std::int64_t ns(const struct timespec& t)
+{
+    return std::int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
 
 Result<std::string> read_all(int fd, std::size_t size_hint)
 {

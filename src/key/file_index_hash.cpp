@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "file_index_hashing.hpp"
-#include "file_reader.hpp"
+#include "file_index_reader.hpp"
 
 namespace qk::key {
 
@@ -102,7 +102,7 @@ void FileIndex::Hashing::adopt(const HashCacheFile& cache, const std::vector<std
 }
 
 void FileIndex::Hashing::hash_claimed(const std::vector<std::string>& files, const std::filesystem::path& root,
-                                     std::span<const std::uint32_t> mine, std::span<Outcome> out) const
+                                      std::span<const std::uint32_t> mine, std::span<Outcome> out) const
 {
     auto failure = [&](const std::string& path, const Error& e) {
         if (e.sys_errno == ENOENT || e.sys_errno == ENOTDIR)

@@ -22,8 +22,8 @@ struct FileIndex::Hashing {
     // outside it, and publishes them as hashed; a caller needing a file claimed by another waits.
     enum State : std::uint8_t { unhashed, claimed, hashed };
 
-    Hashing(std::size_t files, UniqueFd root) : root_fd(std::move(root)), state(new std::atomic<std::uint8_t>[files]),
-                                                hashes(files), known(files)
+    Hashing(std::size_t files, UniqueFd root)
+        : root_fd(std::move(root)), state(new std::atomic<std::uint8_t>[files]), hashes(files), known(files)
     {
         for (std::size_t i = 0; i < files; ++i)
             state[i].store(unhashed, std::memory_order_relaxed);

@@ -14,7 +14,10 @@ using Byte = unsigned char;
 
 enum class Wild : std::uint8_t { match, no_match, abort_all, abort_to_starstar };
 
-bool glob_special(Byte c) { return c == '*' || c == '?' || c == '[' || c == '\\'; }
+bool glob_special(Byte c)
+{
+    return c == '*' || c == '?' || c == '[' || c == '\\';
+}
 
 // The character classes of wildmatch, ASCII only (git's sane ctype: \v and \f are not space).
 bool in_class(std::string_view name, Byte c, bool& known)
@@ -298,14 +301,14 @@ IgnoreFile::Verdict IgnoreFile::match(std::string_view path, std::string_view ba
 
 void IgnoreStack::push(std::size_t base_len, Files files)
 {
-    levels_.push_back(Level{base_len, std::move(files)});
+    levels_.push_back(Level{base_len, std::make_shared<const Files>(std::move(files))});
 }
 
 bool IgnoreStack::ignored(std::string_view path, std::string_view basename, bool is_dir) const
 {
     for (std::size_t source = 0; source < ignore_source_count; ++source) {
         for (auto level = levels_.rbegin(); level != levels_.rend(); ++level) {
-            const IgnoreFile& file = level->files[source];
+            const IgnoreFile& file = (*level->files)[source];
             if (file.empty())
                 continue;
             auto verdict = file.match(path.substr(level->base_len), basename, is_dir);

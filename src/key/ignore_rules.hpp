@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,12 +35,12 @@ public:
 
 private:
     struct Pattern {
-        std::string text;         // without `!` and the trailing `/`
+        std::string text;           // without `!` and the trailing `/`
         std::uint32_t literal = 0;  // length of the leading part without glob characters
         bool negative = false;
-        bool dir_only = false;    // written with a trailing `/`
+        bool dir_only = false;       // written with a trailing `/`
         bool basename_only = false;  // no `/` in it: matched against the last component
-        bool ends_with = false;   // `*literal`: a suffix comparison is enough
+        bool ends_with = false;      // `*literal`: a suffix comparison is enough
     };
     std::vector<Pattern> patterns_;
 };
@@ -51,6 +52,7 @@ enum class IgnoreSource : std::uint8_t { nxignore, ignore, gitignore, git_exclud
 inline constexpr std::size_t ignore_source_count = 4;
 
 // The ignore files in force while walking: one level per directory that has any, innermost last.
+// Copies share the files, so a walk can hand its stack to another thread cheaply.
 class IgnoreStack {
 public:
     // The files of one directory, by IgnoreSource; an empty IgnoreFile for a source it lacks.
@@ -69,7 +71,7 @@ public:
 private:
     struct Level {
         std::size_t base_len = 0;
-        Files files;
+        std::shared_ptr<const Files> files;
     };
     std::vector<Level> levels_;
 };

@@ -133,87 +133,89 @@ namespace {
 
 // The tree of the conformance test: ignore files, then every name in every directory.
 const std::map<std::string, std::string> conformance_rules = {
-    {".gitignore",
-     "# a comment\n"
-     "\\#hash\n"
-     "\\!bang\n"
-     "trailing   \n"
-     "escaped\\ \n"
-     "*.log\n"
-     "!keep.log\n"
-     "build/\n"
-     "/rooted\n"
-     "doc/*.txt\n"
-     "doc/**/*.pdf\n"
-     "**/deep\n"
-     "a/**/z\n"
-     "**/foo/bar\n"
-     "foo**/qux\n"
-     "ba?.c\n"
-     "[abc]x.c\n"
-     "[!a-c]y.c\n"
-     "[^d]w.c\n"
-     "[a-]dash\n"
-     "[]]bracket\n"
-     "[[:digit:]]num\n"
-     "[[:alpha:][:digit:]]mix\n"
-     "[[:bogus:]]bogus\n"
-     "*.tmp/\n"
-     "sub/\n"
-     "!sub/keepdir/\n"
-     "x/*\n"
-     "!x/y\n"
-     "abc/**\n"
-     "/onlydir/\n"
-     "nested/deeper/file\n"
-     "\\*star\n"
-     "star\\*\n"
-     "q[?]\n"
-     "temp*\n"
-     "{a,b}\n"
-     "*.[oa]\n"
-     "!lib.a\n"
-     "mid*dle\n"
-     "a/b/\n"
-     "!a/b/c\n"
-     "***/stars\n"
-     "a/*/c\n"
-     "x/**/\n"
-     "**/mid*/c\n"
-     "foox/**/*y*\n"
-     "**/q/**\n"
-     "[[:upper:]]*.LOG\n"},
-    {"pkg/.gitignore",
-     "\xEF\xBB\xBF/local\r\n"
-     "*.gen\r\n"
-     "!important.gen\r\n"
-     "sub/inner\r\n"
-     "!debug.log\r\n"
-     "!temp1\n"
-     "**/z\n"
-     "!x.o\n"
-     "*/inner\n"
-     "**/keep/\n"
-     "!**/keep/\n"
-     "s?b/*.gen\n"},
+    {".gitignore", "# a comment\n"
+                   "\\#hash\n"
+                   "\\!bang\n"
+                   "trailing   \n"
+                   "escaped\\ \n"
+                   "*.log\n"
+                   "!keep.log\n"
+                   "build/\n"
+                   "/rooted\n"
+                   "doc/*.txt\n"
+                   "doc/**/*.pdf\n"
+                   "**/deep\n"
+                   "a/**/z\n"
+                   "**/foo/bar\n"
+                   "foo**/qux\n"
+                   "ba?.c\n"
+                   "[abc]x.c\n"
+                   "[!a-c]y.c\n"
+                   "[^d]w.c\n"
+                   "[a-]dash\n"
+                   "[]]bracket\n"
+                   "[[:digit:]]num\n"
+                   "[[:alpha:][:digit:]]mix\n"
+                   "[[:bogus:]]bogus\n"
+                   "*.tmp/\n"
+                   "sub/\n"
+                   "!sub/keepdir/\n"
+                   "x/*\n"
+                   "!x/y\n"
+                   "abc/**\n"
+                   "/onlydir/\n"
+                   "nested/deeper/file\n"
+                   "\\*star\n"
+                   "star\\*\n"
+                   "q[?]\n"
+                   "temp*\n"
+                   "{a,b}\n"
+                   "*.[oa]\n"
+                   "!lib.a\n"
+                   "mid*dle\n"
+                   "a/b/\n"
+                   "!a/b/c\n"
+                   "***/stars\n"
+                   "a/*/c\n"
+                   "x/**/\n"
+                   "**/mid*/c\n"
+                   "foox/**/*y*\n"
+                   "**/q/**\n"
+                   "[[:upper:]]*.LOG\n"},
+    {"pkg/.gitignore", "\xEF\xBB\xBF/local\r\n"
+                       "*.gen\r\n"
+                       "!important.gen\r\n"
+                       "sub/inner\r\n"
+                       "!debug.log\r\n"
+                       "!temp1\n"
+                       "**/z\n"
+                       "!x.o\n"
+                       "*/inner\n"
+                       "**/keep/\n"
+                       "!**/keep/\n"
+                       "s?b/*.gen\n"},
     {"pkg/keep/.gitignore", "!*.log\nkeep.log\n/temp2\n"},
     {"doc/x/.gitignore", "*\n!*.pdf\n!*/\n"},
     {".git/info/exclude", "excluded\n*.info\n!*.log\n!temp3\n"},
 };
 
 const std::vector<std::string> conformance_dirs = {
-    "", "doc/", "doc/x/", "doc/x/y/", "a/", "a/b/", "a/b/c/", "a/q/", "foo/", "foox/", "foox/y/", "pkg/",
-    "pkg/sub/", "pkg/keep/", "pkg/build/", "x/", "x/y/", "x/z/", "abc/", "onlydir/", "src/onlydir/", "deep/",
-    "build/", "sub/", "sub/keepdir/", "dir.tmp/", "nested/deeper/", "{a,b}/", "middle/",
+    "",           "doc/",   "doc/x/", "doc/x/y/",     "a/",       "a/b/",           "a/b/c/",
+    "a/q/",       "foo/",   "foox/",  "foox/y/",      "pkg/",     "pkg/sub/",       "pkg/keep/",
+    "pkg/build/", "x/",     "x/y/",   "x/z/",         "abc/",     "onlydir/",       "src/onlydir/",
+    "deep/",      "build/", "sub/",   "sub/keepdir/", "dir.tmp/", "nested/deeper/", "{a,b}/",
+    "middle/",
 };
 
 const std::vector<std::string> conformance_names = {
-    "a.log", "keep.log", "debug.log", "#hash", "!bang", "trailing", "trailing  ", "escaped ", "escaped", "rooted",
-    "bar.c", "ba.c", "ax.c", "dx.c", "ay.c", "dy.c", "dw.c", "ew.c", "adash", "-dash", "bdash", "]bracket",
-    "5num", "xnum", "amix", "7mix", "_mix", "1bogus", "*star", "xstar", "star*", "stars", "q?", "qx", "x.tmp",
-    "important.gen", "other.gen", "local", "temp1", "temp2", "temp3", "plain.txt", "file.pdf", "deep", "bar",
-    "qux", "inner", "z", "Z.LOG", "excluded", "n.info", "file", "x.o", "lib.a", "lib.b", "{a,b}", "a", "b",
-    "mid-dle", "middle", "c", "y",
+    "a.log",   "keep.log",  "debug.log", "#hash",         "!bang",     "trailing", "trailing  ", "escaped ",
+    "escaped", "rooted",    "bar.c",     "ba.c",          "ax.c",      "dx.c",     "ay.c",       "dy.c",
+    "dw.c",    "ew.c",      "adash",     "-dash",         "bdash",     "]bracket", "5num",       "xnum",
+    "amix",    "7mix",      "_mix",      "1bogus",        "*star",     "xstar",    "star*",      "stars",
+    "q?",      "qx",        "x.tmp",     "important.gen", "other.gen", "local",    "temp1",      "temp2",
+    "temp3",   "plain.txt", "file.pdf",  "deep",          "bar",       "qux",      "inner",      "z",
+    "Z.LOG",   "excluded",  "n.info",    "file",          "x.o",       "lib.a",    "lib.b",      "{a,b}",
+    "a",       "b",         "mid-dle",   "middle",        "c",         "y",
 };
 
 std::string run(const std::string& command)
@@ -269,7 +271,7 @@ TEST_CASE("gitignore matching agrees with git check-ignore on every path of a tr
         write(repo / file, text);
 
     std::vector<std::pair<std::string, bool>> paths;  // path, is_dir
-    std::set<std::string> dirs;  // every directory of the tree, ancestors included, checked too
+    std::set<std::string> dirs;                       // every directory of the tree, ancestors included, checked too
     for (const std::string& dir : conformance_dirs)
         for (std::size_t i = dir.find('/'); i != std::string::npos; i = dir.find('/', i + 1))
             dirs.insert(dir.substr(0, i));
@@ -291,9 +293,10 @@ TEST_CASE("gitignore matching agrees with git check-ignore on every path of a tr
         list += p + '\0';
     write(tmp.path / "paths", list);
     // No user or system configuration: no core.excludesFile but the repository's own rules.
-    std::string out = run("cd '" + repo.string() + "' && HOME='" + tmp.path.string() + "' XDG_CONFIG_HOME='" +
-                          tmp.path.string() + "' GIT_CONFIG_NOSYSTEM=1 git check-ignore --no-index -v -n -z --stdin < '" +
-                          (tmp.path / "paths").string() + "'");
+    std::string out =
+        run("cd '" + repo.string() + "' && HOME='" + tmp.path.string() + "' XDG_CONFIG_HOME='" + tmp.path.string() +
+            "' GIT_CONFIG_NOSYSTEM=1 git check-ignore --no-index -v -n -z --stdin < '" + (tmp.path / "paths").string() +
+            "'");
 
     // Records of four NUL-terminated fields: source, line, pattern, path (empty source: no match).
     std::map<std::string, bool> git_ignores;

@@ -22,8 +22,9 @@ namespace qk::key {
 
 class FileIndex {
 public:
-    // Lists the workspace's regular files and symbolic links (not followed). Errors: the root cannot
-    // be read. Directories that cannot be read below it are skipped, as Nx skips them.
+    // Lists the workspace's regular files and symbolic links (not followed), and reads the persistent
+    // hash cache meanwhile on a second thread. Errors: the root cannot be read. Directories below it
+    // that cannot be read are skipped, as Nx skips them.
     static Result<FileIndex> scan(const workspace::Workspace& ws);
 
     FileIndex(FileIndex&&) noexcept;
@@ -68,9 +69,9 @@ private:
 
     std::filesystem::path root_;
     std::vector<std::string> files_;
-    std::vector<std::int32_t> owner_;                    // per file; -1: no project
+    std::vector<std::int32_t> owner_;                        // per file; -1: no project
     std::vector<std::vector<std::uint32_t>> project_files_;  // per project
-    struct Hashing;  // the thread-shared hashing state (file_index_hash.cpp)
+    struct Hashing;                                          // the thread-shared hashing state (file_index_hash.cpp)
     std::unique_ptr<Hashing> hashing_;
 };
 

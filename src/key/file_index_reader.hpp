@@ -31,11 +31,11 @@ private:
 
     int root_fd_;
     const std::filesystem::path& root_;
-    std::string dir_;      // the directory held open, workspace-relative ("" for the root)
-    UniqueFd dir_fd_;      // invalid while dir_ is the root
-    bool dir_open_ = true; // false after a failed open of dir_, so that the next file retries
-    std::string base_;     // the last component of the current file, NUL-terminated for the syscalls
-    std::string buffer_;   // file content, reused from file to file
+    std::string dir_;       // the directory held open, workspace-relative ("" for the root)
+    UniqueFd dir_fd_;       // invalid while dir_ is the root
+    bool dir_open_ = true;  // false after a failed open of dir_, so that the next file retries
+    std::string base_;      // the last component of the current file, NUL-terminated for the syscalls
+    std::string buffer_;    // file content, reused from file to file
 };
 
 }  // namespace qk::key

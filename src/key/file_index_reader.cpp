@@ -1,6 +1,6 @@
 // FileReader: a small file is read whole into a reused buffer and hashed in one go (XXH3's one-shot
 // and streaming digests are equal, so this equals hash_file); a large one is streamed by hash_file.
-#include "file_reader.hpp"
+#include "file_index_reader.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
