@@ -165,6 +165,17 @@ TEST_CASE("the scan lists what git ls-files lists as untracked and not ignored",
                           "lib/x.swp", "lib/local/y", "lib/src/local/z", "lib/a-b", "lib/a/b", "lib0", "a b.txt"})
         t.write(f, "content");
     fs::create_symlink("lib", t.root / "lib-link");
+    // Enough directories for the scan to walk subtrees in parallel, carrying the rules above them.
+    for (int i = 0; i < 40; ++i) {
+        std::string dir = "pkg" + std::to_string(i) + "/";
+        t.write(dir + "src/a.o", "");
+        t.write(dir + "src/keep.o", "");
+        t.write(dir + "src/deep/x.swp", "");
+        t.write(dir + "out/y", "");
+        t.write(dir + "z-" + std::to_string(i), "");
+        if (i % 3 == 0)
+            t.write(dir + ".gitignore", "z-*\n!keep.o\nsrc/*.o\n");
+    }
 
     Workspace ws = t.load();
     FileIndex index = t.scan(ws);
