@@ -16,6 +16,7 @@
 #include <catch2/catch.hpp>
 
 #include "run/command_runner.hpp"
+#include "test_support.hpp"
 #include "run/dotenv.hpp"
 
 using namespace qk::run;
@@ -23,23 +24,10 @@ using qk::workspace::RunSpec;
 namespace fs = std::filesystem;
 using Lines = std::vector<std::string>;
 
+using qk::test::TempDir;
+
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir()
-    {
-        std::string tmpl = (fs::temp_directory_path() / "qk-run-test-XXXXXX").string();
-        REQUIRE(::mkdtemp(tmpl.data()) != nullptr);
-        path = fs::canonical(tmpl);
-    }
-    ~TempDir() { fs::remove_all(path); }
-    void write(const std::string& rel, const std::string& text) const
-    {
-        fs::create_directories((path / rel).parent_path());
-        std::ofstream(path / rel) << text;
-    }
-};
 
 RunSpec commands(std::vector<std::string> cmds, bool parallel = false)
 {

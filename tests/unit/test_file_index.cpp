@@ -2,6 +2,8 @@
 // lookups, content hashes, the persistent hash cache and concurrent hashing.
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -103,17 +105,6 @@ std::size_t at(const FileIndex& index, const std::string& path)
     return *i;
 }
 
-std::string run(const std::string& command)
-{
-    std::string out;
-    FILE* p = ::popen(command.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
-        out.append(buf, n);
-    ::pclose(p);
-    return out;
-}
 
 }  // namespace
 
@@ -157,7 +148,7 @@ TEST_CASE("the scan honours .gitignore, .ignore, .nxignore and .git/info/exclude
 TEST_CASE("the scan lists what git ls-files lists as untracked and not ignored", "[files]")
 {
     TempWorkspace t;
-    REQUIRE(run("cd '" + t.root.string() + "' && git init -q . 2>&1").empty());
+    REQUIRE(qk::test::shell_output("cd '" + t.root.string() + "' && git init -q . 2>&1").empty());
     t.write(".gitignore", "*.o\n!keep.o\nout/\n/top\ndocs/**/*.tmp\n");
     t.write(".git/info/exclude", "*.swp\n");
     t.write("lib/.gitignore", "!*.swp\nlocal/\n");
@@ -179,7 +170,7 @@ TEST_CASE("the scan lists what git ls-files lists as untracked and not ignored",
 
     Workspace ws = t.load();
     FileIndex index = t.scan(ws);
-    std::string out = run("cd '" + t.root.string() + "' && HOME='" + t.root.string() +
+    std::string out = qk::test::shell_output("cd '" + t.root.string() + "' && HOME='" + t.root.string() +
                           "' GIT_CONFIG_NOSYSTEM=1 git ls-files -o --exclude-standard -z");
     Strings git_files;
     for (std::size_t pos = 0, end; (end = out.find('\0', pos)) != std::string::npos; pos = end + 1)

@@ -2,6 +2,8 @@
 // `git check-ignore` on a repository full of tricky patterns and paths.
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <stdlib.h>
 
 #include <cstdio>
@@ -19,22 +21,10 @@ using qk::key::IgnoreStack;
 using qk::key::wildmatch;
 namespace fs = std::filesystem;
 
+using qk::test::TempDir;
+
 namespace {
 
-struct TempDir {
-    fs::path path;
-    TempDir()
-    {
-        std::string t = (fs::temp_directory_path() / "qk-ignore-XXXXXX").string();
-        REQUIRE(::mkdtemp(t.data()) != nullptr);
-        path = t;
-    }
-    ~TempDir()
-    {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
 
 void write(const fs::path& p, const std::string& text)
 {
@@ -218,17 +208,6 @@ const std::vector<std::string> conformance_names = {
     "a",       "b",         "mid-dle",   "middle",        "c",         "y",
 };
 
-std::string run(const std::string& command)
-{
-    std::string out;
-    FILE* p = ::popen(command.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
-        out.append(buf, n);
-    ::pclose(p);
-    return out;
-}
 
 // Whether the walker would leave `path` out: an ancestor directory or the path itself ignored by the
 // files in force at its level (those of its ancestors), as git decides before entering a directory.
@@ -266,7 +245,7 @@ TEST_CASE("gitignore matching agrees with git check-ignore on every path of a tr
     TempDir tmp;
     fs::path repo = tmp.path / "repo";
     fs::create_directories(repo);
-    REQUIRE(run("cd '" + repo.string() + "' && git init -q . 2>&1").empty());
+    REQUIRE(qk::test::shell_output("cd '" + repo.string() + "' && git init -q . 2>&1").empty());
     for (const auto& [file, text] : conformance_rules)
         write(repo / file, text);
 
@@ -294,7 +273,7 @@ TEST_CASE("gitignore matching agrees with git check-ignore on every path of a tr
     write(tmp.path / "paths", list);
     // No user or system configuration: no core.excludesFile but the repository's own rules.
     std::string out =
-        run("cd '" + repo.string() + "' && HOME='" + tmp.path.string() + "' XDG_CONFIG_HOME='" + tmp.path.string() +
+        qk::test::shell_output("cd '" + repo.string() + "' && HOME='" + tmp.path.string() + "' XDG_CONFIG_HOME='" + tmp.path.string() +
             "' GIT_CONFIG_NOSYSTEM=1 git check-ignore --no-index -v -n -z --stdin < '" + (tmp.path / "paths").string() +
             "'");
 
