@@ -1,4 +1,5 @@
 // qk: the task runner (run-many, run, show). See docs/qk.md.
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <thread>
@@ -37,6 +38,30 @@ void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
     cmd.add_flag("--dry-run", o.dry_run, "print each task with its key's hash and run nothing");
     cmd.add_flag("--exclude-task-dependencies", o.exclude_task_dependencies,
                  "run only the tasks asked for, not what their dependsOn pulls in");
+    cmd.add_flag("--sandbox", o.sandbox,
+                 "record each task that runs and report what it did beyond its declarations (--sandbox=audit)");
+    // --sandbox=MODE arrives here: main() splits it, so that a bare --sandbox never takes the next word.
+    cmd.add_option("--sandbox-mode", o.sandbox_mode, "audit or enforce (written --sandbox=MODE)")->group("");
+    cmd.add_option("--sandbox-report", o.sandbox_report, "write every finding of the sandbox as JSON to FILE");
+    cmd.add_option("--recorder", o.recorder, "auto, ebpf or strace (default: $QK_RECORDER, else auto)");
+}
+
+// "--sandbox=MODE" as "--sandbox-mode MODE".
+std::vector<std::string> split_sandbox_mode(int argc, char** argv)
+{
+    std::vector<std::string> args;
+    bool options = true;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view a = argv[i];
+        options = options && a != "--";
+        if (options && a.starts_with("--sandbox=")) {
+            args.emplace_back("--sandbox-mode");
+            args.emplace_back(a.substr(10));
+        } else {
+            args.emplace_back(a);
+        }
+    }
+    return args;
 }
 
 }  // namespace
@@ -73,11 +98,14 @@ int main(int argc, char** argv)
     sh_project->add_option("project", show.name, "the project")->required();
     CLI::App* sh_task = sh->add_subcommand("task", "show a task's inputs, the files they match, outputs and key");
     sh_task->add_option("task", show.name, "project:target")->required();
+    sh_task->add_flag("--rules", show.rules, "show what the sandbox lets the task read and write, and why");
     for (CLI::App* c : {sh_projects, sh_project, sh_task})
         c->add_flag("--json", show.json, "print JSON");
 
     try {
-        app.parse(argc, argv);
+        std::vector<std::string> args = split_sandbox_mode(argc, argv);
+        std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+        app.parse(args);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "cli/interrupt.hpp"
 #include "qk/util/result.hpp"
 #include "run/run_many.hpp"
@@ -21,6 +23,17 @@ int run_tasks(const RunOptions& options)
     request.dry_run = options.dry_run;
     request.output_fd = STDOUT_FILENO;
     request.is_terminal = ::isatty(STDOUT_FILENO) == 1;
+    if (options.sandbox || !options.sandbox_mode.empty())
+        request.sandbox = or_fatal(run::parse_sandbox_mode(options.sandbox_mode));
+    request.sandbox_report = options.sandbox_report;
+    std::string recorder = options.recorder;
+    if (recorder.empty()) {
+        const char* env = std::getenv("QK_RECORDER");
+        recorder = env ? env : "auto";
+        if (auto choice = record::parse_recorder_choice(recorder); !choice)
+            throw FatalError("QK_RECORDER: " + choice.error().message);
+    }
+    request.recorder = or_fatal(record::parse_recorder_choice(recorder));
 
     auto runner = or_fatal(run::RunMany::prepare(request));
     InterruptWatch::on_interrupt([r = runner.get()] { r->cancel(); });

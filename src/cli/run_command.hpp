@@ -14,6 +14,10 @@ struct RunOptions {
     bool dry_run = false;
     bool exclude_task_dependencies = false;
     std::string directory = ".";
+    bool sandbox = false;       // --sandbox
+    std::string sandbox_mode;   // --sandbox=MODE
+    std::string sandbox_report; // --sandbox-report FILE
+    std::string recorder;       // --recorder, else QK_RECORDER, else auto
 };
 
 // Runs the tasks; returns the exit status (0 when every task succeeded). Bad input is a FatalError.

@@ -7,6 +7,9 @@
 #include "cli/show_key.hpp"
 #include "qk/report/json_writer.hpp"
 #include "qk/util/result.hpp"
+#include "qk/rules/rules.hpp"
+#include "run/sandbox_audit.hpp"
+#include "run/scratch.hpp"
 #include "run/session.hpp"
 
 namespace qk::cli {
@@ -71,7 +74,26 @@ int show_project(const run::Session& s, const std::string& name, bool json)
     return 0;
 }
 
-int show_task(run::Session& s, const std::string& id, bool json)
+// `qk show task P:T --rules`: one line per rule, the access, the paths and why.
+std::string rules_text(const std::string& id, const rules::Rules& rules)
+{
+    std::string text = fmt::format("{}: what the sandbox lets it do in the workspace\n", id);
+    for (const rules::RuleLine& line : rules.describe())
+        text += fmt::format("  {:<15} {}\n  {:<15}   ({})\n", line.access, line.path, "", line.why);
+    return text;
+}
+
+std::string rules_json(const std::string& id, const rules::Rules& rules)
+{
+    report::JsonWriter w;
+    w.begin_object().key("task").value(id).key("rules").begin_array();
+    for (const rules::RuleLine& line : rules.describe())
+        w.begin_object().key("access").value(line.access).key("paths").value(line.path).key("why").value(line.why).end_object();
+    w.end_array().end_object();
+    return w.str() + "\n";
+}
+
+int show_task(run::Session& s, const std::string& id, bool json, bool with_rules)
 {
     auto colon = id.rfind(':');
     if (colon == std::string::npos || colon == 0 || colon + 1 == id.size())
@@ -93,6 +115,14 @@ int show_task(run::Session& s, const std::string& id, bool json)
     if (!shown)
         throw FatalError(fmt::format("internal: task {} is not in its own graph", id));
     (void)s.files().save_hash_cache();  // a cache that cannot be written only costs time
+    if (with_rules) {
+        std::size_t i = *s.tasks().index(id);
+        const workspace::Task& t = tasks[i];
+        auto scratch = or_fatal(run::resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target));
+        auto rules = or_fatal(run::task_rules(s, i, scratch));
+        print(json ? rules_json(id, rules) : rules_text(id, rules));
+        return 0;
+    }
     std::vector<std::string> depends_on;
     for (std::size_t d : s.tasks().find(id)->deps)
         depends_on.push_back(tasks[d].id);
@@ -111,7 +141,7 @@ int run_show(const ShowOptions& options)
     case ShowOptions::What::project:
         return show_project(*session, options.name, options.json);
     case ShowOptions::What::task:
-        return show_task(*session, options.name, options.json);
+        return show_task(*session, options.name, options.json, options.rules);
     }
     return 2;
 }

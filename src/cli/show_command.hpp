@@ -10,6 +10,7 @@ struct ShowOptions {
     What what = What::projects;
     std::string name;  // the project, or the task "project:target"
     bool json = false;
+    bool rules = false;  // show task --rules: what the sandbox lets the task do
     std::string directory = ".";
 };
 

@@ -112,7 +112,7 @@ bool OutputSet::contains(std::string_view path) const
     if (!cache_fs::is_plain_relative(path))
         return false;
     auto parts = split_path(path);
-    return std::none_of(parts.begin(), parts.end(), never_entered) && set_.matches(path);
+    return std::none_of(parts.begin(), parts.end(), never_entered) && matches(path);
 }
 
 Result<OutputSet> OutputSet::compile(std::span<const std::string> patterns)
@@ -140,6 +140,7 @@ Result<OutputSet> OutputSet::compile(std::span<const std::string> patterns)
         out.set_.add(*fileset);
         if (negated)
             continue;
+        out.any_positive_ = true;
         // Escapes resolve in the prefix, so "\.\./x" is refused here rather than walked.
         std::string prefix(glob->literal_prefix());
         if (auto why = refusal(prefix); why && (glob->is_literal() || !prefix.empty()))

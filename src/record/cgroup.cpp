@@ -44,23 +44,24 @@ namespace {
 std::mutex g_live_mutex;
 std::set<std::string> g_live;
 
-int count_processes_at(const fs::path& root)
+std::vector<pid_t> pids_at(const fs::path& root)
 {
-    int n = 0;
+    std::vector<pid_t> pids;
     std::error_code ec;
-    auto count_in = [&n](const fs::path& dir) {
+    auto read_procs = [&pids](const fs::path& dir) {
         std::ifstream procs(dir / "cgroup.procs");
-        std::string pid;
-        while (procs >> pid)
-            n++;
+        for (pid_t pid; procs >> pid;)
+            pids.push_back(pid);
     };
-    count_in(root);
+    read_procs(root);
     for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
          it.increment(ec))
         if (it->is_directory(ec))
-            count_in(it->path());
-    return n;
+            read_procs(it->path());
+    return pids;
 }
+
+int count_processes_at(const fs::path& root) { return static_cast<int>(pids_at(root).size()); }
 
 void kill_cgroup_at(const fs::path& path)
 {
@@ -203,6 +204,19 @@ Result<TaskCgroup> TaskCgroup::create(std::string_view label)
 }
 
 int TaskCgroup::count_processes() const { return count_processes_at(path_); }
+
+std::vector<pid_t> TaskCgroup::pids() const { return pids_at(path_); }
+
+int TaskCgroup::signal_all(int sig, pid_t except)
+{
+    if (sig == SIGKILL && except == 0)
+        return kill_all();  // cgroup.kill, where it exists, wins the race against forks
+    int n = 0;
+    for (pid_t pid : pids_at(path_))
+        if (pid != except && ::kill(pid, sig) == 0)
+            n++;
+    return n;
+}
 
 int TaskCgroup::kill_all()
 {

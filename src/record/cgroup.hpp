@@ -3,10 +3,13 @@
 // destroying it kills what is left and removes the directory, so a run leaves no cgroup behind.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
@@ -38,6 +41,10 @@ public:
 
     // Processes in it (and below it) now.
     int count_processes() const;
+    std::vector<pid_t> pids() const;
+    // Sends `sig` to every process in it (and below it) but `except` (0: none); returns how many it
+    // signalled. Stopping a command goes through here, not its process group, which a process may leave.
+    int signal_all(int sig, pid_t except = 0);
     // Kills everything in it; returns how many processes there were.
     int kill_all();
     // Waits until no process is left in it.

@@ -1,5 +1,6 @@
 #include "record/ebpf_recorder.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -36,7 +37,9 @@ Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
 
 Result<Trace> EbpfRecorder::record(const Command& cmd)
 {
-    auto program = find_program(cmd.argv.at(0), cmd.cwd);
+    if (cmd.argv.empty())
+        return error("no command given");
+    auto program = find_program(cmd.argv[0], cmd.cwd, command_path(cmd.env));
     if (!program)
         return program.error();
     auto cgroup = TaskCgroup::create("trace");
@@ -48,10 +51,16 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     RecordingSink sink(trace.recording);
     if (auto s = session_->track(cgroup->id(), cgroup->level(), &sink); !s)
         return s.error();
-    auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd()});
+    auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd,
+                                  cmd.own_process_group});
     if (!pid) {
         session_->untrack(cgroup->id());
         return pid.error();
+    }
+    {
+        // Through the cgroup, not the process group: a process may leave its group, not its cgroup.
+        StopWindow window(cmd, [cg = &*cgroup](bool force) { cg->signal_all(force ? SIGKILL : SIGTERM); });
+        wait_exited_unreaped(*pid);
     }
     trace.status = wait_exit(*pid);
     trace.leftovers_killed = cgroup->kill_all();

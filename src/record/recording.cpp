@@ -35,6 +35,18 @@ void Recording::mark_incomplete(std::string reason)
         incomplete_.push_back(std::move(reason));
 }
 
+void Recording::merge(const Recording& other)
+{
+    for (const auto& [path, access] : other.paths_)
+        paths_[path] |= access;
+    renames_.insert(other.renames_.begin(), other.renames_.end());
+    aliases_.insert(other.aliases_.begin(), other.aliases_.end());  // the first spelling seen wins, as in add_alias
+    for (const auto& [pid, process] : other.processes_)
+        processes_.insert_or_assign(pid, process);
+    for (const auto& reason : other.incomplete_)
+        mark_incomplete(reason);
+}
+
 std::vector<std::string> Recording::paths_with(std::uint16_t access) const
 {
     std::vector<std::string> out;

@@ -17,7 +17,8 @@ class ReplayRecorder : public Recorder {
 public:
     explicit ReplayRecorder(std::string events_path) : path_(std::move(events_path)) {}
     std::string_view name() const override { return "replay"; }
-    // Ignores `cmd`: replays the file. An Error names the file, line and what is wrong.
+    // Replays the file; of `cmd` only on_start (given a stop that does nothing) and on_finish are
+    // used. An Error names the file, line and what is wrong.
     Result<Trace> record(const Command& cmd) override;
 
 private:

@@ -1,9 +1,11 @@
 #include "record/spawn.hpp"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -17,8 +19,12 @@
 
 #include "qk/util/unique_fd.hpp"
 
+extern char** environ;
+
 namespace qk::record {
 namespace {
+
+constexpr const char* kDefaultPath = "/usr/local/bin:/usr/bin:/bin";
 
 bool is_executable_file(const std::string& path)
 {
@@ -26,22 +32,72 @@ bool is_executable_file(const std::string& path)
     return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-// The child side, between fork and exec: async-signal-safe calls only.
-[[noreturn]] void exec_child(const SpawnRequest& req, char* const* argv, int report_fd)
+// What the child reports through the pipe when it cannot exec.
+enum Failure : int { kChdir = 1, kExec = 2, kJoinCgroup = 3, kSetup = 4 };
+
+// Everything the child needs, prepared by the parent: after fork only async-signal-safe calls.
+struct ChildPlan {
+    const char* program;
+    char* const* argv;
+    char* const* envp;
+    const char* cwd;
+    int cgroup_fd = -1;  // >= 0: join it before exec (the fork fallback of clone3)
+    int dev_null = -1;   // >= 3, with output >= 3, when the command's stdio is redirected
+    int output = -1;
+    bool own_process_group = false;
+};
+
+[[noreturn]] void fail(int report_fd, Failure what)
 {
-    int report[2] = {2, 0};  // {what failed: 1 chdir, 2 exec; errno}
+    int report[2] = {what, errno};
+    (void)!::write(report_fd, report, sizeof(report));
+    ::_exit(127);
+}
+
+// Leaves only 0, 1, 2 and `report_fd` (itself close-on-exec) open across exec: whatever another
+// thread opened without O_CLOEXEC (another task's pipe) must not reach the command, where an
+// unrelated holder would keep that pipe from ever reaching end of file.
+void close_other_fds_on_exec()
+{
+    if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+        return;
+    // Before Linux 5.11: mark them one by one.
+    struct rlimit lim {};
+    int max = ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 65536 ? static_cast<int>(lim.rlim_cur) : 65536;
+    for (int fd = 3; fd < max; fd++)
+        ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+// The child side, between fork and exec. Signals are all blocked on entry (see spawn).
+[[noreturn]] void exec_child(const ChildPlan& plan, int report_fd)
+{
+    // An ignored signal stays ignored across exec, and the runner may ignore SIGPIPE: back to defaults
+    // before anything is unblocked.
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig = 1; sig < NSIG; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            ::sigaction(sig, &dfl, nullptr);
+    if (plan.cgroup_fd >= 0) {
+        int procs = ::openat(plan.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+        if (procs < 0 || ::write(procs, "0", 1) != 1)
+            fail(report_fd, kJoinCgroup);
+    }
+    if (plan.own_process_group && ::setpgid(0, 0) != 0)
+        fail(report_fd, kSetup);
+    if (plan.output >= 0) {
+        if (::dup2(plan.dev_null, 0) < 0 || ::dup2(plan.output, 1) < 0 || ::dup2(plan.output, 2) < 0)
+            fail(report_fd, kSetup);
+    }
+    close_other_fds_on_exec();
+    if (::chdir(plan.cwd) != 0)
+        fail(report_fd, kChdir);
     // The parent may block signals it handles on a thread of its own; the command must not inherit that.
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (::chdir(req.cwd.c_str()) != 0) {
-        report[0] = 1;
-    } else {
-        ::execv(req.program.empty() ? argv[0] : req.program.c_str(), argv);
-    }
-    report[1] = errno;
-    (void)!::write(report_fd, report, sizeof(report));
-    ::_exit(127);
+    ::execve(plan.program, plan.argv, plan.envp);
+    fail(report_fd, kExec);
 }
 
 pid_t clone_into_cgroup(int cgroup_fd)
@@ -53,20 +109,63 @@ pid_t clone_into_cgroup(int cgroup_fd)
     return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof(args)));
 }
 
+// A copy of `fd` above 0, 1 and 2, close-on-exec: the child's dup2 onto them must not clobber it.
+Result<UniqueFd> above_stdio(int fd, const std::string& what)
+{
+    UniqueFd copy(::fcntl(fd, F_DUPFD_CLOEXEC, 3));
+    if (!copy.valid())
+        return sys_error(fmt::format("cannot duplicate {}", what));
+    return copy;
+}
+
+// Blocks every signal in this thread while it lives: a handler of ours must never run in the child
+// between fork and exec, where it would act as us.
+class AllSignalsBlocked {
+public:
+    AllSignalsBlocked()
+    {
+        sigset_t all;
+        sigfillset(&all);
+        ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
+    }
+    ~AllSignalsBlocked() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+    AllSignalsBlocked(const AllSignalsBlocked&) = delete;
+    AllSignalsBlocked& operator=(const AllSignalsBlocked&) = delete;
+
+private:
+    sigset_t saved_;
+};
+
 }  // namespace
 
-Result<std::string> find_program(const std::string& name, const std::string& cwd)
+std::optional<std::string> command_path(const std::vector<std::string>& env)
+{
+    if (env.empty())
+        return std::nullopt;
+    for (const auto& kv : env)
+        if (kv.starts_with("PATH=") && kv.size() > 5)
+            return kv.substr(5);
+    return kDefaultPath;
+}
+
+Result<std::string> find_program(const std::string& name, const std::string& cwd,
+                                 const std::optional<std::string>& path)
 {
     if (name.empty())
         return error("no command given");
     if (name.find('/') != std::string::npos) {
-        std::string path = name.front() == '/' ? name : cwd + "/" + name;
-        if (::access(path.c_str(), F_OK) != 0)
+        std::string full = name.front() == '/' ? name : cwd + "/" + name;
+        if (::access(full.c_str(), F_OK) != 0)
             return sys_error(fmt::format("cannot run '{}'", name));
         return name;
     }
-    const char* env = std::getenv("PATH");
-    std::string path_var = env ? env : "/usr/local/bin:/usr/bin:/bin";
+    std::string path_var;
+    if (path) {
+        path_var = *path;
+    } else {
+        const char* env = std::getenv("PATH");
+        path_var = env ? env : kDefaultPath;
+    }
     size_t start = 0;
     while (start <= path_var.size()) {
         size_t colon = path_var.find(':', start);
@@ -87,10 +186,39 @@ Result<std::string> find_program(const std::string& name, const std::string& cwd
 
 Result<pid_t> spawn(const SpawnRequest& req)
 {
-    std::vector<char*> argv;
+    if (req.argv.empty())
+        return error("no command given");
+    std::vector<char*> argv, envp;
     for (const auto& a : req.argv)
         argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
+    for (const auto& e : req.env)
+        envp.push_back(const_cast<char*>(e.c_str()));
+    envp.push_back(nullptr);
+
+    UniqueFd dev_null, output;
+    if (req.output_fd >= 0) {
+        UniqueFd opened(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        if (!opened.valid())
+            return sys_error("cannot open /dev/null");
+        auto null_fd = above_stdio(opened.get(), "/dev/null");
+        if (!null_fd)
+            return null_fd.error();
+        auto out_fd = above_stdio(req.output_fd, fmt::format("the output fd {}", req.output_fd));
+        if (!out_fd)
+            return out_fd.error();
+        dev_null = std::move(null_fd).value();
+        output = std::move(out_fd).value();
+    }
+
+    ChildPlan plan;
+    plan.program = req.program.empty() ? argv[0] : req.program.c_str();
+    plan.argv = argv.data();
+    plan.envp = req.env.empty() ? environ : envp.data();
+    plan.cwd = req.cwd.c_str();
+    plan.dev_null = dev_null.get();
+    plan.output = output.get();
+    plan.own_process_group = req.own_process_group;
 
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0)
@@ -98,44 +226,40 @@ Result<pid_t> spawn(const SpawnRequest& req)
     UniqueFd read_end(fds[0]), write_end(fds[1]);
 
     pid_t pid = -1;
-    if (req.cgroup_fd >= 0) {
-        pid = clone_into_cgroup(req.cgroup_fd);
-        if (pid < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
-            // Older kernel: fork, then join the cgroup before exec.
-            pid = ::fork();
-            if (pid == 0) {
-                sigset_t none;
-                sigemptyset(&none);
-                ::sigprocmask(SIG_SETMASK, &none, nullptr);
-                int procs = ::openat(req.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-                if (procs < 0 || ::write(procs, "0", 1) != 1) {
-                    int tagged[2] = {3, errno};
-                    (void)!::write(write_end.get(), tagged, sizeof(tagged));
-                    ::_exit(127);
-                }
-                exec_child(req, argv.data(), write_end.get());
+    {
+        AllSignalsBlocked blocked;
+        if (req.cgroup_fd >= 0) {
+            pid = clone_into_cgroup(req.cgroup_fd);
+            if (pid < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
+                // Older kernel: fork, then join the cgroup before exec.
+                plan.cgroup_fd = req.cgroup_fd;
+                pid = ::fork();
             }
+        } else {
+            pid = ::fork();
         }
-    } else {
-        pid = ::fork();
+        if (pid == 0)
+            exec_child(plan, write_end.get());
     }
     if (pid < 0)
         return sys_error(fmt::format("cannot start '{}'", req.argv.at(0)));
-    if (pid == 0)
-        exec_child(req, argv.data(), write_end.get());
 
     write_end.reset();
-    int tagged[2] = {0, 0};
+    int report[2] = {0, 0};
     ssize_t n;
     do {
-        n = ::read(read_end.get(), tagged, sizeof(tagged));
+        n = ::read(read_end.get(), report, sizeof(report));
     } while (n < 0 && errno == EINTR);
-    if (n == sizeof(tagged)) {
-        ::waitpid(pid, nullptr, 0);
-        switch (tagged[0]) {
-        case 1: return sys_error(fmt::format("cannot change to the directory '{}'", req.cwd), tagged[1]);
-        case 3: return sys_error("cannot join the task's cgroup", tagged[1]);
-        default: return sys_error(fmt::format("cannot run '{}'", req.argv.at(0)), tagged[1]);
+    if (n == sizeof(report)) {
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        switch (report[0]) {
+        case kChdir: return sys_error(fmt::format("cannot change to the directory '{}'", req.cwd), report[1]);
+        case kJoinCgroup: return sys_error("cannot join the task's cgroup", report[1]);
+        case kSetup:
+            return sys_error(fmt::format("cannot set up the process group or standard fds of '{}'", req.argv.at(0)),
+                             report[1]);
+        default: return sys_error(fmt::format("cannot run '{}'", req.argv.at(0)), report[1]);
         }
     }
     return pid;
@@ -147,6 +271,13 @@ ExitStatus wait_exit(pid_t pid)
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     return exit_status_of(status);
+}
+
+void wait_exited_unreaped(pid_t pid)
+{
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR) {
+    }
 }
 
 ExitStatus exit_status_of(int wait_status)

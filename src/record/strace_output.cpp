@@ -19,23 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<pid_t> pids_in(const std::string& cgroup)
-{
-    std::vector<pid_t> pids;
-    std::error_code ec;
-    auto read_procs = [&pids](const fs::path& dir) {
-        std::ifstream procs(dir / "cgroup.procs");
-        for (pid_t pid; procs >> pid;)
-            pids.push_back(pid);
-    };
-    read_procs(cgroup);
-    for (auto it = fs::recursive_directory_iterator(cgroup, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-        if (it->is_directory(ec))
-            read_procs(it->path());
-    return pids;
-}
-
 // Whether `pid` is traced by `tracer` now: the parser's list of live processes may lag behind
 // strace, so without a cgroup a pid is checked before it is killed, lest it was reused meanwhile.
 bool traced_by(pid_t pid, pid_t tracer)
@@ -48,6 +31,21 @@ bool traced_by(pid_t pid, pid_t tracer)
 }
 
 }  // namespace
+
+std::vector<pid_t> tracees_of(pid_t tracer)
+{
+    std::vector<pid_t> pids;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+        std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
+            continue;
+        pid_t pid = static_cast<pid_t>(std::atoi(name.c_str()));
+        if (traced_by(pid, tracer))
+            pids.push_back(pid);
+    }
+    return pids;
+}
 
 Result<StraceOutputFifo> StraceOutputFifo::create()
 {
@@ -111,12 +109,34 @@ void StraceOutputReader::run(int fd)
     if (!buf.empty())
         feed(buf);  // strace died mid-line: the parser will say so
     note(parser_.finish());
+    announce(true);
+}
+
+bool StraceOutputReader::wait_root_started()
+{
+    std::unique_lock lock(start_mutex_);
+    start_cv_.wait(lock, [this] { return root_started_ || output_ended_; });
+    return root_started_;
+}
+
+void StraceOutputReader::announce(bool ended)
+{
+    {
+        std::lock_guard lock(start_mutex_);
+        root_started_ |= parser_.root_pid() != 0;
+        output_ended_ |= ended;
+    }
+    start_cv_.notify_all();
 }
 
 void StraceOutputReader::feed(std::string_view line)
 {
     try {
         note(parser_.feed(line));
+        if (!root_announced_ && parser_.root_pid()) {
+            root_announced_ = true;
+            announce(false);
+        }
         if (!root_ended_ && parser_.root_wait_status()) {
             root_ended_ = true;
             kill_leftovers();
@@ -138,7 +158,7 @@ void StraceOutputReader::kill_leftovers()
     // killed while forking may leave a child behind.
     for (int round = 0; round < 100; round++) {
         bool any = false;
-        for (pid_t pid : cgroup_ ? pids_in(cgroup_->path()) : parser_.live_processes()) {
+        for (pid_t pid : cgroup_ ? cgroup_->pids() : parser_.live_processes()) {
             if (pid == strace_pid_ || pid == parser_.root_pid() || killed_.contains(pid))
                 continue;
             if (!cgroup_ && !traced_by(pid, strace_pid_))

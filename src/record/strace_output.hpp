@@ -5,9 +5,12 @@
 
 #include <sys/types.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
@@ -35,6 +38,9 @@ private:
     UniqueFd read_, hold_;
 };
 
+// The processes `tracer` traces now (from /proc): the command's, when no cgroup holds them.
+std::vector<pid_t> tracees_of(pid_t tracer);
+
 class StraceOutputReader {
 public:
     // `cgroup` may be null: leftovers are then the parser's live processes still traced by strace.
@@ -45,6 +51,9 @@ public:
 
     // Reads `fd` to EOF, on the reader thread. Never stops early: strace would block on a full FIFO.
     void run(int fd);
+    // Waits, from another thread, until the command's first process shows in the output (true) or the
+    // output ended without it (false): until then there is nothing to stop but strace itself.
+    bool wait_root_started();
 
     const std::optional<Error>& first_error() const { return first_error_; }
     int errors() const { return errors_; }
@@ -55,9 +64,15 @@ private:
     void note(const Status& s);
     void kill_leftovers();
 
+    void announce(bool ended);
+
     StraceParser& parser_;
     const TaskCgroup* cgroup_;
     pid_t strace_pid_;
+    bool root_announced_ = false;  // reader thread only
+    std::mutex start_mutex_;
+    std::condition_variable start_cv_;
+    bool root_started_ = false, output_ended_ = false;  // under start_mutex_
     bool root_ended_ = false;
     std::set<pid_t> killed_;
     std::optional<Error> first_error_;

@@ -1,7 +1,9 @@
 #include "record/strace_recorder.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,6 +83,52 @@ std::vector<std::string> strace_options(bool seccomp_bpf, bool raw_constants)
     return args;
 }
 
+// Whether strace, given the environment `env` (empty: ours), finds a program in a PATH: it searches
+// only a PATH that is set and not empty, where exec would fall back to a default.
+bool strace_searches_path(const std::vector<std::string>& env)
+{
+    if (env.empty()) {
+        const char* ours = std::getenv("PATH");
+        return ours && *ours;
+    }
+    for (const auto& kv : env)
+        if (kv.starts_with("PATH="))
+            return kv.size() > 5;
+    return false;
+}
+
+// What exec would refuse with EACCES, checked before strace's child tries and says so on the
+// command's stderr.
+Status check_runnable(const std::string& program, const Command& cmd)
+{
+    std::string full = program.front() == '/' ? program : cmd.cwd + "/" + program;
+    struct stat st {};
+    if (::stat(full.c_str(), &st) != 0)
+        return sys_error(fmt::format("cannot run '{}'", cmd.argv[0]));
+    if (!S_ISREG(st.st_mode) || ::access(full.c_str(), X_OK) != 0)
+        return sys_error(fmt::format("cannot run '{}'", cmd.argv[0]), EACCES);
+    return {};
+}
+
+// Stops the traced command. strace itself is spared a SIGTERM (it ignores it anyway, when tracing a
+// program with -o, but it must live on to see the command end and report it). SIGKILL takes strace
+// too: a forced stop waits for nothing.
+void stop_traced(TaskCgroup* cgroup, pid_t strace, bool own_group, bool force)
+{
+    if (cgroup) {
+        if (force)
+            cgroup->kill_all();
+        else
+            cgroup->signal_all(SIGTERM, strace);
+        return;
+    }
+    // No cgroup: what strace traces is the command, wherever it went.
+    for (pid_t pid : tracees_of(strace))
+        ::kill(pid, force ? SIGKILL : SIGTERM);
+    if (force && own_group)
+        ::kill(-strace, SIGKILL);
+}
+
 }  // namespace
 
 Result<std::unique_ptr<StraceRecorder>> StraceRecorder::create()
@@ -139,8 +187,13 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
 {
     if (cmd.argv.empty())
         return error("no command given");
-    if (auto program = find_program(cmd.argv[0], cmd.cwd); !program)
+    std::optional<std::string> path = command_path(cmd.env);
+    auto program = find_program(cmd.argv[0], cmd.cwd, path);
+    if (!program)
         return program.error();
+    // strace's own "exec: Permission denied" would land in the command's output: say it here instead.
+    if (auto s = check_runnable(*program, cmd); !s)
+        return s.error();
     auto fifo = StraceOutputFifo::create();
     if (!fifo)
         return fifo.error();
@@ -155,12 +208,20 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
         req.argv.push_back(std::move(o));
     for (const std::string& a : {std::string("-o"), fifo->path(), std::string("--")})
         req.argv.push_back(a);
-    // strace looks argv[0] up in PATH itself (find_program above only reports a missing command):
-    // the command keeps the argv[0] it was given, as under the eBPF engine.
+    // strace looks argv[0] up in the PATH of its environment, the command's, itself (find_program above
+    // only reports a missing command): the command keeps the argv[0] it was given, as under the eBPF
+    // engine. Where that PATH is unset strace would find nothing, so it gets the program found.
     req.argv.insert(req.argv.end(), cmd.argv.begin(), cmd.argv.end());
+    if (!strace_searches_path(cmd.env))
+        req.argv[req.argv.size() - cmd.argv.size()] = *program;
     req.program = strace_;
     req.cwd = cmd.cwd;
     req.cgroup_fd = cgroup ? cgroup->fd() : -1;
+    // strace passes on its environment, stdio and process group: the command's. Its own messages go to
+    // the same stderr; with -o and -q it prints none unless the command cannot be run at all.
+    req.env = cmd.env;
+    req.output_fd = cmd.output_fd;
+    req.own_process_group = cmd.own_process_group;
 
     Trace trace;
     trace.recorder = "strace";
@@ -172,6 +233,15 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
 
     StraceOutputReader reader(parser, cgroup ? &*cgroup : nullptr, *pid);
     std::thread reading([&reader, fd = fifo->read_fd()] { reader.run(fd); });
+    {
+        // Until the command's first process exists, a stop would find nothing to signal: wait for it
+        // (strace prints a line per call, so within milliseconds) or for strace to give up.
+        reader.wait_root_started();
+        StopWindow window(cmd, [cg = cgroup ? &*cgroup : nullptr, strace = *pid,
+                                group = cmd.own_process_group](bool force) { stop_traced(cg, strace, group, force); });
+        // strace exits once every process it traces has: the command's root and what it left.
+        wait_exited_unreaped(*pid);
+    }
     ExitStatus strace_status = wait_exit(*pid);
     fifo->release_hold();
     reading.join();

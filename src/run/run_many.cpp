@@ -1,6 +1,12 @@
 #include "run/run_many.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <set>
 #include <thread>
 
@@ -9,6 +15,8 @@
 #include "qk/key/cache_in_place.hpp"
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
+#include "qk/report/sandbox_report.hpp"
+#include "qk/util/unique_fd.hpp"
 #include "run/scratch.hpp"
 
 namespace qk::run {
@@ -23,6 +31,18 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
 {
     auto self = std::unique_ptr<RunMany>(new RunMany());
     self->request_ = request;
+    if (request.sandbox == SandboxMode::enforce)
+        return error("--sandbox=enforce is not available on Linux yet: use --sandbox (audit), which records each "
+                     "task and reports what it did beyond its declarations");
+    if (!request.sandbox_report.empty()) {
+        if (request.sandbox == SandboxMode::off)
+            return error("--sandbox-report needs --sandbox: without it no task is audited");
+        std::filesystem::path dir = std::filesystem::absolute(request.sandbox_report).parent_path();
+        std::error_code ec;
+        if (!std::filesystem::is_directory(dir, ec))
+            return error(fmt::format("--sandbox-report {}: the directory {} does not exist", request.sandbox_report,
+                                     dir.string()));
+    }
     auto session = Session::open(request.directory);
     if (!session)
         return session.error();
@@ -66,6 +86,12 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
         return cache.error();
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
+    if (request.sandbox != SandboxMode::off) {
+        auto audit = SandboxAudit::open(request.recorder, s);
+        if (!audit)
+            return audit.error();
+        self->audit_ = std::move(audit).value();
+    }
     return self;
 }
 
@@ -95,6 +121,9 @@ Result<int> RunMany::run()
     options.columns = terminal_columns(request_.output_fd);
     display_ = std::make_unique<OutputDisplay>(ids, fd_sink(request_.output_fd), options);
 
+    if (audit_ && !audit_->no_recorder().empty())
+        fd_sink(request_.output_fd)(fmt::format("qk: the sandbox cannot audit any task: {}\n", audit_->no_recorder()));
+
     unsigned parallel = request_.parallel ? request_.parallel : std::max(1u, std::thread::hardware_concurrency());
     scheduler_ = std::make_unique<Scheduler>(std::move(nodes), parallel);
     if (cancelled_)
@@ -120,10 +149,47 @@ Result<int> RunMany::run()
     summary.projects = projects.size();
     summary.interrupted = cancelled_;
     display_->summary(summary);
+    bool reported = report_audit();
+    if (!reported)
+        return 1;
     for (const NodeResult& r : *results)
         if (r.state != NodeResult::State::succeeded)
             return 1;
     return 0;
+}
+
+bool RunMany::report_audit()
+{
+    if (!audit_)
+        return true;
+    audit::RunAudit result = audit_->result();
+    fd_sink(request_.output_fd)(report::sandbox_summary(result));
+    if (request_.sandbox_report.empty())
+        return true;
+    // Written beside and renamed: a reader never sees half a report, and a failed write keeps the last.
+    std::string path = request_.sandbox_report;
+    std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
+    std::string json = report::sandbox_report_json(result);
+    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+    bool ok = fd.valid();
+    for (std::size_t done = 0; ok && done < json.size();) {
+        ssize_t n = ::write(fd.get(), json.data() + done, json.size() - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        ok = n > 0;
+        done += n > 0 ? static_cast<std::size_t>(n) : 0;
+    }
+    int err = errno;
+    ok = ok && ::fsync(fd.get()) == 0;
+    fd.reset();
+    if (ok && ::rename(tmp.c_str(), path.c_str()) == 0)
+        return true;
+    err = errno ? errno : err;
+    ::unlink(tmp.c_str());
+    fd_sink(request_.output_fd)(fmt::format("qk: cannot write the sandbox report {}: {}; the summary above holds "
+                                            "the findings\n",
+                                            path, std::strerror(err)));
+    return false;
 }
 
 void RunMany::cancel()
@@ -181,10 +247,14 @@ Outcome RunMany::run_task(std::size_t i)
             // Outputs nobody touched since they were made or restored need no writing.
             if (key::outputs_in_place(*cache_, **hit)) {
                 display_->restored(t.id, (*hit)->terminal_output);
+                if (audit_)
+                    audit_->restored(i);
                 return Outcome::succeeded;
             }
             if (auto st = cache_->restore(**hit); st) {
                 display_->restored(t.id, (*hit)->terminal_output);
+                if (audit_)
+                    audit_->restored(i);
                 return Outcome::succeeded;
             } else {
                 display_->line(t.id, "qk: cannot restore from the cache, running instead: " + st.error().message);
@@ -198,8 +268,9 @@ Outcome RunMany::run_task(std::size_t i)
         if (auto st = empty_scratch(session_->workspace().root(), dir); !st)
             return failed(fmt::format("cannot empty scratch directory {}: {}", dir, st.error().message));
 
+    std::unique_ptr<SandboxAudit::TaskRun> recorded = audit_ ? audit_->start(i, scratch_[i]) : nullptr;
     display_->started(t.id);
-    CommandRunner runner(launcher_);
+    CommandRunner runner(recorded ? static_cast<Launcher&>(recorded->launcher) : launcher_);
     {
         std::lock_guard l(running_mutex_);
         running_.insert(&runner);
@@ -211,6 +282,9 @@ Outcome RunMany::run_task(std::size_t i)
         std::lock_guard l(running_mutex_);
         running_.erase(&runner);
     }
+    if (recorded)
+        audit_->finish(std::move(recorded), cancelled_ || (result && result->cancelled),
+                       result ? std::string() : result.error().message);
     if (!result)
         return failed(result.error().message);
     if (result->succeeded && cacheable) {

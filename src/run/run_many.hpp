@@ -14,6 +14,7 @@
 #include "run/command_runner.hpp"
 #include "run/launcher.hpp"
 #include "run/output_display.hpp"
+#include "run/sandbox_audit.hpp"
 #include "run/scheduler.hpp"
 #include "run/session.hpp"
 
@@ -27,6 +28,9 @@ struct RunRequest {
     bool dry_run = false;   // print each task's key hash, run nothing
     int output_fd = 1;
     bool is_terminal = false;
+    SandboxMode sandbox = SandboxMode::off;
+    record::RecorderChoice recorder = record::RecorderChoice::Auto;  // QK_RECORDER, --recorder
+    std::string sandbox_report;  // --sandbox-report: where to write the findings as JSON
 };
 
 class RunMany {
@@ -50,6 +54,8 @@ private:
     Result<std::shared_ptr<const key::TaskKey>> key_for(std::size_t i);
     TaskContext context_for(std::size_t i) const;
     int dry_run();
+    // The audit's summary after the run's, and --sandbox-report. False when the report could not be written.
+    bool report_audit();
 
     RunRequest request_;
     std::unique_ptr<Session> session_;
@@ -57,6 +63,7 @@ private:
     std::unique_ptr<OutputDisplay> display_;
     std::unique_ptr<Scheduler> scheduler_;
     ProcessLauncher launcher_;
+    std::unique_ptr<SandboxAudit> audit_;
     std::vector<std::string> environment_;
     // Tasks whose key must be computed again as they start (their inputs hash dependencies' outputs).
     std::vector<bool> rekey_;

@@ -37,7 +37,8 @@ public:
     const std::vector<Root>& roots() const { return roots_; }
     const std::vector<std::string>& patterns() const { return patterns_; }
 
-    bool matches(std::string_view path) const { return set_.matches(path); }
+    // No outputs, or only exclusions, match nothing (a GlobSet of none matches everything).
+    bool matches(std::string_view path) const { return any_positive_ && set_.matches(path); }
     bool may_match_under(std::string_view dir) const { return set_.may_match_under(dir); }
     // True when `path` is an output a walk can find: a plain relative path ("a/b", no "." or ".."), outside
     // .git, .qk and node_modules, that the patterns match. The cache writes nowhere else.
@@ -49,6 +50,7 @@ private:
     std::vector<std::string> patterns_;
     std::vector<Root> roots_;
     workspace::GlobSet set_;
+    bool any_positive_ = false;
 };
 
 // The files and symbolic links that exist under `root` matching `patterns`, plus the empty directories

@@ -2,6 +2,7 @@
 // Engines: eBPF (src/record/ebpf_*), strace (src/record/strace_*), replay (recorded events, for tests).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -12,9 +13,29 @@
 
 namespace qk::record {
 
+// Stops a running command: SIGTERM to every process of it (force = false) or SIGKILL (force = true).
+using StopFn = std::function<void(bool force)>;
+
 struct Command {
-    std::vector<std::string> argv;  // argv[0] is looked up in PATH when it has no '/'
-    std::string cwd;                // absolute
+    // argv[0] is looked up in the PATH of `env` (this process's PATH when `env` is empty) when it has
+    // no '/'.
+    std::vector<std::string> argv;
+    std::string cwd;  // absolute
+    // The complete environment, "K=V" each; empty: this process's environment.
+    std::vector<std::string> env;
+    // When >= 0, the command's stdout and stderr both go here and its stdin is /dev/null; when -1 it
+    // inherits all three. Other fds never reach the command.
+    int output_fd = -1;
+    // Start it in a process group of its own, so that a terminal's Ctrl-C reaches only us (we then stop
+    // it through on_start's function). Under strace the group is strace's, which the command joins.
+    bool own_process_group = false;
+    // Called once the command runs, on the thread calling record(), with the function that stops it.
+    // That function may be called from any thread until on_finish returns, and never after.
+    std::function<void(StopFn stop)> on_start;
+    // Called once the command's root process has exited, before anything of it is reaped or its cgroup
+    // removed. on_start and on_finish are both called, or neither (when the command could not start).
+    // Neither may throw.
+    std::function<void()> on_finish;
 };
 
 struct ExitStatus {

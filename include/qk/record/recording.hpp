@@ -44,6 +44,10 @@ public:
     // The process with this pid, created on first use.
     Process& process(pid_t pid);
     void mark_incomplete(std::string reason);
+    // Adds everything `other` holds: a task's commands are each recorded apart, then merged into the
+    // task's recording. Access bits add up; a pid in both (reused between commands) keeps the latest
+    // command's process, `other`'s.
+    void merge(const Recording& other);
 
     bool complete() const { return incomplete_.empty(); }
     const std::vector<std::string>& incomplete_reasons() const { return incomplete_; }

@@ -1,0 +1,75 @@
+// What the audit found: per task, every access its rules do not allow, sorted by kind; per run, the
+// tasks' statuses and the run-wide views the summary and --sandbox-report show (read by many tasks,
+// unkeyed reads once, manifest and toolchain reads counted once). Paths are workspace-relative.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace qk::audit {
+
+// The kinds are a contract with --sandbox-report's readers: their JSON names never change.
+struct TaskFindings {
+    std::vector<std::string> reads_outside_inputs;  // readsOutsideInputs
+    std::vector<std::string> tsconfig_reads;        // tsconfigReads: tsconfig*.json read outside the inputs
+    std::vector<std::string> stray_writes;          // strayWrites: written outside the outputs, .git included
+    std::vector<std::string> unkeyed_reads;         // unkeyedReads: .git and dotenv files read
+    std::vector<std::string> manifest_reads;        // manifestReads: workspace packages' package.json
+    std::vector<std::string> toolchain_reads;       // toolchainReads: .nvmrc, .npmrc, .tool-versions ...
+    std::map<std::string, std::vector<std::string>> dependency_reads;  // dependencyReads: by project name
+
+    // Each list sorted and unique.
+    void normalise();
+    bool empty() const;
+    // The writes in .git (part of stray_writes), which the sandbox allows.
+    std::vector<std::string> git_writes() const;
+    // Whether the task did what enforce would refuse: anything but unkeyed reads and writes in .git.
+    bool went_beyond() const;
+};
+
+enum class TaskStatus { audited, restored, not_audited, unsandboxed, refused };
+
+// "audited", "restored", "notAudited", "unsandboxed", "refused"
+const char* status_name(TaskStatus status);
+
+struct TaskAudit {
+    std::string task;  // "project:target"
+    TaskStatus status = TaskStatus::audited;
+    std::string reason;  // why not audited, unsandboxed or refused; empty otherwise
+    TaskFindings findings;  // only for audited tasks
+};
+
+struct PathCount {
+    std::string path;
+    std::size_t tasks = 0;  // how many tasks read it
+};
+
+// Everything one run's audit found, as the summary and the report show it.
+struct RunAudit {
+    std::string mode = "audit";
+    std::optional<std::string> recorder;  // "ebpf", "strace"; nullopt when no task was recorded
+    std::string no_recorder;              // why no recorder works here (auto found none), else empty
+    std::vector<TaskAudit> tasks;         // the tasks that started or were restored, sorted by task id
+
+    struct Counts {
+        std::size_t tasks = 0, audited = 0, went_beyond = 0, restored = 0, not_audited = 0, unsandboxed = 0,
+                    refused = 0;
+    };
+    // Derived from `tasks` by finish().
+    Counts counts;
+    // Paths in readsOutsideInputs or tsconfigReads of at least 3 tasks and at least a quarter of those
+    // that went beyond (rounded up); sorted by path.
+    std::vector<PathCount> read_by_many;
+    std::vector<PathCount> unkeyed_reads;    // each .git or dotenv file read, with how many tasks read it
+    std::vector<PathCount> manifest_reads;   // each workspace package.json read
+    std::vector<PathCount> toolchain_reads;  // each toolchain configuration file read
+    std::size_t git_writers = 0;             // tasks that wrote in .git
+
+    // Sorts the tasks and computes the derived fields above.
+    void finish();
+};
+
+}  // namespace qk::audit

@@ -1,0 +1,125 @@
+// Rules: what one task may read and write in the workspace, and why, built from its declarations and
+// its key. The single answer to "may this task do this to this path, and if not, which finding is it":
+// the audit asks it of every recorded access; enforce will ask it which paths to allow.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "qk/key/file_index.hpp"
+#include "qk/key/output_files.hpp"
+#include "qk/key/task_key.hpp"
+#include "qk/util/result.hpp"
+#include "qk/workspace/glob.hpp"
+#include "qk/workspace/project_graph.hpp"
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::rules {
+
+// The class of a path for one task: why it may be touched, or what touching it is.
+enum class PathClass : std::uint8_t {
+    outside,            // outside the workspace: qk is not hermetic
+    qk_state,           // .qk at the root: qk's cache and state
+    node_modules,       // installed packages and what tools keep there
+    scratch,            // a scratch directory of the task
+    output,             // a declared output of the task
+    output_directory,   // a directory a declared output lies in (creating or removing it)
+    warm,               // a warm path of the task
+    input,              // held whole by an input
+    always,             // held whole whatever the inputs say: the project's package.json, .gitignore, .nxignore
+    json_input,         // a json input's file (its fields are keyed)
+    dependency_output,  // an output of a task it depends on
+    ignored_read,       // matched by qk:ultracache.ignoreReads
+    git,                // in .git: allowed, not keyed
+    dotenv,             // a dotenv file: allowed, not keyed
+    effect_file,        // held by the key only by effect (nx.json, project.json, the lockfile...)
+    manifest,           // another workspace package's package.json
+    toolchain,          // version and package managers' configuration (.nvmrc, .npmrc...)
+    dependency_project, // a file of a project the task's project depends on
+    tsconfig,           // TypeScript configuration
+    other,              // anything else in the workspace
+};
+
+const char* class_name(PathClass c);
+
+// The finding an access is, as --sandbox-report names its kinds; `none` when the rules allow it.
+enum class Finding : std::uint8_t {
+    none,
+    read_outside_inputs,
+    tsconfig_read,
+    stray_write,
+    unkeyed_read,  // allowed by the sandbox, but no key holds it (.git, dotenv)
+    manifest_read,
+    toolchain_read,
+    dependency_read,
+};
+
+struct Verdict {
+    PathClass why = PathClass::other;
+    Finding finding = Finding::none;
+    std::size_t project = 0;  // for dependency_read: index into Workspace::projects()
+    // What enforce lets through: no finding, an unkeyed read, or a write in .git.
+    bool allowed() const
+    {
+        return finding == Finding::none || finding == Finding::unkeyed_read || why == PathClass::git;
+    }
+};
+
+// What builds a task's rules: its declarations and key, and where it sits in the run.
+struct TaskDeclarations {
+    const workspace::Workspace* workspace = nullptr;
+    const workspace::ProjectGraph* graph = nullptr;
+    const key::FileIndex* files = nullptr;
+    std::shared_ptr<const key::TaskKey> key;
+    std::size_t project = 0;                   // index into Workspace::projects()
+    const workspace::Target* target = nullptr;
+    std::vector<std::string> scratch;          // resolved scratch directories (run/scratch.hpp)
+    // The resolved output patterns of every task it depends on, directly or not, with their ids.
+    std::vector<std::pair<std::string, std::vector<std::string>>> dependency_outputs;
+};
+
+// One line of `qk show task P:T --rules`.
+struct RuleLine {
+    std::string access;   // "read", "read, write", "create, remove", "reported"
+    std::string path;     // a path, a glob, or a description of a set of paths
+    std::string why;
+};
+
+class Rules {
+public:
+    // Errors: a warm path or ignoreReads glob that does not compile or leaves the workspace.
+    static Result<Rules> build(const TaskDeclarations& task);
+
+    // `path` is absolute and canonical, as a recording gives it.
+    Verdict read(std::string_view path) const;
+    // A write: opened for writing, created, removed or renamed. `create_or_remove` when that is all it
+    // was, which a directory holding an output may see.
+    Verdict write(std::string_view path, bool create_or_remove) const;
+
+    // The directories its outputs lie in (workspace-relative), parents before children: created as the
+    // task starts when missing, and removed again if it leaves them empty.
+    std::vector<std::string> output_directories() const;
+
+    // The rules as `qk show task --rules` prints them, most specific first.
+    std::vector<RuleLine> describe() const;
+
+    // The workspace-relative form of an absolute path inside the workspace ("" for the root), or
+    // nullopt outside it.
+    std::optional<std::string_view> relative(std::string_view path) const;
+
+private:
+    Rules() = default;
+    struct Data;
+    Verdict read_relative(std::string_view rel) const;
+    Verdict write_relative(std::string_view rel, bool create_or_remove) const;
+    std::shared_ptr<const Data> d_;
+};
+
+}  // namespace qk::rules

@@ -1,0 +1,101 @@
+#include "qk/audit/classify.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace qk::audit {
+namespace {
+
+constexpr std::uint16_t kWrites = record::kWrite | record::kCreate | record::kRemove;
+
+class Classifier {
+public:
+    Classifier(const record::Recording& recording, const rules::Rules& rules, const workspace::Workspace& ws)
+        : rec_(recording), rules_(rules), ws_(ws)
+    {
+        for (const auto& [spelled, canonical] : rec_.aliases())
+            spelled_[canonical].push_back(&spelled);
+    }
+
+    TaskFindings run()
+    {
+        for (const auto& [path, access] : rec_.paths()) {
+            if (access & kWrites)
+                judge_write(path, !(access & record::kWrite));
+            else if (access & record::kRead)
+                judge_read(path);
+        }
+        for (const auto& [from, to] : rec_.renames()) {
+            judge_write(from, true);
+            judge_write(to, true);
+        }
+        out_.normalise();
+        return std::move(out_);
+    }
+
+private:
+    void judge_write(const std::string& path, bool create_or_remove)
+    {
+        rules::Verdict v = rules_.write(path, create_or_remove);
+        if (v.finding == rules::Finding::stray_write)
+            out_.stray_writes.emplace_back(*rules_.relative(path));
+    }
+
+    void judge_read(const std::string& path)
+    {
+        rules::Verdict v = rules_.read(path);
+        if (v.finding == rules::Finding::none)
+            return;
+        // Read through a link the task may read as spelled: a declared directory link, a json input's link.
+        if (auto it = spelled_.find(path); it != spelled_.end())
+            for (const std::string* spelled : it->second)
+                if (rules_.read(*spelled).finding == rules::Finding::none)
+                    return;
+        std::string rel(*rules_.relative(path));
+        switch (v.finding) {
+        case rules::Finding::none:
+        case rules::Finding::stray_write: break;
+        case rules::Finding::read_outside_inputs: out_.reads_outside_inputs.push_back(std::move(rel)); break;
+        case rules::Finding::tsconfig_read: out_.tsconfig_reads.push_back(std::move(rel)); break;
+        case rules::Finding::unkeyed_read: out_.unkeyed_reads.push_back(std::move(rel)); break;
+        case rules::Finding::manifest_read: out_.manifest_reads.push_back(std::move(rel)); break;
+        case rules::Finding::toolchain_read: out_.toolchain_reads.push_back(std::move(rel)); break;
+        case rules::Finding::dependency_read:
+            out_.dependency_reads[ws_.projects()[v.project].name].push_back(std::move(rel));
+            break;
+        }
+    }
+
+    const record::Recording& rec_;
+    const rules::Rules& rules_;
+    const workspace::Workspace& ws_;
+    std::unordered_map<std::string, std::vector<const std::string*>> spelled_;  // canonical -> as spelled
+    TaskFindings out_;
+};
+
+}  // namespace
+
+TaskFindings classify(const record::Recording& recording, const rules::Rules& rules, const workspace::Workspace& ws)
+{
+    return Classifier(recording, rules, ws).run();
+}
+
+TaskAudit audit_task(std::string task, const record::Recording& recording, const rules::Rules& rules,
+                     const workspace::Workspace& ws)
+{
+    TaskAudit audit;
+    audit.task = std::move(task);
+    if (!recording.complete()) {
+        audit.status = TaskStatus::not_audited;
+        audit.reason = fmt::format("the recording is incomplete: {}", fmt::join(recording.incomplete_reasons(), "; "));
+        return audit;
+    }
+    audit.status = TaskStatus::audited;
+    audit.findings = classify(recording, rules, ws);
+    return audit;
+}
+
+}  // namespace qk::audit

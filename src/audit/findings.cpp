@@ -1,0 +1,150 @@
+// A task's findings, normalised and judged, and a run's findings gathered into the counts and
+// run-wide views the summary and --sandbox-report show.
+#include "qk/audit/findings.hpp"
+
+#include <algorithm>
+#include <iterator>
+#include <string_view>
+
+namespace qk::audit {
+
+namespace {
+
+void sort_unique(std::vector<std::string>& paths)
+{
+    std::sort(paths.begin(), paths.end());
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+}
+
+// A component, not a prefix: ".github/x" and "a.git/x" are ordinary paths, while a nested
+// repository's "sub/.git/x" is as much Git's as the root's.
+bool in_git(std::string_view path)
+{
+    while (true) {
+        auto slash = path.find('/');
+        if (path.substr(0, slash) == ".git")
+            return true;
+        if (slash == std::string_view::npos)
+            return false;
+        path.remove_prefix(slash + 1);
+    }
+}
+
+// The map may hold a project with no paths when findings were not normalised; such an entry is no
+// finding.
+bool any_dependency_read(const std::map<std::string, std::vector<std::string>>& reads)
+{
+    return std::any_of(reads.begin(), reads.end(), [](const auto& entry) { return !entry.second.empty(); });
+}
+
+using Tally = std::map<std::string, std::size_t>;
+
+std::vector<PathCount> to_counts(const Tally& tally)
+{
+    std::vector<PathCount> out;
+    out.reserve(tally.size());
+    for (const auto& [path, tasks] : tally)
+        out.push_back({path, tasks});
+    return out;  // a std::map iterates sorted, so the paths are too
+}
+
+}  // namespace
+
+void TaskFindings::normalise()
+{
+    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &unkeyed_reads, &manifest_reads,
+                       &toolchain_reads})
+        sort_unique(*list);
+    for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
+        sort_unique(it->second);
+        it = it->second.empty() ? dependency_reads.erase(it) : std::next(it);
+    }
+}
+
+bool TaskFindings::empty() const
+{
+    return reads_outside_inputs.empty() && tsconfig_reads.empty() && stray_writes.empty() && unkeyed_reads.empty() &&
+           manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads);
+}
+
+std::vector<std::string> TaskFindings::git_writes() const
+{
+    std::vector<std::string> out;
+    std::copy_if(stray_writes.begin(), stray_writes.end(), std::back_inserter(out),
+                 [](const std::string& path) { return in_git(path); });
+    return out;
+}
+
+bool TaskFindings::went_beyond() const
+{
+    // Manifest and toolchain reads are summarised once at the top, but enforce refuses them all the
+    // same, so they count; unkeyed reads and .git writes are what enforce allows.
+    return !reads_outside_inputs.empty() || !tsconfig_reads.empty() || !manifest_reads.empty() ||
+           !toolchain_reads.empty() || any_dependency_read(dependency_reads) ||
+           std::any_of(stray_writes.begin(), stray_writes.end(), [](const std::string& path) { return !in_git(path); });
+}
+
+const char* status_name(TaskStatus status)
+{
+    switch (status) {
+    case TaskStatus::audited: return "audited";
+    case TaskStatus::restored: return "restored";
+    case TaskStatus::not_audited: return "notAudited";
+    case TaskStatus::unsandboxed: return "unsandboxed";
+    case TaskStatus::refused: return "refused";
+    }
+    return "audited";  // unreachable: every enumerator is handled above
+}
+
+void RunAudit::finish()
+{
+    std::stable_sort(tasks.begin(), tasks.end(),
+                     [](const TaskAudit& a, const TaskAudit& b) { return a.task < b.task; });
+
+    // Everything below is recomputed, so calling finish() again after adding tasks is safe.
+    counts = Counts{};
+    counts.tasks = tasks.size();
+    git_writers = 0;
+    Tally read_tally, unkeyed_tally, manifest_tally, toolchain_tally;
+    for (auto& t : tasks) {
+        switch (t.status) {
+        case TaskStatus::audited: ++counts.audited; break;
+        case TaskStatus::restored: ++counts.restored; continue;
+        case TaskStatus::not_audited: ++counts.not_audited; continue;
+        case TaskStatus::unsandboxed: ++counts.unsandboxed; continue;
+        case TaskStatus::refused: ++counts.refused; continue;
+        }
+        auto& f = t.findings;
+        f.normalise();
+        if (f.went_beyond())
+            ++counts.went_beyond;
+        if (!f.git_writes().empty())
+            ++git_writers;
+        // A tool reading a path as tsconfig in one task and as a plain read in another is still one
+        // path: the union keeps a task from counting twice for it.
+        std::vector<std::string> reads;
+        std::set_union(f.reads_outside_inputs.begin(), f.reads_outside_inputs.end(), f.tsconfig_reads.begin(),
+                       f.tsconfig_reads.end(), std::back_inserter(reads));
+        for (const auto& p : reads)
+            ++read_tally[p];
+        for (const auto& p : f.unkeyed_reads)
+            ++unkeyed_tally[p];
+        for (const auto& p : f.manifest_reads)
+            ++manifest_tally[p];
+        for (const auto& p : f.toolchain_reads)
+            ++toolchain_tally[p];
+    }
+
+    // Three tasks are not many in a run where dozens went beyond: there a path read by a few is more
+    // likely each task's own undeclared input than a tool's, so it stays listed with each of them.
+    const std::size_t quarter = (counts.went_beyond + 3) / 4;
+    read_by_many.clear();
+    for (const auto& [path, n] : read_tally)
+        if (n >= 3 && n >= quarter)
+            read_by_many.push_back({path, n});
+    unkeyed_reads = to_counts(unkeyed_tally);
+    manifest_reads = to_counts(manifest_tally);
+    toolchain_reads = to_counts(toolchain_tally);
+}
+
+}  // namespace qk::audit

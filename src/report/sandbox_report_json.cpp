@@ -1,0 +1,101 @@
+// The --sandbox-report document (schemas/sandbox-report.schema.json): every task's status and, for
+// those audited, every finding by kind, including what the summary counts once rather than per task.
+#include "qk/report/json_writer.hpp"
+#include "qk/report/sandbox_report.hpp"
+
+namespace qk::report {
+
+using audit::RunAudit;
+using audit::TaskAudit;
+using audit::TaskFindings;
+using audit::TaskStatus;
+
+namespace {
+
+std::int64_t integer(std::size_t n) { return static_cast<std::int64_t>(n); }
+
+void kind(JsonWriter& w, const char* name, const std::vector<std::string>& paths)
+{
+    if (!paths.empty())
+        w.key(name).strings(paths);
+}
+
+// Only the kinds the task has: a reader tells a task that kept to its declarations by "{}".
+void findings(JsonWriter& w, const TaskFindings& f)
+{
+    w.key("findings").begin_object();
+    kind(w, "readsOutsideInputs", f.reads_outside_inputs);
+    kind(w, "tsconfigReads", f.tsconfig_reads);
+    kind(w, "strayWrites", f.stray_writes);  // .git writes included: the task made them, enforce allows them
+    kind(w, "unkeyedReads", f.unkeyed_reads);
+    kind(w, "manifestReads", f.manifest_reads);
+    kind(w, "toolchainReads", f.toolchain_reads);
+    bool any_project = false;
+    for (const auto& [project, paths] : f.dependency_reads) {
+        if (paths.empty())
+            continue;
+        if (!any_project)
+            w.key("dependencyReads").begin_object();
+        any_project = true;
+        w.key(project).strings(paths);
+    }
+    if (any_project)
+        w.end_object();
+    w.end_object();
+}
+
+void task(JsonWriter& w, const TaskAudit& t)
+{
+    w.key(t.task).begin_object();
+    w.key("status").value(audit::status_name(t.status));
+    if (!t.reason.empty())
+        w.key("reason").value(t.reason);
+    // A task that did not run under the audit has nothing to report, not "nothing found".
+    if (t.status == TaskStatus::audited)
+        findings(w, t.findings);
+    w.end_object();
+}
+
+void summary(JsonWriter& w, const RunAudit::Counts& c)
+{
+    w.key("summary").begin_object();
+    w.key("tasks").value(integer(c.tasks));
+    w.key("audited").value(integer(c.audited));
+    w.key("wentBeyond").value(integer(c.went_beyond));
+    w.key("restored").value(integer(c.restored));
+    w.key("notAudited").value(integer(c.not_audited));
+    w.key("unsandboxed").value(integer(c.unsandboxed));
+    w.key("refused").value(integer(c.refused));
+    w.end_object();
+}
+
+}  // namespace
+
+// Expects a finished audit: finish() sorts the tasks, so their keys come in order, and each list of
+// paths, so the arrays are sorted and hold each path once as the schema promises.
+std::string sandbox_report_json(const RunAudit& audit)
+{
+    JsonWriter w(2);
+    w.begin_object();
+    w.key("schemaVersion").value(1);
+    w.key("mode").value(audit.mode);
+    if (audit.recorder)
+        w.key("recorder").value(*audit.recorder);
+    else
+        w.key("recorder").null();
+    if (!audit.no_recorder.empty())
+        w.key("recorderUnavailable").value(audit.no_recorder);
+    summary(w, audit.counts);
+    w.key("tasks").begin_object();
+    for (const auto& t : audit.tasks)
+        task(w, t);
+    w.end_object();
+    w.key("readByMany").begin_array();
+    for (const auto& c : audit.read_by_many)
+        w.begin_object().key("path").value(c.path).key("tasks").value(integer(c.tasks)).end_object();
+    w.end_array();
+    w.end_object();
+    return w.str() + "\n";
+}
+
+}  // namespace qk::report

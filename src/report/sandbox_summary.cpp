@@ -1,0 +1,164 @@
+// The closing summary of a sandboxed run: what each task did beyond its declarations, with what many
+// tasks share, and what enforce allows, said once rather than per task.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <iterator>
+#include <set>
+
+#include "qk/report/sandbox_report.hpp"
+
+namespace qk::report {
+
+using audit::PathCount;
+using audit::RunAudit;
+using audit::TaskAudit;
+using audit::TaskFindings;
+using audit::TaskStatus;
+
+namespace {
+
+// "1 task", "2 tasks"
+std::string count_of(std::size_t n, const char* noun)
+{
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+// ".npmrc (3 tasks), .nvmrc (1 task)"
+std::string path_counts(const std::vector<PathCount>& counts)
+{
+    std::string out;
+    for (const auto& c : counts)
+        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", c.path, count_of(c.tasks, "task"));
+    return out;
+}
+
+std::string header(const RunAudit& audit)
+{
+    const auto& c = audit.counts;
+    if (c.audited == 0)
+        return audit.no_recorder.empty() ? "Sandbox audit: no task was audited\n"
+                                         : "Sandbox audit: no task was audited: " + audit.no_recorder + "\n";
+    const char* declare = c.audited == 1 ? "it declares" : "they declare";
+    if (c.went_beyond == 0)
+        return fmt::format("Sandbox audit: {} kept to what {}\n", count_of(c.audited, "task"), declare);
+    return fmt::format("Sandbox audit: {} of {} went beyond what {}\n", c.went_beyond, count_of(c.audited, "task"),
+                       declare);
+}
+
+void run_wide_top(std::string& out, const RunAudit& audit)
+{
+    if (!audit.manifest_reads.empty()) {
+        auto readers = std::count_if(audit.tasks.begin(), audit.tasks.end(), [](const TaskAudit& t) {
+            return t.status == TaskStatus::audited && !t.findings.manifest_reads.empty();
+        });
+        const auto n = audit.manifest_reads.size();
+        out += fmt::format("  {} workspace {} package.json read by {}\n", n, n == 1 ? "package's" : "packages'",
+                           count_of(static_cast<std::size_t>(readers), "task"));
+    }
+    if (!audit.toolchain_reads.empty())
+        out += "  version and package managers' configuration read: " + path_counts(audit.toolchain_reads) + "\n";
+    if (!audit.read_by_many.empty()) {
+        out += "  read by many tasks:\n";
+        for (const auto& c : audit.read_by_many)
+            out += fmt::format("    {} ({})\n", c.path, count_of(c.tasks, "task"));
+    }
+}
+
+// `paths` less those in `shown`, in their order.
+std::vector<std::string> minus(const std::vector<std::string>& paths, const std::set<std::string>& shown)
+{
+    std::vector<std::string> out;
+    std::copy_if(paths.begin(), paths.end(), std::back_inserter(out),
+                 [&shown](const std::string& p) { return !shown.count(p); });
+    return out;
+}
+
+void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths)
+{
+    out += "    " + heading + "\n";
+    for (const auto& p : paths)
+        out += "      " + p + "\n";
+}
+
+void task_lines(std::string& out, const TaskAudit& task, const std::set<std::string>& read_by_many)
+{
+    const TaskFindings& f = task.findings;
+    out += "  " + task.task + "\n";
+    bool listed = false;
+    if (auto reads = minus(f.reads_outside_inputs, read_by_many); !reads.empty()) {
+        path_list(out, count_of(reads.size(), "read") + " outside its inputs:", reads);
+        listed = true;
+    }
+    if (auto tsconfig = minus(f.tsconfig_reads, read_by_many); !tsconfig.empty()) {
+        path_list(out,
+                  tsconfig.size() == 1
+                      ? "1 TypeScript configuration read outside its inputs, likely an input:"
+                      : fmt::format("{} TypeScript configurations read outside its inputs, likely inputs:",
+                                    tsconfig.size()),
+                  tsconfig);
+        listed = true;
+    }
+    // What it wrote in .git is counted once at the end, as enforce allows it.
+    const auto git = f.git_writes();
+    if (auto writes = minus(f.stray_writes, {git.begin(), git.end()}); !writes.empty()) {
+        path_list(out, fmt::format("{} written outside its outputs:", writes.size()), writes);
+        listed = true;
+    }
+    std::string projects;
+    for (const auto& [project, paths] : f.dependency_reads)
+        if (!paths.empty())
+            projects += fmt::format("{}{} ({})", projects.empty() ? "" : ", ", project, count_of(paths.size(), "file"));
+    if (!projects.empty()) {
+        out += "    read in projects it depends on: " + projects + "\n";
+        listed = true;
+    }
+    // Without this line a task name would stand alone, as if it had nothing to say.
+    if (!listed)
+        out += "    only reads counted above\n";
+}
+
+// "  2 tasks not audited:" and a line per task with why.
+void status_block(std::string& out, const RunAudit& audit, TaskStatus status, std::size_t n, const char* what)
+{
+    if (n == 0)
+        return;
+    out += fmt::format("  {} {}:\n", count_of(n, "task"), what);
+    for (const auto& t : audit.tasks)
+        if (t.status == status)
+            out += "    " + t.task + (t.reason.empty() ? "" : ": " + t.reason) + "\n";
+}
+
+void closing(std::string& out, const RunAudit& audit)
+{
+    const auto& c = audit.counts;
+    if (!audit.unkeyed_reads.empty())
+        out += "  read, which the sandbox allows, but not in their keys: " + path_counts(audit.unkeyed_reads) + "\n";
+    if (audit.git_writers)
+        out += fmt::format("  {} wrote in .git, which the sandbox allows\n", count_of(audit.git_writers, "task"));
+    if (c.restored)
+        out += fmt::format("  {} restored from the cache, so not audited\n", count_of(c.restored, "task"));
+    // When no recorder works, the header already said why nothing was audited.
+    if (audit.no_recorder.empty() || c.audited != 0)
+        status_block(out, audit, TaskStatus::not_audited, c.not_audited, "not audited");
+    status_block(out, audit, TaskStatus::unsandboxed, c.unsandboxed, "ran unsandboxed");
+    status_block(out, audit, TaskStatus::refused, c.refused, "refused");
+}
+
+}  // namespace
+
+std::string sandbox_summary(const RunAudit& audit)
+{
+    std::string out = header(audit);
+    run_wide_top(out, audit);
+    std::set<std::string> many;
+    for (const auto& c : audit.read_by_many)
+        many.insert(c.path);
+    for (const auto& t : audit.tasks)
+        if (t.status == TaskStatus::audited && t.findings.went_beyond())
+            task_lines(out, t, many);
+    closing(out, audit);
+    return out;
+}
+
+}  // namespace qk::report

@@ -1,0 +1,67 @@
+#include "rules/path_kinds.hpp"
+
+#include <array>
+
+namespace qk::rules {
+
+bool has_component(std::string_view path, std::string_view name)
+{
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        std::size_t slash = path.find('/', start);
+        std::size_t end = slash == std::string_view::npos ? path.size() : slash;
+        if (path.substr(start, end - start) == name)
+            return true;
+        if (slash == std::string_view::npos)
+            break;
+        start = slash + 1;
+    }
+    return false;
+}
+
+bool is_under(std::string_view path, std::string_view dir)
+{
+    if (dir.empty())
+        return true;
+    return path.starts_with(dir) && (path.size() == dir.size() || path[dir.size()] == '/');
+}
+
+std::string_view basename_of(std::string_view path)
+{
+    std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+std::string_view dirname_of(std::string_view path)
+{
+    std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
+}
+
+bool is_dotenv(std::string_view name)
+{
+    return name == ".env" || name.starts_with(".env.") || (name.size() > 5 && name.front() == '.' && name.ends_with(".env"));
+}
+
+bool is_toolchain(std::string_view name)
+{
+    // Version managers (asdf, mise, nvm, fnm, volta's neighbours, pyenv, rbenv, rustup, proto) and
+    // package managers' configuration: what picks the tool a command runs, not the command's input.
+    static constexpr std::array<std::string_view, 17> names = {
+        ".tool-versions", ".nvmrc",        ".node-version",  ".npmrc",        ".yarnrc",
+        ".yarnrc.yml",    ".python-version", ".ruby-version", ".java-version", ".go-version",
+        ".bun-version",   ".terraform-version", "rust-toolchain", "rust-toolchain.toml", ".mise.toml",
+        "mise.toml",      ".prototools",
+    };
+    for (std::string_view n : names)
+        if (name == n)
+            return true;
+    return false;
+}
+
+bool is_tsconfig(std::string_view name)
+{
+    return name.starts_with("tsconfig") && name.ends_with(".json");
+}
+
+}  // namespace qk::rules

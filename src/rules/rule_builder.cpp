@@ -1,0 +1,174 @@
+// Rules::build: a task's declarations and key compiled into Rules::Data. Everything here comes from
+// configuration and the key, never from what the task did (DESIGN.md: rules are built from
+// declarations and the key).
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/core.h>
+
+#include "rules/path_kinds.hpp"
+#include "rules/rules_data.hpp"
+
+namespace qk::rules {
+namespace {
+
+// A warm path or ignoreReads glob with Nx's tokens resolved: {workspaceRoot} (only at the start),
+// {projectRoot}, {projectName}; a pattern without a token is workspace-relative, as outputs are.
+Result<std::string> resolve_tokens(std::string_view pattern, const workspace::Project& project, const std::string& where)
+{
+    std::string out;
+    bool negated = pattern.starts_with('!');
+    if (negated)
+        pattern.remove_prefix(1);
+    if (pattern.starts_with("{workspaceRoot}/"))
+        pattern.remove_prefix(16);
+    std::string root = project.root == "." ? std::string() : project.root;
+    for (std::size_t i = 0; i < pattern.size();) {
+        if (pattern.substr(i).starts_with("{projectRoot}")) {
+            i += 13;
+            if (root.empty() && i < pattern.size() && pattern[i] == '/')
+                ++i;  // the root project's "{projectRoot}/x" is "x"
+            else
+                out += root;
+        } else if (pattern.substr(i).starts_with("{projectName}")) {
+            out += project.name;
+            i += 13;
+        } else if (pattern.substr(i).starts_with("{workspaceRoot}")) {
+            return error(fmt::format("{}: \"{}\" has {{workspaceRoot}} after its start; it may only start it", where,
+                                     pattern));
+        } else {
+            out += pattern[i++];
+        }
+    }
+    while (out.starts_with("./"))
+        out.erase(0, 2);
+    if (out.empty() || out.front() == '/' || out == ".." || out.starts_with("../") || out.find("/../") != std::string::npos ||
+        out.ends_with("/.."))
+        return error(fmt::format("{}: \"{}\" must name paths inside the workspace, as \"{{projectRoot}}/src/**\"",
+                                 where, pattern));
+    return negated ? "!" + out : out;
+}
+
+Result<PatternSet> compile_patterns(std::vector<std::string> patterns, bool fileset, const std::string& where)
+{
+    PatternSet set;
+    auto compiled = fileset ? workspace::GlobSet::compile_fileset(patterns) : workspace::GlobSet::compile(patterns);
+    if (!compiled)
+        return error(fmt::format("{}: {}", where, compiled.error().message));
+    set.set = std::move(compiled).value();
+    set.any_positive = std::any_of(patterns.begin(), patterns.end(), [](const std::string& p) { return !p.starts_with('!'); });
+    set.patterns = std::move(patterns);
+    return set;
+}
+
+// Every strict ancestor directory of `path` ("a/b/c" gives "a/b" and "a").
+void add_ancestors(std::string_view path, std::unordered_set<std::string>& into)
+{
+    for (std::string_view dir = dirname_of(path); !dir.empty(); dir = dirname_of(dir))
+        into.emplace(dir);
+}
+
+}  // namespace
+
+Result<Rules> Rules::build(const TaskDeclarations& task)
+{
+    const workspace::Workspace& ws = *task.workspace;
+    const workspace::Project& project = ws.projects().at(task.project);
+    const key::TaskKey& key = *task.key;
+    auto d = std::make_shared<Data>();
+    std::error_code ec;
+    std::filesystem::path root = std::filesystem::canonical(ws.root(), ec);
+    d->root = (ec ? ws.root() : root).string();
+    while (d->root.size() > 1 && d->root.back() == '/')
+        d->root.pop_back();
+    d->ws = &ws;
+    d->files = task.files;
+    d->key = task.key;
+    d->project = task.project;
+    d->scratch = task.scratch;
+    std::string where = key.task;
+
+    auto outputs = key::OutputSet::compile(key.outputs.paths);
+    if (!outputs)
+        return error(fmt::format("{}: its outputs: {}", where, outputs.error().message));
+    d->outputs = std::move(outputs).value();
+    for (const auto& r : d->outputs->roots()) {
+        add_ancestors(r.path, d->output_directories);
+        if (!r.whole && !r.path.empty())
+            d->output_directories.insert(r.path);  // the literal directory of a glob: outputs lie in it
+    }
+
+    if (task.target && !task.target->warm.empty()) {
+        std::vector<std::string> warm;
+        for (const std::string& w : task.target->warm) {
+            auto resolved = resolve_tokens(w, project, where + ": qk:warm");
+            if (!resolved)
+                return resolved.error();
+            warm.push_back(std::move(resolved).value());
+        }
+        auto set = key::OutputSet::compile(warm);
+        if (!set)
+            return error(fmt::format("{}: qk:warm: {}", where, set.error().message));
+        d->warm = std::move(set).value();
+    }
+
+    if (task.target) {
+        std::vector<std::string> plain, dependency;
+        for (const std::string& g : task.target->ultracache_ignore_reads) {
+            if (g.starts_with('^')) {
+                dependency.push_back(g.substr(1));
+                continue;
+            }
+            auto resolved = resolve_tokens(g, project, where + ": qk:ultracache.ignoreReads");
+            if (!resolved)
+                return resolved.error();
+            plain.push_back(std::move(resolved).value());
+        }
+        auto a = compile_patterns(std::move(plain), false, where + ": qk:ultracache.ignoreReads");
+        if (!a)
+            return a.error();
+        d->ignore_reads = std::move(a).value();
+        auto b = compile_patterns(std::move(dependency), false, where + ": qk:ultracache.ignoreReads");
+        if (!b)
+            return b.error();
+        d->ignore_dependency_reads = std::move(b).value();
+    }
+
+    for (const auto& f : key.always)
+        d->always.insert(f.path);
+    for (const auto& f : key.json_files)
+        d->json_files.insert(f.path);
+    for (const auto& f : key.dependency_outputs)
+        d->dependency_output_files.insert(f.path);
+    for (const auto& f : key.effect_files)
+        d->effect_files.emplace(f.path, f.what);
+    for (const auto& [id, patterns] : task.dependency_outputs) {
+        auto set = key::OutputSet::compile(patterns);
+        if (!set)
+            return error(fmt::format("{}: the outputs of {}: {}", where, id, set.error().message));
+        d->dependency_outputs.push_back({id, std::move(set).value()});
+    }
+
+    const auto& projects = ws.projects();
+    d->dependency_project.assign(projects.size(), false);
+    if (task.graph)
+        for (std::size_t p : task.graph->transitive_dependencies(task.project))
+            d->dependency_project[p] = true;
+    for (std::size_t p = 0; p < projects.size(); ++p) {
+        std::string proot = projects[p].root == "." ? std::string() : projects[p].root;
+        d->project_roots.emplace(proot, p);
+        if (p != task.project && !projects[p].package_json.empty())
+            d->manifests.emplace(projects[p].package_json, p);
+    }
+    // The root package.json outside the root project is held by effect, not a workspace package's.
+    if (!ws.files().root_package_json.empty() && !d->project_roots.contains(""))
+        d->manifests.erase(ws.files().root_package_json);
+
+    Rules rules;
+    rules.d_ = std::move(d);
+    return rules;
+}
+
+}  // namespace qk::rules

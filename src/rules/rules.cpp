@@ -1,0 +1,201 @@
+// Judging one access. The order matters where classes overlap: what qk and the sandbox keep open
+// (.qk, .git, node_modules, scratch) first, then what the task declares (outputs, warm paths, inputs,
+// the key's other files, dependencies' outputs, ignored reads), then what a finding is.
+
+#include <algorithm>
+
+#include "rules/path_kinds.hpp"
+#include "rules/rules_data.hpp"
+
+namespace qk::rules {
+
+const char* class_name(PathClass c)
+{
+    switch (c) {
+    case PathClass::outside: return "outside the workspace";
+    case PathClass::qk_state: return "qk's state";
+    case PathClass::node_modules: return "node_modules";
+    case PathClass::scratch: return "scratch directory";
+    case PathClass::output: return "output";
+    case PathClass::output_directory: return "directory of an output";
+    case PathClass::warm: return "warm path";
+    case PathClass::input: return "input";
+    case PathClass::always: return "held whole by every key";
+    case PathClass::json_input: return "json input";
+    case PathClass::dependency_output: return "a dependency's output";
+    case PathClass::ignored_read: return "ignored read";
+    case PathClass::git: return ".git";
+    case PathClass::dotenv: return "dotenv file";
+    case PathClass::effect_file: return "held only by effect";
+    case PathClass::manifest: return "workspace package's package.json";
+    case PathClass::toolchain: return "version or package manager configuration";
+    case PathClass::dependency_project: return "a dependency project's file";
+    case PathClass::tsconfig: return "TypeScript configuration";
+    case PathClass::other: return "not declared";
+    }
+    return "?";
+}
+
+std::optional<std::size_t> Rules::Data::project_of(std::string_view rel) const
+{
+    for (std::string_view dir = dirname_of(rel);; dir = dirname_of(dir)) {
+        // Heterogeneous lookup would avoid the copy; the map is small and this runs only for reads
+        // that nothing declared.
+        if (auto it = project_roots.find(std::string(dir)); it != project_roots.end())
+            return it->second;
+        if (dir.empty())
+            return std::nullopt;
+    }
+}
+
+bool Rules::Data::in_input_group(std::string_view rel) const
+{
+    if (!files)
+        return false;
+    auto index = files->find(rel);
+    if (!index)
+        return false;
+    auto i = static_cast<std::uint32_t>(*index);
+    for (const auto& group : key->groups)
+        if (group.files && std::binary_search(group.files->begin(), group.files->end(), i))
+            return true;
+    return false;
+}
+
+bool Rules::Data::is_dependency_output(std::string_view rel) const
+{
+    if (dependency_output_files.contains(std::string(rel)))
+        return true;
+    for (const auto& dep : dependency_outputs) {
+        // The roots first: a cheap prefix test spares the glob for the outputs of most dependencies.
+        bool near = std::any_of(dep.outputs.roots().begin(), dep.outputs.roots().end(),
+                                [&](const key::OutputSet::Root& r) { return is_under(rel, r.path); });
+        if (near && dep.outputs.matches(rel))
+            return true;
+    }
+    return false;
+}
+
+bool Rules::Data::is_ignored_read(std::string_view rel) const
+{
+    if (ignore_reads.matches(rel))
+        return true;
+    if (!ignore_dependency_reads.any_positive)
+        return false;
+    auto owner = project_of(rel);
+    if (!owner || !dependency_project[*owner])
+        return false;
+    const std::string& proot = ws->projects()[*owner].root;
+    std::string_view inside = rel;
+    if (proot != ".")
+        inside.remove_prefix(proot.size() + 1);
+    return ignore_dependency_reads.matches(inside);
+}
+
+std::optional<std::string_view> Rules::relative(std::string_view path) const
+{
+    const std::string& root = d_->root;
+    if (root == "/")
+        return path.substr(1);
+    if (!path.starts_with(root))
+        return std::nullopt;
+    if (path.size() == root.size())
+        return std::string_view();
+    if (path[root.size()] != '/')
+        return std::nullopt;
+    return path.substr(root.size() + 1);
+}
+
+std::vector<std::string> Rules::output_directories() const
+{
+    std::vector<std::string> dirs(d_->output_directories.begin(), d_->output_directories.end());
+    std::sort(dirs.begin(), dirs.end());  // "a" sorts before "a/b": parents first
+    return dirs;
+}
+
+Verdict Rules::read(std::string_view path) const
+{
+    auto rel = relative(path);
+    if (!rel)
+        return {PathClass::outside};
+    return read_relative(*rel);
+}
+
+Verdict Rules::write(std::string_view path, bool create_or_remove) const
+{
+    auto rel = relative(path);
+    if (!rel)
+        return {PathClass::outside};
+    return write_relative(*rel, create_or_remove);
+}
+
+Verdict Rules::read_relative(std::string_view rel) const
+{
+    const Data& d = *d_;
+    if (rel.empty())
+        return {PathClass::other};  // the workspace directory itself: listing it is free
+    if (is_under(rel, ".qk"))
+        return {PathClass::qk_state};
+    if (has_component(rel, ".git"))
+        return {PathClass::git, Finding::unkeyed_read};
+    if (has_component(rel, "node_modules"))
+        return {PathClass::node_modules};
+    for (const std::string& s : d.scratch)
+        if (is_under(rel, s))
+            return {PathClass::scratch};
+    if (d.outputs->contains(rel))
+        return {PathClass::output};
+    if (d.warm && d.warm->contains(rel))
+        return {PathClass::warm};
+    if (d.in_input_group(rel))
+        return {PathClass::input};
+    std::string key(rel);
+    if (d.always.contains(key))
+        return {PathClass::always};
+    if (d.json_files.contains(key))
+        return {PathClass::json_input};
+    if (d.is_dependency_output(rel))
+        return {PathClass::dependency_output};
+    if (d.is_ignored_read(rel))
+        return {PathClass::ignored_read};
+
+    std::string_view name = basename_of(rel);
+    if (is_dotenv(name))
+        return {PathClass::dotenv, Finding::unkeyed_read};
+    if (d.effect_files.contains(key))
+        return {PathClass::effect_file, Finding::read_outside_inputs};
+    if (d.manifests.contains(key))
+        return {PathClass::manifest, Finding::manifest_read};
+    if (is_toolchain(name))
+        return {PathClass::toolchain, Finding::toolchain_read};
+    if (auto owner = d.project_of(rel); owner && d.dependency_project[*owner])
+        return {PathClass::dependency_project, Finding::dependency_read, *owner};
+    if (is_tsconfig(name))
+        return {PathClass::tsconfig, Finding::tsconfig_read};
+    return {PathClass::other, Finding::read_outside_inputs};
+}
+
+Verdict Rules::write_relative(std::string_view rel, bool create_or_remove) const
+{
+    const Data& d = *d_;
+    if (rel.empty())
+        return {PathClass::other, Finding::stray_write};
+    if (is_under(rel, ".qk"))
+        return {PathClass::qk_state};
+    if (has_component(rel, ".git"))
+        return {PathClass::git, Finding::stray_write};
+    if (has_component(rel, "node_modules"))
+        return {PathClass::node_modules};
+    for (const std::string& s : d.scratch)
+        if (is_under(rel, s))
+            return {PathClass::scratch};
+    if (d.outputs->contains(rel))
+        return {PathClass::output};
+    if (d.warm && d.warm->contains(rel))
+        return {PathClass::warm};
+    if (create_or_remove && d.output_directories.contains(std::string(rel)))
+        return {PathClass::output_directory};
+    return {PathClass::other, Finding::stray_write};
+}
+
+}  // namespace qk::rules

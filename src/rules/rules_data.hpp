@@ -1,0 +1,59 @@
+// What a task's Rules hold, compiled for judging millions of accesses a second: sets and sorted
+// lists for exact paths, compiled globs for patterns, project roots for finding a path's project.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "qk/key/output_files.hpp"
+#include "qk/rules/rules.hpp"
+#include "qk/workspace/glob.hpp"
+
+namespace qk::rules {
+
+// Globs with a flag for "any positive": a GlobSet of negations alone matches everything, which a
+// declaration of only exclusions must not mean.
+struct PatternSet {
+    std::vector<std::string> patterns;  // as resolved, for describe()
+    workspace::GlobSet set;
+    bool any_positive = false;
+    bool matches(std::string_view path) const { return any_positive && set.matches(path); }
+};
+
+struct DependencyOutputs {
+    std::string task;
+    key::OutputSet outputs;
+};
+
+struct Rules::Data {
+    std::string root;  // absolute, canonical, no trailing '/'
+    const workspace::Workspace* ws = nullptr;
+    const key::FileIndex* files = nullptr;
+    std::shared_ptr<const key::TaskKey> key;
+    std::size_t project = 0;
+
+    std::vector<std::string> scratch;
+    std::optional<key::OutputSet> outputs;
+    std::unordered_set<std::string> output_directories;
+    std::optional<key::OutputSet> warm;
+    std::unordered_set<std::string> always, json_files, dependency_output_files;
+    std::unordered_map<std::string, std::string> effect_files;  // path -> what part counts
+    std::vector<DependencyOutputs> dependency_outputs;
+    PatternSet ignore_reads;             // workspace globs
+    PatternSet ignore_dependency_reads;  // "^" globs, matched from each dependency project's root
+    std::unordered_map<std::string, std::size_t> manifests;  // other projects' package.json
+    std::unordered_map<std::string, std::size_t> project_roots;  // root -> project ("" for ".")
+    std::vector<bool> dependency_project;  // by project index: the task's project depends on it
+
+    // The project whose root holds `rel` most closely.
+    std::optional<std::size_t> project_of(std::string_view rel) const;
+    bool in_input_group(std::string_view rel) const;
+    bool is_dependency_output(std::string_view rel) const;
+    bool is_ignored_read(std::string_view rel) const;
+};
+
+}  // namespace qk::rules

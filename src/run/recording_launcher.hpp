@@ -1,0 +1,29 @@
+// RecordingLauncher: the Launcher of a sandboxed task. Each command runs under the run's Recorder, in
+// a cgroup of its own, and what it did is merged into the task's one Recording.
+#pragma once
+
+#include <mutex>
+
+#include "qk/record/recorder.hpp"
+#include "qk/record/recording.hpp"
+#include "run/launcher.hpp"
+
+namespace qk::run {
+
+class RecordingLauncher final : public Launcher {
+public:
+    explicit RecordingLauncher(record::Recorder& recorder) : recorder_(recorder) {}
+
+    // Safe from several threads at once: a task's parallel commands are recorded side by side.
+    Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) override;
+
+    // Everything its commands did; read once they have all finished.
+    const record::Recording& recording() const { return recording_; }
+
+private:
+    record::Recorder& recorder_;
+    std::mutex mutex_;
+    record::Recording recording_;
+};
+
+}  // namespace qk::run

@@ -1,0 +1,105 @@
+#include "run/sandbox_audit.hpp"
+
+#include <fmt/core.h>
+
+#include "qk/audit/classify.hpp"
+
+namespace qk::run {
+
+Result<SandboxMode> parse_sandbox_mode(std::string_view text)
+{
+    if (text.empty() || text == "audit")
+        return SandboxMode::audit;
+    if (text == "enforce")
+        return SandboxMode::enforce;
+    return error(fmt::format("--sandbox={} is not a mode: use --sandbox (or --sandbox=audit) or --sandbox=enforce",
+                             text));
+}
+
+Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch)
+{
+    const workspace::Task& t = session.tasks().tasks()[i];
+    rules::TaskDeclarations d;
+    d.workspace = &session.workspace();
+    d.graph = &session.graph();
+    d.files = &session.files();
+    d.key = session.keys().shared(i);
+    if (!d.key)
+        return error(fmt::format("{}: its key has not been computed", t.id));
+    d.project = t.project;
+    d.target = t.target;
+    d.scratch = scratch;
+    for (std::size_t dep : session.tasks().transitive_deps(i))
+        if (const key::TaskKey* k = session.keys().computed(dep))
+            d.dependency_outputs.emplace_back(session.tasks().tasks()[dep].id, k->outputs.paths);
+    return rules::Rules::build(d);
+}
+
+Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, Session& session)
+{
+    std::unique_ptr<SandboxAudit> self(new SandboxAudit(session));
+    std::string why;
+    auto recorder = record::make_recorder(choice, &why);
+    if (!recorder)
+        return recorder.error();
+    self->recorder_ = std::move(recorder).value();
+    if (self->recorder_)
+        self->audit_.recorder = std::string(self->recorder_->name());
+    else
+        self->audit_.no_recorder = why;
+    return self;
+}
+
+void SandboxAudit::add(audit::TaskAudit audit)
+{
+    std::lock_guard lock(mutex_);
+    audit_.tasks.push_back(std::move(audit));
+}
+
+std::unique_ptr<SandboxAudit::TaskRun> SandboxAudit::start(std::size_t i, const std::vector<std::string>& scratch)
+{
+    const workspace::Task& t = session_.tasks().tasks()[i];
+    if (!t.target->sandbox.enabled) {
+        add({t.id, audit::TaskStatus::unsandboxed, "\"qk:sandbox\": false on its target", {}});
+        return nullptr;
+    }
+    if (!recorder_) {
+        add({t.id, audit::TaskStatus::not_audited, "no recorder works here", {}});
+        return nullptr;
+    }
+    auto rules = task_rules(session_, i, scratch);
+    if (!rules) {
+        add({t.id, audit::TaskStatus::unsandboxed, "its rules cannot be built: " + rules.error().message, {}});
+        return nullptr;
+    }
+    auto run = std::unique_ptr<TaskRun>(new TaskRun{i, std::move(rules).value(), RecordingLauncher(*recorder_), {}});
+    run->directories = OutputDirectories::create(session_.workspace().root(), run->rules.output_directories());
+    return run;
+}
+
+void SandboxAudit::finish(std::unique_ptr<TaskRun> run, bool interrupted, const std::string& failed_to_run)
+{
+    const workspace::Task& t = session_.tasks().tasks()[run->task];
+    run->directories.remove_empty();
+    if (!failed_to_run.empty())
+        add({t.id, audit::TaskStatus::not_audited, "it could not run: " + failed_to_run, {}});
+    else if (interrupted)
+        add({t.id, audit::TaskStatus::not_audited, "the run was interrupted before it finished", {}});
+    else
+        add(audit::audit_task(t.id, run->launcher.recording(), run->rules, session_.workspace()));
+}
+
+void SandboxAudit::restored(std::size_t i)
+{
+    add({session_.tasks().tasks()[i].id, audit::TaskStatus::restored, {}, {}});
+}
+
+audit::RunAudit SandboxAudit::result()
+{
+    std::lock_guard lock(mutex_);
+    audit::RunAudit out = audit_;
+    out.finish();
+    return out;
+}
+
+}  // namespace qk::run

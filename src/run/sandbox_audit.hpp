@@ -1,0 +1,70 @@
+// SandboxAudit: the audit side of `qk run-many --sandbox`: the run's recorder, each task's rules and
+// recording, and the findings gathered into one RunAudit for the summary and --sandbox-report.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "qk/audit/findings.hpp"
+#include "qk/record/recorder.hpp"
+#include "qk/rules/rules.hpp"
+#include "qk/util/result.hpp"
+#include "run/launcher.hpp"
+#include "run/output_directories.hpp"
+#include "run/recording_launcher.hpp"
+#include "run/session.hpp"
+
+namespace qk::run {
+
+enum class SandboxMode { off, audit, enforce };
+
+// "" and "audit" are audit; "enforce"; anything else is an error naming the choices.
+Result<SandboxMode> parse_sandbox_mode(std::string_view text);
+
+// Task `i`'s rules, as the audit judges it and `qk show task --rules` prints them. The keys of its
+// dependencies must have been computed (they name the outputs it may read).
+Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch);
+
+class SandboxAudit {
+public:
+    // Makes the recorder `choice` names. One named explicitly that cannot record is an error; with
+    // auto and none working, the run goes on unaudited and no_recorder() says why.
+    static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, Session& session);
+
+    const std::string& no_recorder() const { return audit_.no_recorder; }
+
+    // One task being recorded: the launcher its commands go through, its rules, the output
+    // directories made for it.
+    struct TaskRun {
+        std::size_t task = 0;
+        rules::Rules rules;
+        RecordingLauncher launcher;
+        OutputDirectories directories;
+    };
+
+    // Before task `i` runs: nullptr when it runs unrecorded (the sandbox is off on its target, its
+    // rules cannot be built, no recorder works), which the audit lists with why.
+    std::unique_ptr<TaskRun> start(std::size_t i, const std::vector<std::string>& scratch);
+    // After its commands ended: its findings, or not audited with why. `interrupted` when the run
+    // stopped it; `failed_to_run` holds why it could not run at all.
+    void finish(std::unique_ptr<TaskRun> run, bool interrupted, const std::string& failed_to_run = {});
+    // Task `i` was restored from the cache: it ran nothing, so it is not audited.
+    void restored(std::size_t i);
+
+    // Everything gathered, finished (counts and run-wide views derived).
+    audit::RunAudit result();
+
+private:
+    SandboxAudit(Session& session) : session_(session) {}
+    void add(audit::TaskAudit audit);
+
+    Session& session_;
+    std::unique_ptr<record::Recorder> recorder_;
+    std::mutex mutex_;
+    audit::RunAudit audit_;
+};
+
+}  // namespace qk::run

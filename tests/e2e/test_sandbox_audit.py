@@ -1,0 +1,261 @@
+"""qk run-many --sandbox: each task recorded (eBPF and strace alike) and judged by its rules; the summary
+in the spec's words and --sandbox-report as JSON, one workspace per finding kind and rule."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import qk_harness as h
+from audit_workspace import audit_text, make_workspace, qk, sandbox
+
+RECORDERS = pytest.mark.parametrize("recorder", h.RECORDERS)
+
+# The spec's example: build declares src as input and dist as output, but also reads other/notes.txt
+# and .env and writes stray.txt.
+SPEC_BUILD = {
+    "command": "cat src/main.txt other/notes.txt .env > /dev/null && mkdir -p dist && cp src/main.txt dist/main.txt"
+               " && echo stray > stray.txt",
+    "inputs": ["{projectRoot}/src"],
+    "outputs": ["{projectRoot}/dist"],
+    "cache": True,
+}
+SPEC_FILES = {"src/main.txt": "main\n", "other/notes.txt": "notes\n", ".env": "A=1\n", ".gitignore": "dist\n"}
+
+SPEC_SUMMARY = """\
+Sandbox audit: 1 of 2 tasks went beyond what they declare
+  app:build
+    1 read outside its inputs:
+      other/notes.txt
+    1 written outside its outputs:
+      stray.txt
+  read, which the sandbox allows, but not in their keys: .env (1 task)
+"""
+
+
+def spec_workspace(tmp_path: Path) -> Path:
+    return make_workspace(tmp_path / "ws", {"app": {"root": ".", "targets": {"build": SPEC_BUILD,
+                                                                                "clean": {"command": "true"}}}},
+                          SPEC_FILES)
+
+
+@RECORDERS
+def test_spec_example_summary_and_report(recorder, tmp_path):
+    ws = spec_workspace(tmp_path)
+    r, doc = sandbox(ws, "build,clean", recorder, tmp_path / "report.json", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert audit_text(r.stdout) == SPEC_SUMMARY, r.stdout
+    assert doc == {
+        "schemaVersion": 1,
+        "mode": "audit",
+        "recorder": recorder,
+        "summary": {"tasks": 2, "audited": 2, "wentBeyond": 1, "restored": 0, "notAudited": 0, "unsandboxed": 0,
+                    "refused": 0},
+        "tasks": {
+            "app:build": {"status": "audited", "findings": {"readsOutsideInputs": ["other/notes.txt"],
+                                                            "strayWrites": ["stray.txt"], "unkeyedReads": [".env"]}},
+            "app:clean": {"status": "audited", "findings": {}},
+        },
+        "readByMany": [],
+    }
+
+
+@RECORDERS
+def test_restored_tasks_are_not_audited_and_skip_cache_audits_them(recorder, tmp_path):
+    ws = spec_workspace(tmp_path)
+    first = qk(ws, "run-many", "-t", "build,clean", "--sandbox", recorder=recorder)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert audit_text(first.stdout) == SPEC_SUMMARY
+
+    again, doc = sandbox(ws, "build,clean", recorder, tmp_path / "again.json")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert audit_text(again.stdout) == (
+        "Sandbox audit: 1 task kept to what it declares\n"
+        "  1 task restored from the cache, so not audited\n"
+    ), again.stdout
+    assert doc["tasks"]["app:build"] == {"status": "restored"}
+    assert doc["summary"]["restored"] == 1 and doc["summary"]["audited"] == 1
+
+    skip, doc = sandbox(ws, "build,clean", recorder, tmp_path / "skip.json", "--skip-cache")
+    assert audit_text(skip.stdout) == SPEC_SUMMARY, skip.stdout
+    assert doc["tasks"]["app:build"]["status"] == "audited"
+
+
+KINDS_FILES = {
+    "tsconfig.base.json": "{}\n",
+    ".nvmrc": "20\n",
+    ".git/HEAD": "ref: refs/heads/main\n",
+    "docs/readme.md": "docs\n",
+    "other/notes.txt": "notes\n",
+    "packages/app/src/index.ts": "export {}\n",
+    "packages/lib/src/lib.ts": "export {}\n",
+    "packages/lib/README.md": "lib\n",
+    "packages/other/src/o.ts": "export {}\n",
+}
+
+
+def kinds_workspace(tmp_path: Path) -> Path:
+    app_targets = {
+        "tsconfig": {"command": "cat tsconfig.base.json > /dev/null", "inputs": ["{projectRoot}/src/**/*"]},
+        "manifest": {"command": "cat packages/other/package.json > /dev/null"},
+        "toolchain": {"command": "cat .nvmrc > /dev/null"},
+        "deps": {"command": "cat packages/lib/src/lib.ts > /dev/null", "inputs": ["default"]},
+        "git": {"command": "cat .git/HEAD > /dev/null && echo x > .git/qk-test"},
+        "effect": {"command": "cat nx.json > /dev/null"},
+        "effectdeclared": {"command": "cat nx.json > /dev/null", "inputs": ["{workspaceRoot}/nx.json"]},
+        "writtenread": {"command": "echo v > packages/app/version.txt && cat packages/app/version.txt"},
+        "outdir": {
+            "command": "test -d packages/app/out/sub && rmdir packages/app/out/sub packages/app/out"
+                       " && mkdir -p packages/app/out/sub && echo r > packages/app/out/sub/result.txt"
+                       " && echo o > packages/app/out/other.txt",
+            "outputs": ["{projectRoot}/out/sub/result.txt"],
+        },
+        "emptydir": {"command": "test -d packages/app/gen/deep", "outputs": ["{projectRoot}/gen/deep/x.txt"]},
+        "ignored": {
+            "command": "cat docs/readme.md packages/lib/README.md > /dev/null",
+            "qk:ultracache": {"ignoreReads": ["{workspaceRoot}/docs/**", "^README.md"]},
+        },
+        "scratch": {
+            "command": "mkdir -p packages/app/.tool-cache && echo c > packages/app/.tool-cache/c"
+                       " && cat packages/app/.tool-cache/c > /dev/null",
+            "qk:sandbox": {"scratch": ["{projectRoot}/.tool-cache"]},
+        },
+        "kept": {"command": "cat packages/app/src/index.ts > /dev/null"},
+        "failing": {"command": "cat other/notes.txt > /dev/null; exit 3"},
+        "unsandboxed": {"command": "cat other/notes.txt > /dev/null", "qk:sandbox": False},
+        "both": {"executor": "nx:run-commands", "options": {
+            "commands": ["cat other/notes.txt > /dev/null", "cat docs/readme.md > /dev/null"], "parallel": True}},
+    }
+    projects = {
+        "app": {"root": "packages/app", "targets": app_targets, "depends": ["lib"]},
+        "lib": {"root": "packages/lib", "targets": {}},
+        "other": {"root": "packages/other", "targets": {}},
+    }
+    return make_workspace(tmp_path / "ws", projects, KINDS_FILES)
+
+
+@RECORDERS
+def test_each_finding_kind_and_rule(recorder, tmp_path):
+    ws = kinds_workspace(tmp_path)
+    targets = "tsconfig,manifest,toolchain,deps,git,effect,effectdeclared,writtenread,outdir,emptydir,ignored," \
+              "scratch,kept,failing,unsandboxed,both"
+    r, doc = sandbox(ws, targets, recorder, tmp_path / "report.json", "-p", "app", "--parallel", "2")
+    assert r.returncode == 1, r.stdout + r.stderr  # app:failing fails
+    tasks = doc["tasks"]
+    findings = {t: v.get("findings") for t, v in tasks.items()}
+    assert findings == {
+        "app:tsconfig": {"tsconfigReads": ["tsconfig.base.json"]},
+        "app:manifest": {"manifestReads": ["packages/other/package.json"]},
+        "app:toolchain": {"toolchainReads": [".nvmrc"]},
+        "app:deps": {"dependencyReads": {"lib": ["packages/lib/src/lib.ts"]}},
+        "app:git": {"unkeyedReads": [".git/HEAD"], "strayWrites": [".git/qk-test"]},
+        "app:effect": {"readsOutsideInputs": ["nx.json"]},
+        "app:effectdeclared": {},
+        "app:writtenread": {"strayWrites": ["packages/app/version.txt"]},
+        "app:outdir": {"strayWrites": ["packages/app/out/other.txt"]},
+        "app:emptydir": {},
+        "app:ignored": {},
+        "app:scratch": {},
+        "app:kept": {},
+        "app:failing": {"readsOutsideInputs": ["other/notes.txt"]},
+        "app:unsandboxed": None,
+        "app:both": {"readsOutsideInputs": ["docs/readme.md", "other/notes.txt"]},
+    }, json.dumps(findings, indent=1)
+    assert tasks["app:unsandboxed"] == {"status": "unsandboxed", "reason": '"qk:sandbox": false on its target'}
+    # Output directories made for the task and left empty are removed again.
+    assert not (ws / "packages/app/gen").exists()
+    assert (ws / "packages/app/out/sub/result.txt").exists()
+    s = doc["summary"]
+    # .git reads and writes do not count; manifest, toolchain and dependency reads do.
+    assert (s["tasks"], s["audited"], s["wentBeyond"], s["unsandboxed"]) == (16, 15, 9, 1), s
+
+    text = audit_text(r.stdout)
+    assert text.startswith("Sandbox audit: 9 of 15 tasks went beyond what they declare\n"), text
+    assert "  1 workspace package's package.json read by 1 task\n" in text
+    assert "  version and package managers' configuration read: .nvmrc (1 task)\n" in text
+    assert "  app:deps\n    read in projects it depends on: lib (1 file)\n" in text
+    assert "  app:tsconfig\n    1 TypeScript configuration read outside its inputs, likely an input:\n" \
+           "      tsconfig.base.json\n" in text
+    assert "  app:manifest\n    only reads counted above\n" in text
+    assert "  read, which the sandbox allows, but not in their keys: .git/HEAD (1 task)\n" in text
+    assert "  1 task wrote in .git, which the sandbox allows\n" in text
+    assert '  1 task ran unsandboxed:\n    app:unsandboxed: "qk:sandbox": false on its target\n' in text
+    assert "app:git\n" not in text  # what the sandbox allows does not list a task
+
+
+@RECORDERS
+def test_paths_read_by_many_tasks_are_listed_once(recorder, tmp_path):
+    targets = {f"t{i}": {"command": f"cat tools/shared.js other/{i}.txt > /dev/null"} for i in range(3)}
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": targets}},
+                        {"tools/shared.js": "x\n", **{f"other/{i}.txt": "o\n" for i in range(3)}})
+    r, doc = sandbox(ws, "t0,t1,t2", recorder, tmp_path / "report.json", "--parallel", "1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["readByMany"] == [{"path": "tools/shared.js", "tasks": 3}]
+    # Each task's own list in the report keeps it; the summary lists it once, at the top.
+    assert doc["tasks"]["app:t1"]["findings"] == {"readsOutsideInputs": ["other/1.txt", "tools/shared.js"]}
+    assert audit_text(r.stdout) == (
+        "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
+        "  read by many tasks:\n"
+        "    tools/shared.js (3 tasks)\n"
+        + "".join(f"  app:t{i}\n    1 read outside its inputs:\n      other/{i}.txt\n" for i in range(3))
+    ), r.stdout
+
+
+@pytest.mark.privileged(recorder="ebpf")
+def test_a_task_that_lost_events_is_not_audited(tmp_path, scenario_path):
+    burst = scenario_path("burst")
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": {
+        "burst": {"command": f"{burst} packages/app 200000 && cat other/notes.txt > /dev/null"},
+    }}}, {"packages/app/burst.txt": "b\n", "other/notes.txt": "n\n"})
+    r, doc = sandbox(ws, "burst", "ebpf", tmp_path / "report.json", env={"QK_RING_BUFFER_BYTES": "4096"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    task = doc["tasks"]["app:burst"]
+    assert task["status"] == "notAudited" and "findings" not in task, task
+    assert re.search(r"\d+ events were lost", task["reason"]), task
+    text = audit_text(r.stdout)
+    assert text.startswith("Sandbox audit: no task was audited\n"), text
+    assert "  1 task not audited:\n    app:burst: the recording is incomplete: " in text
+    assert "other/notes.txt" not in text
+
+
+def test_bad_sandbox_options_are_refused_before_anything_runs(tmp_path):
+    ws = spec_workspace(tmp_path)
+    cases = [
+        (["--sandbox=enforce"], {}, "--sandbox=enforce is not available on Linux yet"),
+        (["--sandbox=strict"], {}, "--sandbox=strict is not a mode"),
+        (["--sandbox", "--sandbox-report", str(tmp_path / "missing" / "r.json")], {}, "does not exist"),
+        (["--sandbox-report", str(tmp_path / "r.json")], {}, "--sandbox-report needs --sandbox"),
+        (["--sandbox"], {"QK_RECORDER": "dtrace"}, "QK_RECORDER: unknown recorder 'dtrace'"),
+        (["--sandbox", "--recorder", "dtrace"], {}, "unknown recorder 'dtrace'"),
+    ]
+    for args, env, message in cases:
+        r = qk(ws, "run-many", "-t", "build", *args, env=env)
+        assert r.returncode != 0, (args, r.stdout, r.stderr)
+        assert message in r.stderr, (args, r.stderr)
+        assert not (ws / "dist").exists() and not (ws / "stray.txt").exists(), args
+
+
+@pytest.mark.privileged
+def test_a_recorder_named_that_cannot_record_fails_the_run(tmp_path):
+    ws = spec_workspace(tmp_path)
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", recorder="strace", env={"PATH": "/nonexistent"})
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert "strace" in r.stderr and "not installed" in r.stderr, r.stderr
+    assert not (ws / "stray.txt").exists()
+
+
+def test_show_task_rules(tmp_path):
+    ws = kinds_workspace(tmp_path)
+    r = qk(ws, "show", "task", "app:scratch", "--rules")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("app:scratch: what the sandbox lets it do in the workspace\n"), r.stdout
+    assert re.search(r"read, write\s+packages/app/\.tool-cache\n\s+\(its scratch directories", r.stdout), r.stdout
+    assert re.search(r"reported\s+the files of lib\n", r.stdout), r.stdout
+    j = qk(ws, "show", "task", "app:outdir", "--rules", "--json")
+    doc = json.loads(j.stdout)
+    rules = {(x["access"], x["paths"]) for x in doc["rules"]}
+    assert ("read, write", "packages/app/out/sub/result.txt") in rules
+    assert ("create, remove", "packages, packages/app, packages/app/out, packages/app/out/sub") in rules

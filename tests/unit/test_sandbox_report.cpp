@@ -1,0 +1,521 @@
+// The sandbox summary, line by line against the spec's wording, and the --sandbox-report document,
+// parsed and compared as a structure.
+#include <simdjson.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+#include <variant>
+
+#include "qk/report/json_writer.hpp"
+#include "qk/report/sandbox_report.hpp"
+
+using namespace qk::audit;
+using qk::report::sandbox_report_json;
+using qk::report::sandbox_summary;
+using Paths = std::vector<std::string>;
+
+namespace {
+
+TaskAudit audited(std::string id, TaskFindings findings = {})
+{
+    return {std::move(id), TaskStatus::audited, "", std::move(findings)};
+}
+
+TaskAudit other(std::string id, TaskStatus status, std::string reason = "")
+{
+    return {std::move(id), status, std::move(reason), {}};
+}
+
+TaskFindings reads(Paths paths)
+{
+    TaskFindings f;
+    f.reads_outside_inputs = std::move(paths);
+    return f;
+}
+
+std::string summary_of(std::vector<TaskAudit> tasks, std::string no_recorder = "")
+{
+    RunAudit run;
+    run.tasks = std::move(tasks);
+    run.no_recorder = std::move(no_recorder);
+    run.finish();
+    return sandbox_summary(run);
+}
+
+bool has_line(const std::string& text, const std::string& line)
+{
+    return ("\n" + text).find("\n" + line + "\n") != std::string::npos;
+}
+
+// A parsed JSON document as plain values, so that a document compares by structure: objects by
+// their members whatever their order, numbers by value, not by how they were spelled.
+struct Json {
+    std::variant<std::nullptr_t, bool, std::int64_t, std::string, std::vector<Json>, std::map<std::string, Json>> v;
+    bool operator==(const Json&) const = default;
+};
+
+Json from_dom(simdjson::dom::element e)
+{
+    using simdjson::dom::element_type;
+    switch (e.type()) {
+    case element_type::ARRAY: {
+        std::vector<Json> items;
+        // Bound first: value() of a temporary result is a reference into it, dangling in a range-for.
+        simdjson::dom::array array = e.get_array().value();
+        for (auto item : array)
+            items.push_back(from_dom(item));
+        return {std::move(items)};
+    }
+    case element_type::OBJECT: {
+        std::map<std::string, Json> members;
+        simdjson::dom::object object = e.get_object().value();
+        for (auto [k, v] : object)
+            REQUIRE(members.emplace(std::string(k), from_dom(v)).second);  // no key twice
+        return {std::move(members)};
+    }
+    case element_type::INT64: return {e.get_int64().value()};
+    case element_type::UINT64: return {static_cast<std::int64_t>(e.get_uint64().value())};
+    case element_type::STRING: return {std::string(e.get_string().value())};
+    case element_type::BOOL: return {e.get_bool().value()};
+    case element_type::NULL_VALUE: return {nullptr};
+    case element_type::DOUBLE: break;
+    }
+    FAIL("the report holds no fractional numbers");
+    return {};
+}
+
+Json parse(const std::string& text)
+{
+    simdjson::dom::parser parser;
+    return from_dom(parser.parse(text).value());
+}
+
+void write(qk::report::JsonWriter& w, const Json& j)
+{
+    std::visit(
+        [&w](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::nullptr_t>)
+                w.null();
+            else if constexpr (std::is_same_v<T, std::vector<Json>>) {
+                w.begin_array();
+                for (const auto& item : v)
+                    write(w, item);
+                w.end_array();
+            } else if constexpr (std::is_same_v<T, std::map<std::string, Json>>) {
+                w.begin_object();
+                for (const auto& [k, item] : v)
+                    write(w.key(k), item);
+                w.end_object();
+            } else
+                w.value(v);
+        },
+        j.v);
+}
+
+// The keys of the object at `pointer`, in the document's order.
+std::vector<std::string> keys_at(const std::string& text, const char* pointer)
+{
+    simdjson::dom::parser parser;
+    std::vector<std::string> out;
+    simdjson::dom::object object = parser.parse(text).at_pointer(pointer).get_object().value();
+    for (auto [k, v] : object)
+        out.emplace_back(k);
+    return out;
+}
+
+}  // namespace
+
+namespace Catch {
+template <>
+struct StringMaker<Json> {
+    static std::string convert(const Json& j)
+    {
+        qk::report::JsonWriter w(0);
+        write(w, j);
+        return w.str();
+    }
+};
+}  // namespace Catch
+
+TEST_CASE("the spec's example comes out exactly", "[sandbox-report]")
+{
+    TaskFindings build;
+    build.reads_outside_inputs = {"other/notes.txt"};
+    build.stray_writes = {"stray.txt"};
+    build.unkeyed_reads = {".env"};
+    CHECK(summary_of({audited("app:clean"), audited("app:build", build)}) ==
+          "Sandbox audit: 1 of 2 tasks went beyond what they declare\n"
+          "  app:build\n"
+          "    1 read outside its inputs:\n"
+          "      other/notes.txt\n"
+          "    1 written outside its outputs:\n"
+          "      stray.txt\n"
+          "  read, which the sandbox allows, but not in their keys: .env (1 task)\n");
+}
+
+TEST_CASE("the header says how many tasks went beyond, in the right number", "[sandbox-report]")
+{
+    CHECK(summary_of({audited("a:build"), audited("b:build"), audited("c:build")}) ==
+          "Sandbox audit: 3 tasks kept to what they declare\n");
+    CHECK(summary_of({audited("a:build")}) == "Sandbox audit: 1 task kept to what it declares\n");
+    CHECK(summary_of({audited("a:build", reads({"x"}))}).starts_with(
+        "Sandbox audit: 1 of 1 task went beyond what it declares\n"));
+    CHECK(summary_of({audited("a:build", reads({"x"})), audited("b:build", reads({"y"})), audited("c:build")})
+              .starts_with("Sandbox audit: 2 of 3 tasks went beyond what they declare\n"));
+}
+
+TEST_CASE("with nothing audited the header says so, and why when no recorder works", "[sandbox-report]")
+{
+    CHECK(summary_of({other("a:build", TaskStatus::restored)}) ==
+          "Sandbox audit: no task was audited\n"
+          "  1 task restored from the cache, so not audited\n");
+    CHECK(summary_of({other("a:build", TaskStatus::not_audited, "no recorder works here"),
+                      other("b:build", TaskStatus::not_audited, "no recorder works here")},
+                     "strace is not installed and eBPF needs CAP_BPF") ==
+          "Sandbox audit: no task was audited: strace is not installed and eBPF needs CAP_BPF\n");
+    // Without the recorder's reason, the tasks' own reasons are all there is.
+    CHECK(summary_of({other("a:build", TaskStatus::not_audited, "the recording lost 3 events")}) ==
+          "Sandbox audit: no task was audited\n"
+          "  1 task not audited:\n"
+          "    a:build: the recording lost 3 events\n");
+    CHECK(summary_of({}) == "Sandbox audit: no task was audited\n");
+}
+
+TEST_CASE("manifest and toolchain reads are counted once at the top", "[sandbox-report]")
+{
+    TaskFindings one, two;
+    one.manifest_reads = {"lib/package.json"};
+    one.toolchain_reads = {".npmrc", ".nvmrc"};
+    two.manifest_reads = {"lib/package.json", "util/package.json"};
+    two.toolchain_reads = {".npmrc"};
+    std::string both = summary_of({audited("a:build", one), audited("b:build", two), audited("c:build")});
+    CHECK(both ==
+          "Sandbox audit: 2 of 3 tasks went beyond what they declare\n"
+          "  2 workspace packages' package.json read by 2 tasks\n"
+          "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
+          "  a:build\n"
+          "    only reads counted above\n"
+          "  b:build\n"
+          "    only reads counted above\n");
+
+    TaskFindings single;
+    single.manifest_reads = {"lib/package.json"};
+    CHECK(has_line(summary_of({audited("a:build", single)}), "  1 workspace package's package.json read by 1 task"));
+}
+
+TEST_CASE("paths read by many tasks are listed at the top and not again per task", "[sandbox-report]")
+{
+    TaskFindings a = reads({"a/own.txt", "tools/x.js"});
+    TaskFindings b;
+    b.tsconfig_reads = {"tools/x.js"};
+    TaskFindings c = reads({"tools/x.js"});
+    CHECK(summary_of({audited("a:build", a), audited("b:build", b), audited("c:build", c)}) ==
+          "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
+          "  read by many tasks:\n"
+          "    tools/x.js (3 tasks)\n"
+          "  a:build\n"
+          "    1 read outside its inputs:\n"
+          "      a/own.txt\n"
+          "  b:build\n"
+          "    only reads counted above\n"
+          "  c:build\n"
+          "    only reads counted above\n");
+
+    // Two tasks are not many: each lists the path itself.
+    std::string pair =
+        summary_of({audited("a:build", reads({"tools/x.js"})), audited("b:build", reads({"tools/x.js"}))});
+    CHECK_FALSE(has_line(pair, "  read by many tasks:"));
+    CHECK(pair ==
+          "Sandbox audit: 2 of 2 tasks went beyond what they declare\n"
+          "  a:build\n"
+          "    1 read outside its inputs:\n"
+          "      tools/x.js\n"
+          "  b:build\n"
+          "    1 read outside its inputs:\n"
+          "      tools/x.js\n");
+}
+
+TEST_CASE("three tasks of sixteen that went beyond are not many", "[sandbox-report]")
+{
+    std::vector<TaskAudit> tasks;
+    for (int i = 0; i < 16; ++i) {
+        std::string project = "p" + std::to_string(i);
+        tasks.push_back(audited(project + ":build", reads(i < 3 ? Paths{"tools/x.js"} : Paths{project + "/own.txt"})));
+    }
+    std::string text = summary_of(tasks);
+    CHECK(text.starts_with("Sandbox audit: 16 of 16 tasks went beyond what they declare\n"));
+    CHECK_FALSE(has_line(text, "  read by many tasks:"));
+    CHECK(text.find("  p0:build\n    1 read outside its inputs:\n      tools/x.js\n") != std::string::npos);
+}
+
+TEST_CASE("each task lists its reads, TypeScript configurations, writes and dependencies' files",
+          "[sandbox-report]")
+{
+    TaskFindings f;
+    f.reads_outside_inputs = {"other/b.txt", "other/a.txt"};
+    f.tsconfig_reads = {"tsconfig.base.json", "libs/tsconfig.json"};
+    f.stray_writes = {"stray.txt", ".git/index", "out/extra.txt"};
+    f.dependency_reads = {{"util", {"util/a.js"}}, {"lib", {"lib/a.js", "lib/b.js", "lib/c.js"}}};
+    CHECK(summary_of({audited("app:build", f)}) ==
+          "Sandbox audit: 1 of 1 task went beyond what it declares\n"
+          "  app:build\n"
+          "    2 reads outside its inputs:\n"
+          "      other/a.txt\n"
+          "      other/b.txt\n"
+          "    2 TypeScript configurations read outside its inputs, likely inputs:\n"
+          "      libs/tsconfig.json\n"
+          "      tsconfig.base.json\n"
+          "    2 written outside its outputs:\n"
+          "      out/extra.txt\n"
+          "      stray.txt\n"
+          "    read in projects it depends on: lib (3 files), util (1 file)\n"
+          "  1 task wrote in .git, which the sandbox allows\n");
+
+    TaskFindings one;
+    one.tsconfig_reads = {"tsconfig.base.json"};
+    CHECK(summary_of({audited("app:build", one)}) ==
+          "Sandbox audit: 1 of 1 task went beyond what it declares\n"
+          "  app:build\n"
+          "    1 TypeScript configuration read outside its inputs, likely an input:\n"
+          "      tsconfig.base.json\n");
+
+    TaskFindings dep;
+    dep.dependency_reads = {{"lib", {"lib/a.js"}}};
+    CHECK(summary_of({audited("app:test", dep)}) ==
+          "Sandbox audit: 1 of 1 task went beyond what it declares\n"
+          "  app:test\n"
+          "    read in projects it depends on: lib (1 file)\n");
+}
+
+TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[sandbox-report]")
+{
+    TaskFindings git;
+    git.stray_writes = {".git/index", "sub/.git/HEAD"};
+    git.unkeyed_reads = {".git/HEAD", ".env"};
+    TaskFindings also = git;
+    also.unkeyed_reads = {".git/HEAD"};
+    CHECK(summary_of({audited("a:build", git), audited("b:build", also)}) ==
+          "Sandbox audit: 2 tasks kept to what they declare\n"
+          "  read, which the sandbox allows, but not in their keys: .env (1 task), .git/HEAD (2 tasks)\n"
+          "  2 tasks wrote in .git, which the sandbox allows\n");
+}
+
+TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summary", "[sandbox-report]")
+{
+    std::string text = summary_of({
+        audited("app:build", reads({"other/notes.txt"})),
+        other("app:test", TaskStatus::not_audited, "the recording lost 12 events"),
+        other("lib:test", TaskStatus::not_audited, "made 100001 reports"),
+        other("app:lint", TaskStatus::unsandboxed, "its inputs cannot be resolved"),
+        other("lib:lint", TaskStatus::refused, "Landlock cannot take its rules"),
+        other("docs:build", TaskStatus::restored),
+        other("lib:build", TaskStatus::restored),
+    });
+    CHECK(text ==
+          "Sandbox audit: 1 of 1 task went beyond what it declares\n"
+          "  app:build\n"
+          "    1 read outside its inputs:\n"
+          "      other/notes.txt\n"
+          "  2 tasks restored from the cache, so not audited\n"
+          "  2 tasks not audited:\n"
+          "    app:test: the recording lost 12 events\n"
+          "    lib:test: made 100001 reports\n"
+          "  1 task ran unsandboxed:\n"
+          "    app:lint: its inputs cannot be resolved\n"
+          "  1 task refused:\n"
+          "    lib:lint: Landlock cannot take its rules\n");
+
+    std::string singular = summary_of({
+        audited("app:build"),
+        other("app:test", TaskStatus::not_audited, "lost events"),
+        other("a:lint", TaskStatus::unsandboxed, "r1"),
+        other("b:lint", TaskStatus::unsandboxed, "r2"),
+        other("a:x", TaskStatus::refused, "r3"),
+        other("b:x", TaskStatus::refused, "r4"),
+        other("docs:build", TaskStatus::restored),
+    });
+    CHECK(singular ==
+          "Sandbox audit: 1 task kept to what it declares\n"
+          "  1 task restored from the cache, so not audited\n"
+          "  1 task not audited:\n"
+          "    app:test: lost events\n"
+          "  2 tasks ran unsandboxed:\n"
+          "    a:lint: r1\n"
+          "    b:lint: r2\n"
+          "  2 tasks refused:\n"
+          "    a:x: r3\n"
+          "    b:x: r4\n");
+}
+
+TEST_CASE("a recorder's absence is not repeated per task, unless some task was audited", "[sandbox-report]")
+{
+    // QK_RECORDER=auto found none, yet one task was audited from a replayed recording: the header
+    // cannot carry the reason, so the tasks list theirs.
+    std::string text = summary_of({audited("a:build"), other("b:build", TaskStatus::not_audited, "no recorder")},
+                                  "strace is not installed");
+    CHECK(text ==
+          "Sandbox audit: 1 task kept to what it declares\n"
+          "  1 task not audited:\n"
+          "    b:build: no recorder\n");
+}
+
+TEST_CASE("a run with every line, in order", "[sandbox-report]")
+{
+    TaskFindings a = reads({"tools/x.js", "a/own.txt"});
+    a.manifest_reads = {"lib/package.json"};
+    a.toolchain_reads = {".npmrc"};
+    a.unkeyed_reads = {".env"};
+    a.stray_writes = {".git/index"};
+    TaskFindings b = reads({"tools/x.js"});
+    b.toolchain_reads = {".npmrc", ".nvmrc"};
+    TaskFindings c;
+    c.tsconfig_reads = {"tools/x.js", "tsconfig.base.json"};
+    c.stray_writes = {"c/stray.txt"};
+    c.dependency_reads = {{"lib", {"lib/a.js", "lib/b.js"}}};
+    std::string text = summary_of({
+        audited("c:build", c),
+        audited("b:build", b),
+        audited("a:build", a),
+        audited("d:build"),
+        other("e:build", TaskStatus::restored),
+        other("f:build", TaskStatus::not_audited, "lost events"),
+        other("g:build", TaskStatus::unsandboxed, "unresolvable inputs"),
+        other("h:build", TaskStatus::refused, "no rules"),
+    });
+    CHECK(text ==
+          "Sandbox audit: 3 of 4 tasks went beyond what they declare\n"
+          "  1 workspace package's package.json read by 1 task\n"
+          "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
+          "  read by many tasks:\n"
+          "    tools/x.js (3 tasks)\n"
+          "  a:build\n"
+          "    1 read outside its inputs:\n"
+          "      a/own.txt\n"
+          "  b:build\n"
+          "    only reads counted above\n"
+          "  c:build\n"
+          "    1 TypeScript configuration read outside its inputs, likely an input:\n"
+          "      tsconfig.base.json\n"
+          "    1 written outside its outputs:\n"
+          "      c/stray.txt\n"
+          "    read in projects it depends on: lib (2 files)\n"
+          "  read, which the sandbox allows, but not in their keys: .env (1 task)\n"
+          "  1 task wrote in .git, which the sandbox allows\n"
+          "  1 task restored from the cache, so not audited\n"
+          "  1 task not audited:\n"
+          "    f:build: lost events\n"
+          "  1 task ran unsandboxed:\n"
+          "    g:build: unresolvable inputs\n"
+          "  1 task refused:\n"
+          "    h:build: no rules\n");
+}
+
+namespace {
+
+// Every status, every kind of finding, a task that kept to its declarations and a path read by many.
+RunAudit every_kind_run()
+{
+    TaskFindings build = reads({"other/notes.txt", "tools/x.js"});
+    build.tsconfig_reads = {"tsconfig.base.json"};
+    build.stray_writes = {"stray.txt", ".git/index"};
+    build.unkeyed_reads = {".env", ".git/HEAD"};
+    build.manifest_reads = {"lib/package.json"};
+    build.toolchain_reads = {".nvmrc"};
+    build.dependency_reads = {{"lib", {"lib/src/b.ts", "lib/src/a.ts"}}, {"util", {"util/index.js"}}};
+    TaskFindings git_only;
+    git_only.stray_writes = {".git/FETCH_HEAD"};
+    git_only.tsconfig_reads = {"tools/x.js"};
+    RunAudit run;
+    run.recorder = "strace";
+    run.tasks = {
+        audited("lib:build", reads({"tools/x.js"})),
+        audited("app:build", build),
+        audited("app:lint", git_only),
+        audited("app:clean"),
+        {"docs:build", TaskStatus::restored, "", reads({"never/shown.txt"})},
+        other("app:test", TaskStatus::not_audited, "the recording lost 12 events"),
+        other("app:e2e", TaskStatus::unsandboxed, "its inputs cannot be resolved"),
+        other("lib:lint", TaskStatus::refused, "Landlock cannot take its rules"),
+    };
+    run.finish();
+    return run;
+}
+
+}  // namespace
+
+TEST_CASE("the report holds every task's status and findings by kind", "[sandbox-report]")
+{
+    std::string text = sandbox_report_json(every_kind_run());
+    REQUIRE(text.ends_with("}\n"));
+    CHECK(text.starts_with("{\n  \"schemaVersion\": 1,\n"));  // pretty, two spaces, as other reports
+    CHECK(parse(text) == parse(R"({
+      "schemaVersion": 1,
+      "mode": "audit",
+      "recorder": "strace",
+      "summary": {"tasks": 8, "audited": 4, "wentBeyond": 3, "restored": 1, "notAudited": 1,
+                  "unsandboxed": 1, "refused": 1},
+      "tasks": {
+        "app:build": {"status": "audited", "findings": {
+          "readsOutsideInputs": ["other/notes.txt", "tools/x.js"],
+          "tsconfigReads": ["tsconfig.base.json"],
+          "strayWrites": [".git/index", "stray.txt"],
+          "unkeyedReads": [".env", ".git/HEAD"],
+          "manifestReads": ["lib/package.json"],
+          "toolchainReads": [".nvmrc"],
+          "dependencyReads": {"lib": ["lib/src/a.ts", "lib/src/b.ts"], "util": ["util/index.js"]}
+        }},
+        "app:clean": {"status": "audited", "findings": {}},
+        "app:e2e": {"status": "unsandboxed", "reason": "its inputs cannot be resolved"},
+        "app:lint": {"status": "audited", "findings": {
+          "tsconfigReads": ["tools/x.js"],
+          "strayWrites": [".git/FETCH_HEAD"]
+        }},
+        "app:test": {"status": "notAudited", "reason": "the recording lost 12 events"},
+        "docs:build": {"status": "restored"},
+        "lib:build": {"status": "audited", "findings": {"readsOutsideInputs": ["tools/x.js"]}},
+        "lib:lint": {"status": "refused", "reason": "Landlock cannot take its rules"}
+      },
+      "readByMany": [{"path": "tools/x.js", "tasks": 3}]
+    })"));
+    CHECK(keys_at(text, "/tasks") == Paths{"app:build", "app:clean", "app:e2e", "app:lint", "app:test",
+                                           "docs:build", "lib:build", "lib:lint"});
+    CHECK(keys_at(text, "") ==
+          Paths{"schemaVersion", "mode", "recorder", "summary", "tasks", "readByMany"});
+}
+
+TEST_CASE("without a recorder the report says why, and recorder is null", "[sandbox-report]")
+{
+    RunAudit run;
+    run.mode = "enforce";
+    run.no_recorder = "strace is not installed";
+    run.tasks = {other("app:build", TaskStatus::not_audited, "no recorder")};
+    run.finish();
+    CHECK(parse(sandbox_report_json(run)) == parse(R"({
+      "schemaVersion": 1,
+      "mode": "enforce",
+      "recorder": null,
+      "recorderUnavailable": "strace is not installed",
+      "summary": {"tasks": 1, "audited": 0, "wentBeyond": 0, "restored": 0, "notAudited": 1,
+                  "unsandboxed": 0, "refused": 0},
+      "tasks": {"app:build": {"status": "notAudited", "reason": "no recorder"}},
+      "readByMany": []
+    })"));
+}
+
+TEST_CASE("paths in the report are escaped by the JSON writer", "[sandbox-report]")
+{
+    RunAudit run;
+    run.recorder = "ebpf";
+    run.tasks = {audited("app:build", reads({"odd \"name\"\n.txt", "bad\xff.txt"}))};
+    run.finish();
+    std::string text = sandbox_report_json(run);
+    auto doc = parse(text);
+    const auto& tasks = std::get<std::map<std::string, Json>>(doc.v).at("tasks");
+    const auto& findings = std::get<std::map<std::string, Json>>(
+        std::get<std::map<std::string, Json>>(std::get<std::map<std::string, Json>>(tasks.v).at("app:build").v)
+            .at("findings")
+            .v);
+    CHECK(findings.at("readsOutsideInputs") ==
+          Json{std::vector<Json>{Json{std::string("bad\xef\xbf\xbd.txt")}, Json{std::string("odd \"name\"\n.txt")}}});
+}
