@@ -4,7 +4,11 @@ in the spec's words and --sandbox-report as JSON, one workspace per finding kind
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -259,3 +263,42 @@ def test_show_task_rules(tmp_path):
     rules = {(x["access"], x["paths"]) for x in doc["rules"]}
     assert ("read, write", "packages/app/out/sub/result.txt") in rules
     assert ("create, remove", "packages, packages/app, packages/app/out, packages/app/out/sub") in rules
+
+
+@RECORDERS
+@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_sandboxed_run_stops_its_tasks_and_leaves_no_cgroup(recorder, sig, status, tmp_path):
+    """The stopped task is not audited (its recording ended early); its processes, its cgroup and the
+    output directories made for it are gone; the report is still written."""
+    marker = tmp_path / "started"
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": {"build": {
+        "command": f"cat other/notes.txt > /dev/null && echo $$ > {marker}.tmp && mv {marker}.tmp {marker}"
+                   " && exec sleep 60",
+        "outputs": ["{projectRoot}/out/deep/x.txt"],
+    }}}}, {"other/notes.txt": "n\n"})
+    report = tmp_path / "report.json"
+    env = dict(os.environ, QK_RECORDER=recorder)
+    proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "build", "--sandbox", "--sandbox-report",
+                             str(report)], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        deadline = time.monotonic() + 30
+        while not marker.exists():  # the task's command has started (not a timing assumption)
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the task never started"
+            time.sleep(0.02)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == status, out + err
+    pid = int(marker.read_text())
+    status_file = Path(f"/proc/{pid}/status")
+    assert not status_file.exists() or "State:\tZ" in status_file.read_text(), f"the task's sleep {pid} survived"
+    mount = h.cgroup2_mount()
+    left = [p.name for p in (Path(mount) / "qk").glob(f"*-{proc.pid}-*")] if mount else []
+    assert left == [], f"cgroups left behind: {left}"
+    assert not (ws / "packages/app/out").exists()
+    doc = json.loads(report.read_text())
+    assert doc["tasks"]["app:build"] == {"status": "notAudited",
+                                         "reason": "the run was interrupted before it finished"}, doc

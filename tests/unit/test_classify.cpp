@@ -1,0 +1,124 @@
+// The classifier: a recording (as any engine would make it) judged by a task's rules.
+#include <catch2/catch.hpp>
+
+#include "qk/audit/classify.hpp"
+#include "qk/record/recording.hpp"
+#include "rules_workspace.hpp"
+
+using namespace qk;
+using qk::test::RulesWorkspace;
+using record::kCreate;
+using record::kList;
+using record::kProbe;
+using record::kRead;
+using record::kRemove;
+using record::kWrite;
+using Paths = std::vector<std::string>;
+
+namespace {
+
+struct Fixture {
+    RulesWorkspace ws;
+    rules::Rules rules = make();
+    record::Recording rec;
+
+    rules::Rules make()
+    {
+        auto r = ws.rules_of("app:build", {"packages/app/.tool-cache"});
+        REQUIRE(r);
+        return std::move(r).value();
+    }
+    void add(const std::string& rel, std::uint16_t access) { rec.add(ws.abs(rel), access); }
+    audit::TaskFindings findings() const { return audit::classify(rec, rules, ws.session->workspace()); }
+};
+
+}  // namespace
+
+TEST_CASE("classify: each kind from one recording, sorted, paths relative", "[classify]")
+{
+    Fixture f;
+    f.add("packages/app/src/index.ts", kRead);
+    f.add("other/notes.txt", kRead);
+    f.add("docs/x.md", kRead);  // ignored read
+    f.add("tsconfig.base.json", kRead);
+    f.add(".env", kRead);
+    f.add(".git/HEAD", kRead);
+    f.add(".git/index", kWrite);
+    f.add("packages/other/package.json", kRead);
+    f.add(".nvmrc", kRead);
+    f.add("packages/lib/src/lib.ts", kRead);
+    f.add("packages/app/dist/main.js", kWrite | kCreate);
+    f.add("stray.txt", kWrite | kCreate);
+    f.add("nx.json", kRead);
+    f.rec.add("/usr/lib/x86_64-linux-gnu/libc.so.6", kRead);
+    f.rec.add("/tmp/scratch-file", kWrite | kCreate);
+    audit::TaskFindings got = f.findings();
+    CHECK(got.reads_outside_inputs == Paths{"nx.json", "other/notes.txt"});
+    CHECK(got.tsconfig_reads == Paths{"tsconfig.base.json"});
+    CHECK(got.stray_writes == Paths{".git/index", "stray.txt"});
+    CHECK(got.unkeyed_reads == Paths{".env", ".git/HEAD"});
+    CHECK(got.manifest_reads == Paths{"packages/other/package.json"});
+    CHECK(got.toolchain_reads == Paths{".nvmrc"});
+    CHECK(got.dependency_reads == std::map<std::string, Paths>{{"lib", {"packages/lib/src/lib.ts"}}});
+    CHECK(got.went_beyond());
+}
+
+TEST_CASE("classify: listing, probing and reading nothing undeclared is no finding", "[classify]")
+{
+    Fixture f;
+    f.add("other", kList);
+    f.add("other/missing.txt", kProbe);
+    f.add("packages/app/src/index.ts", kRead);
+    f.add("packages/app/.tool-cache/x", kRead | kWrite | kCreate);
+    CHECK(f.findings().empty());
+}
+
+TEST_CASE("classify: a file written then read is listed once, as written", "[classify]")
+{
+    Fixture f;
+    f.add("packages/app/version.txt", kWrite | kCreate | kRead);
+    f.add("packages/app/dist/x.js", kWrite | kRead);  // an output read back: nothing
+    audit::TaskFindings got = f.findings();
+    CHECK(got.stray_writes == Paths{"packages/app/version.txt"});
+    CHECK(got.reads_outside_inputs.empty());
+}
+
+TEST_CASE("classify: renames count at both ends; output directories may be made and removed", "[classify]")
+{
+    Fixture f;
+    f.rec.add_rename(f.ws.abs("packages/app/tmp-build"), f.ws.abs("packages/app/dist"));
+    f.add("packages/app", kRemove);  // a directory an output lies in: rmdir, then mkdir
+    f.add("packages", kCreate);
+    CHECK(f.findings().stray_writes == Paths{"packages/app/tmp-build"});
+}
+
+TEST_CASE("classify: a read through a link is allowed when the path as spelled is", "[classify]")
+{
+    Fixture f;
+    // src/linked -> ../../../other: reading other/notes.txt through it reads an input as spelled.
+    f.rec.add(f.ws.abs("other/notes.txt"), kRead);
+    f.rec.add_alias(f.ws.abs("packages/app/src/index.ts"), f.ws.abs("other/notes.txt"));
+    CHECK(f.findings().empty());
+    // Spelled as another undeclared path, it stays a finding, under its canonical name.
+    Fixture g;
+    g.rec.add(g.ws.abs("other/notes.txt"), kRead);
+    g.rec.add_alias(g.ws.abs("elsewhere/link.txt"), g.ws.abs("other/notes.txt"));
+    CHECK(g.findings().reads_outside_inputs == Paths{"other/notes.txt"});
+}
+
+TEST_CASE("classify: an incomplete recording is not audited and keeps no finding", "[classify]")
+{
+    Fixture f;
+    f.add("other/notes.txt", kRead);
+    f.rec.mark_incomplete("12 events were lost: the ring buffer (4096 bytes) was full");
+    audit::TaskAudit a = audit::audit_task("app:build", f.rec, f.rules, f.ws.session->workspace());
+    CHECK(a.status == audit::TaskStatus::not_audited);
+    CHECK(a.reason == "the recording is incomplete: 12 events were lost: the ring buffer (4096 bytes) was full");
+    CHECK(a.findings.empty());
+
+    Fixture g;
+    g.add("other/notes.txt", kRead);
+    audit::TaskAudit b = audit::audit_task("app:build", g.rec, g.rules, g.ws.session->workspace());
+    CHECK(b.status == audit::TaskStatus::audited);
+    CHECK(b.findings.reads_outside_inputs == Paths{"other/notes.txt"});
+}
