@@ -29,7 +29,8 @@ Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::stri
             return std::unique_ptr<Recorder>(std::move(ebpf).value());
         if (choice == RecorderChoice::Ebpf)
             return Error{"the eBPF recorder cannot record here: " + ebpf.error().message, ebpf.error().sys_errno};
-        ebpf_why = ebpf.error().message;
+        // Its first line: libbpf's log below it helps with an explicit --recorder ebpf, not here.
+        ebpf_why = ebpf.error().message.substr(0, ebpf.error().message.find('\n'));
     }
 #else
     if (choice == RecorderChoice::Ebpf)

@@ -302,3 +302,38 @@ def test_an_interrupted_sandboxed_run_stops_its_tasks_and_leaves_no_cgroup(recor
     doc = json.loads(report.read_text())
     assert doc["tasks"]["app:build"] == {"status": "notAudited",
                                          "reason": "the run was interrupted before it finished"}, doc
+
+
+@pytest.mark.privileged
+def test_with_auto_and_no_working_recorder_the_run_goes_on_unaudited_and_says_so(tmp_path):
+    """Run as an unprivileged user (eBPF cannot load) with no strace on PATH: nothing can record, so with
+    QK_RECORDER=auto the tasks still run, and the audit says why none was audited."""
+    import shutil
+    import tempfile
+    base = Path(tempfile.mkdtemp(prefix="qk-norec-"))
+    try:
+        ws = spec_workspace(base)
+        for p in [base, *base.rglob("*")]:
+            os.chmod(p, 0o777 if p.is_dir() else 0o666)
+        report = base / "report.json"
+        tools = base / "bin"  # what the task needs, and no strace
+        tools.mkdir()
+        for tool in ("cat", "mkdir", "cp"):
+            (tools / tool).symlink_to(shutil.which(tool))
+        env = {"PATH": str(tools), "QK_RECORDER": "auto", "HOME": str(base)}
+        r = subprocess.run(["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            str(h.BUILD_DIR / "qk"), "run-many", "-t", "build", "--sandbox", "--sandbox-report",
+                            str(report)], cwd=ws, capture_output=True, text=True, timeout=120, env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert (ws / "dist/main.txt").exists() and (ws / "stray.txt").exists()  # the task ran
+        assert "libbpf" not in r.stdout, r.stdout  # the reason in a line, not libbpf's log
+        assert "qk: the sandbox cannot audit any task: no recorder works here: eBPF: " in r.stdout, r.stdout
+        text = audit_text(r.stdout)
+        assert text.startswith("Sandbox audit: no task was audited: no recorder works here: eBPF: "), text
+        assert "strace is not installed" in text.splitlines()[0], text
+        assert len(text.splitlines()) == 1, text
+        doc = json.loads(report.read_text())
+        assert doc["recorder"] is None and doc["recorderUnavailable"].startswith("no recorder works here"), doc
+        assert doc["tasks"] == {"app:build": {"status": "notAudited", "reason": "no recorder works here"}}
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
