@@ -128,6 +128,10 @@ def kinds_workspace(tmp_path: Path) -> Path:
             "qk:sandbox": {"scratch": ["{projectRoot}/.tool-cache"]},
         },
         "kept": {"command": "cat packages/app/src/index.ts > /dev/null"},
+        "usesdep": {"command": "cat packages/lib/dist/lib.js > /dev/null", "dependsOn": ["^build"],
+                    "inputs": ["default"]},
+        "warm": {"command": "mkdir -p packages/app/.warm && echo w > packages/app/.warm/state"
+                            " && cat packages/app/.warm/state > /dev/null", "qk:warm": ["{projectRoot}/.warm"]},
         "failing": {"command": "cat other/notes.txt > /dev/null; exit 3"},
         "unsandboxed": {"command": "cat other/notes.txt > /dev/null", "qk:sandbox": False},
         "both": {"executor": "nx:run-commands", "options": {
@@ -135,7 +139,9 @@ def kinds_workspace(tmp_path: Path) -> Path:
     }
     projects = {
         "app": {"root": "packages/app", "targets": app_targets, "depends": ["lib"]},
-        "lib": {"root": "packages/lib", "targets": {}},
+        "lib": {"root": "packages/lib", "targets": {"build": {
+            "command": "mkdir -p packages/lib/dist && cp packages/lib/src/lib.ts packages/lib/dist/lib.js",
+            "outputs": ["{projectRoot}/dist"]}}},
         "other": {"root": "packages/other", "targets": {}},
     }
     return make_workspace(tmp_path / "ws", projects, KINDS_FILES)
@@ -145,7 +151,7 @@ def kinds_workspace(tmp_path: Path) -> Path:
 def test_each_finding_kind_and_rule(recorder, tmp_path):
     ws = kinds_workspace(tmp_path)
     targets = "tsconfig,manifest,toolchain,deps,git,effect,effectdeclared,writtenread,outdir,emptydir,ignored," \
-              "scratch,kept,failing,unsandboxed,both"
+              "scratch,kept,failing,unsandboxed,both,usesdep,warm"
     r, doc = sandbox(ws, targets, recorder, tmp_path / "report.json", "-p", "app", "--parallel", "2")
     assert r.returncode == 1, r.stdout + r.stderr  # app:failing fails
     tasks = doc["tasks"]
@@ -164,6 +170,9 @@ def test_each_finding_kind_and_rule(recorder, tmp_path):
         "app:ignored": {},
         "app:scratch": {},
         "app:kept": {},
+        "app:usesdep": {},
+        "app:warm": {},
+        "lib:build": {},
         "app:failing": {"readsOutsideInputs": ["other/notes.txt"]},
         "app:unsandboxed": None,
         "app:both": {"readsOutsideInputs": ["docs/readme.md", "other/notes.txt"]},
@@ -174,10 +183,10 @@ def test_each_finding_kind_and_rule(recorder, tmp_path):
     assert (ws / "packages/app/out/sub/result.txt").exists()
     s = doc["summary"]
     # .git reads and writes do not count; manifest, toolchain and dependency reads do.
-    assert (s["tasks"], s["audited"], s["wentBeyond"], s["unsandboxed"]) == (16, 15, 9, 1), s
+    assert (s["tasks"], s["audited"], s["wentBeyond"], s["unsandboxed"]) == (19, 18, 9, 1), s
 
     text = audit_text(r.stdout)
-    assert text.startswith("Sandbox audit: 9 of 15 tasks went beyond what they declare\n"), text
+    assert text.startswith("Sandbox audit: 9 of 18 tasks went beyond what they declare\n"), text
     assert "  1 workspace package's package.json read by 1 task\n" in text
     assert "  version and package managers' configuration read: .nvmrc (1 task)\n" in text
     assert "  app:deps\n    read in projects it depends on: lib (1 file)\n" in text
