@@ -37,6 +37,21 @@ public:
     }
 
 private:
+    static bool declares(const rules::Verdict& v)
+    {
+        using rules::PathClass;
+        switch (v.why) {
+        case PathClass::input:
+        case PathClass::always:
+        case PathClass::json_input:
+        case PathClass::output:
+        case PathClass::warm:
+        case PathClass::dependency_output:
+        case PathClass::ignored_read: return true;
+        default: return false;
+        }
+    }
+
     void judge_write(const std::string& path, bool create_or_remove)
     {
         rules::Verdict v = rules_.write(path, create_or_remove);
@@ -49,10 +64,12 @@ private:
         rules::Verdict v = rules_.read(path);
         if (v.finding == rules::Finding::none)
             return;
-        // Read through a link the task may read as spelled: a declared directory link, a json input's link.
+        // Read through a link the task declares (a directory link an input names, a json input's link):
+        // allowed as spelled. A link it merely may read through, as a node_modules link into a workspace
+        // project (its own included), never widens what it may read: the read counts where it lands.
         if (auto it = spelled_.find(path); it != spelled_.end())
             for (const std::string* spelled : it->second)
-                if (rules_.read(*spelled).finding == rules::Finding::none)
+                if (declares(rules_.read(*spelled)))
                     return;
         std::string rel(*rules_.relative(path));
         switch (v.finding) {

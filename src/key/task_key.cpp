@@ -45,6 +45,11 @@ std::shared_ptr<const TaskKey> KeyBuilder::shared(std::size_t i) const
     return s_->keys[i];
 }
 
+const workspace::PnpmLock* KeyBuilder::lockfile() const
+{
+    return s_->lock.get();
+}
+
 Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
 {
     State& s = *s_;

@@ -104,6 +104,16 @@ TEST_CASE("classify: a read through a link is allowed when the path as spelled i
     g.rec.add(g.ws.abs("other/notes.txt"), kRead);
     g.rec.add_alias(g.ws.abs("elsewhere/link.txt"), g.ws.abs("other/notes.txt"));
     CHECK(g.findings().reads_outside_inputs == Paths{"other/notes.txt"});
+    // Through a node_modules link into a workspace project: the read counts where it lands, a dependency
+    // project's file (linked-sibling rule); the link itself, open as node_modules is, allows nothing.
+    Fixture h;
+    h.add("packages/lib/src/lib.ts", kRead);
+    h.rec.add_alias(h.ws.abs("packages/app/node_modules/lib/src/lib.ts"), h.ws.abs("packages/lib/src/lib.ts"));
+    h.add("packages/app/banner.txt", kRead);  // its own project through a self-link: still outside its inputs
+    h.rec.add_alias(h.ws.abs("node_modules/app/banner.txt"), h.ws.abs("packages/app/banner.txt"));
+    audit::TaskFindings got = h.findings();
+    CHECK(got.dependency_reads == std::map<std::string, Paths>{{"lib", {"packages/lib/src/lib.ts"}}});
+    CHECK(got.reads_outside_inputs == Paths{"packages/app/banner.txt"});
 }
 
 TEST_CASE("classify: an incomplete recording is not audited and keeps no finding", "[classify]")

@@ -94,6 +94,8 @@ public:
     Result<std::shared_ptr<const TaskKey>> key(std::size_t i);
     const TaskKey* computed(std::size_t i) const;
     std::shared_ptr<const TaskKey> shared(std::size_t i) const;
+    // The workspace root's pnpm-lock.yaml as read, or null without one.
+    const workspace::PnpmLock* lockfile() const;
 
     struct State;  // the run's shared caches (src/key/key_parts.hpp)
 
