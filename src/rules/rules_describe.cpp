@@ -84,7 +84,9 @@ std::vector<RuleLine> Rules::describe() const
     if (!effect.empty())
         add("reported", joined(effect), "held by the key only by effect: readsOutsideInputs unless an input selects it");
     if (!d.manifests.empty())
-        add("reported", fmt::format("the package.json of {} other workspace packages", d.manifests.size()),
+        add("reported",
+            fmt::format("the package.json of {} other workspace package{}", d.manifests.size(),
+                        d.manifests.size() == 1 ? "" : "s"),
             "manifestReads");
     add("reported", ".nvmrc, .npmrc, .tool-versions, .node-version ...", "toolchainReads");
     std::vector<std::string> deps;

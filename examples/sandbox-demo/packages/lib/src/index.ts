@@ -1,0 +1,1 @@
+export { add, clamp } from './math';
