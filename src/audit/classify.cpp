@@ -59,6 +59,8 @@ private:
             out_.stray_writes.emplace_back(*rules_.relative(path));
     }
 
+    std::string package_name(const rules::Verdict& v) const { return rules_.package_name(v.package); }
+
     void judge_read(const std::string& path)
     {
         rules::Verdict v = rules_.read(path);
@@ -83,6 +85,8 @@ private:
         case rules::Finding::dependency_read:
             out_.dependency_reads[ws_.projects()[v.project].name].push_back(std::move(rel));
             break;
+        case rules::Finding::unkeyed_package: out_.unkeyed_packages.push_back(package_name(v)); break;
+        case rules::Finding::hoisted_package: out_.hoisted_packages.push_back(package_name(v)); break;
         }
     }
 

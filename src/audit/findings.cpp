@@ -53,7 +53,7 @@ std::vector<PathCount> to_counts(const Tally& tally)
 void TaskFindings::normalise()
 {
     for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &unkeyed_reads, &manifest_reads,
-                       &toolchain_reads})
+                       &toolchain_reads, &unkeyed_packages, &hoisted_packages})
         sort_unique(*list);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
         sort_unique(it->second);
@@ -64,7 +64,8 @@ void TaskFindings::normalise()
 bool TaskFindings::empty() const
 {
     return reads_outside_inputs.empty() && tsconfig_reads.empty() && stray_writes.empty() && unkeyed_reads.empty() &&
-           manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads);
+           manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads) &&
+           unkeyed_packages.empty() && hoisted_packages.empty();
 }
 
 std::vector<std::string> TaskFindings::git_writes() const
@@ -105,7 +106,8 @@ void RunAudit::finish()
     counts = Counts{};
     counts.tasks = tasks.size();
     git_writers = 0;
-    Tally read_tally, unkeyed_tally, manifest_tally, toolchain_tally;
+    Tally read_tally, unkeyed_tally, manifest_tally, toolchain_tally, package_tally;
+    std::size_t package_readers = 0;
     for (auto& t : tasks) {
         switch (t.status) {
         case TaskStatus::audited: ++counts.audited; break;
@@ -133,6 +135,12 @@ void RunAudit::finish()
             ++manifest_tally[p];
         for (const auto& p : f.toolchain_reads)
             ++toolchain_tally[p];
+        std::vector<std::string> packages;
+        std::set_union(f.unkeyed_packages.begin(), f.unkeyed_packages.end(), f.hoisted_packages.begin(),
+                       f.hoisted_packages.end(), std::back_inserter(packages));
+        for (const auto& p : packages)
+            ++package_tally[p];
+        package_readers += packages.empty() ? 0 : 1;
     }
 
     // Three tasks are not many in a run where dozens went beyond: there a path read by a few is more
@@ -142,6 +150,10 @@ void RunAudit::finish()
     for (const auto& [path, n] : read_tally)
         if (n >= 3 && n >= quarter)
             read_by_many.push_back({path, n});
+    packages_read_by_many.clear();
+    for (const auto& [name, n] : package_tally)
+        if (n >= 3 && n >= (package_readers + 3) / 4)
+            packages_read_by_many.push_back({name, n});
     unkeyed_reads = to_counts(unkeyed_tally);
     manifest_reads = to_counts(manifest_tally);
     toolchain_reads = to_counts(toolchain_tally);

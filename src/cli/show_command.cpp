@@ -119,7 +119,8 @@ int show_task(run::Session& s, const std::string& id, bool json, bool with_rules
         std::size_t i = *s.tasks().index(id);
         const workspace::Task& t = tasks[i];
         auto scratch = or_fatal(run::resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target));
-        auto rules = or_fatal(run::task_rules(s, i, scratch));
+        auto installed = or_fatal(rules::InstalledPackages::load(s.workspace().root(), s.keys().lockfile()));
+        auto rules = or_fatal(run::task_rules(s, i, scratch, installed));
         print(json ? rules_json(id, rules) : rules_text(id, rules));
         return 0;
     }

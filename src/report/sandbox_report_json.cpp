@@ -41,6 +41,8 @@ void findings(JsonWriter& w, const TaskFindings& f)
     }
     if (any_project)
         w.end_object();
+    kind(w, "unkeyedPackages", f.unkeyed_packages);
+    kind(w, "hoistedPackages", f.hoisted_packages);
     w.end_object();
 }
 
@@ -93,6 +95,10 @@ std::string sandbox_report_json(const RunAudit& audit)
     w.key("readByMany").begin_array();
     for (const auto& c : audit.read_by_many)
         w.begin_object().key("path").value(c.path).key("tasks").value(integer(c.tasks)).end_object();
+    w.end_array();
+    w.key("packagesReadByMany").begin_array();
+    for (const auto& c : audit.packages_read_by_many)
+        w.begin_object().key("package").value(c.path).key("tasks").value(integer(c.tasks)).end_object();
     w.end_array();
     w.end_object();
     return w.str() + "\n";

@@ -63,6 +63,11 @@ void run_wide_top(std::string& out, const RunAudit& audit)
         for (const auto& c : audit.read_by_many)
             out += fmt::format("    {} ({})\n", c.path, count_of(c.tasks, "task"));
     }
+    if (!audit.packages_read_by_many.empty()) {
+        out += "  installed packages read by many tasks, which the sandbox allows, but not in their keys:\n";
+        for (const auto& c : audit.packages_read_by_many)
+            out += fmt::format("    {} ({})\n", c.path, count_of(c.tasks, "task"));
+    }
 }
 
 // `paths` less those in `shown`, in their order.
@@ -81,7 +86,32 @@ void path_list(std::string& out, const std::string& heading, const std::vector<s
         out += "      " + p + "\n";
 }
 
-void task_lines(std::string& out, const TaskAudit& task, const std::set<std::string>& read_by_many)
+// The installed packages a task read outside its key, less those listed at the top: enforce allows
+// them, so they are said apart from what it did beyond its declarations.
+std::string package_lines(const TaskFindings& f, const std::set<std::string>& many)
+{
+    std::string out;
+    if (auto unkeyed = minus(f.unkeyed_packages, many); !unkeyed.empty()) {
+        bool one = unkeyed.size() == 1;
+        std::string heading = fmt::format("{} read, which the sandbox allows, but not in its key; name {} in its "
+                                          "externalDependencies:",
+                                          count_of(unkeyed.size(), "installed package"), one ? "it" : "them");
+        path_list(out, heading, unkeyed);
+    }
+    if (auto hoisted = minus(f.hoisted_packages, many); !hoisted.empty()) {
+        bool one = hoisted.size() == 1;
+        std::string heading = fmt::format(
+            "{} read that nothing its importers install depends on, which the sandbox allows, found through "
+            "pnpm's hoisting; declare {} of the {} importing {}:",
+            count_of(hoisted.size(), "installed package"), one ? "it as a dependency" : "them as dependencies",
+            one ? "package" : "packages", one ? "it" : "them");
+        path_list(out, heading, hoisted);
+    }
+    return out;
+}
+
+void task_lines(std::string& out, const TaskAudit& task, const std::set<std::string>& read_by_many,
+                const std::string& packages)
 {
     const TaskFindings& f = task.findings;
     out += "  " + task.task + "\n";
@@ -113,8 +143,9 @@ void task_lines(std::string& out, const TaskAudit& task, const std::set<std::str
         out += "    read in projects it depends on: " + projects + "\n";
         listed = true;
     }
+    out += packages;
     // Without this line a task name would stand alone, as if it had nothing to say.
-    if (!listed)
+    if (!listed && packages.empty())
         out += "    only reads counted above\n";
 }
 
@@ -151,12 +182,18 @@ std::string sandbox_summary(const RunAudit& audit)
 {
     std::string out = header(audit);
     run_wide_top(out, audit);
-    std::set<std::string> many;
+    std::set<std::string> many, many_packages;
     for (const auto& c : audit.read_by_many)
         many.insert(c.path);
-    for (const auto& t : audit.tasks)
-        if (t.status == TaskStatus::audited && t.findings.went_beyond())
-            task_lines(out, t, many);
+    for (const auto& c : audit.packages_read_by_many)
+        many_packages.insert(c.path);
+    for (const auto& t : audit.tasks) {
+        if (t.status != TaskStatus::audited)
+            continue;
+        std::string packages = package_lines(t.findings, many_packages);
+        if (t.findings.went_beyond() || !packages.empty())
+            task_lines(out, t, many, packages);
+    }
     closing(out, audit);
     return out;
 }

@@ -70,6 +70,56 @@ void add_ancestors(std::string_view path, std::unordered_set<std::string>& into)
         into.emplace(dir);
 }
 
+// Which installed packages the task may read unreported: what its key counts, what the keys of the
+// tasks it depends on count (its key folds theirs), and what the nested workspaces its globs cover
+// install. Nothing is reported without an install, without a lockfile in the key, or when an input
+// selects the lockfile whole.
+void add_installed_packages(Rules::Data& d, const TaskDeclarations& task)
+{
+    const key::KeyPackages& kp = d.key->packages;
+    if (!task.installed || kp.source == key::KeyPackages::Source::none || !kp.closure ||
+        d.in_input_group(kp.lockfile))
+        return;
+    const workspace::PnpmLock& lock = task.installed->lock();
+    d.installed = task.installed;
+    d.names_packages = kp.source == key::KeyPackages::Source::named;
+    d.keyed_packages.assign(lock.snapshots.size(), false);
+    auto add = [&](const workspace::PnpmClosure& c) {
+        for (std::size_t i = 0; i < c.member.size() && i < d.keyed_packages.size(); ++i)
+            if (c.member[i])
+                d.keyed_packages[i] = true;
+    };
+    add(*kp.closure);
+    for (const auto& c : task.dependency_packages)
+        if (c)
+            add(*c);
+
+    // A glob covering a nested workspace (an importer of the lockfile other than the root and those the
+    // key counts) covers what it installs, and the workspace projects it links to.
+    for (const auto& [path, importer] : lock.importers) {
+        if (path == "." || std::find(kp.importers.begin(), kp.importers.end(), path) != kp.importers.end())
+            continue;
+        std::string manifest = path + "/package.json";
+        bool covered = d.ignore_reads.matches(manifest);
+        for (const auto& group : d.key->inputs.filesets)
+            covered = covered || group->globs.matches(manifest);
+        if (covered)
+            d.covered_importers.push_back(path);
+    }
+    if (d.covered_importers.empty())
+        return;
+    workspace::PnpmClosureOptions options;
+    options.follow_links = true;
+    auto closure = workspace::importer_closure(lock, d.covered_importers, options);
+    if (!closure)
+        return;  // cannot happen: the importers come from the lockfile itself
+    add(*closure);
+    for (const std::string& dir : d.covered_importers)
+        d.manifests.erase(dir + "/package.json");
+    for (const std::string& dir : closure->links)
+        d.manifests.erase(dir + "/package.json");
+}
+
 }  // namespace
 
 Result<Rules> Rules::build(const TaskDeclarations& task)
@@ -165,6 +215,7 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
     // The root package.json outside the root project is held by effect, not a workspace package's.
     if (!ws.files().root_package_json.empty() && !d->project_roots.contains(""))
         d->manifests.erase(ws.files().root_package_json);
+    add_installed_packages(*d, task);
 
     Rules rules;
     rules.d_ = std::move(d);

@@ -31,6 +31,7 @@ const char* class_name(PathClass c)
     case PathClass::toolchain: return "version or package manager configuration";
     case PathClass::dependency_project: return "a dependency project's file";
     case PathClass::tsconfig: return "TypeScript configuration";
+    case PathClass::installed_package: return "installed package outside the key";
     case PathClass::other: return "not declared";
     }
     return "?";
@@ -46,6 +47,18 @@ std::optional<std::size_t> Rules::Data::project_of(std::string_view rel) const
         if (dir.empty())
             return std::nullopt;
     }
+}
+
+std::optional<Verdict> Rules::Data::installed_package(std::string_view rel) const
+{
+    if (!installed)
+        return std::nullopt;
+    auto snapshot = installed->manifest_of(rel);
+    if (!snapshot || (*snapshot < keyed_packages.size() && keyed_packages[*snapshot]))
+        return std::nullopt;
+    Verdict v{PathClass::installed_package, names_packages ? Finding::unkeyed_package : Finding::hoisted_package};
+    v.package = *snapshot;
+    return v;
 }
 
 bool Rules::Data::in_input_group(std::string_view rel) const
@@ -106,6 +119,11 @@ std::optional<std::string_view> Rules::relative(std::string_view path) const
     return path.substr(root.size() + 1);
 }
 
+std::string Rules::package_name(std::uint32_t snapshot) const
+{
+    return d_->installed ? d_->installed->name(snapshot) : std::string();
+}
+
 std::vector<std::string> Rules::output_directories() const
 {
     std::vector<std::string> dirs(d_->output_directories.begin(), d_->output_directories.end());
@@ -138,8 +156,11 @@ Verdict Rules::read_relative(std::string_view rel) const
         return {PathClass::qk_state};
     if (has_component(rel, ".git"))
         return {PathClass::git, Finding::unkeyed_read};
-    if (has_component(rel, "node_modules"))
+    if (has_component(rel, "node_modules")) {
+        if (auto v = d.installed_package(rel))
+            return *v;
         return {PathClass::node_modules};
+    }
     for (const std::string& s : d.scratch)
         if (is_under(rel, s))
             return {PathClass::scratch};

@@ -49,6 +49,16 @@ struct Rules::Data {
     std::unordered_map<std::string, std::size_t> project_roots;  // root -> project ("" for ".")
     std::vector<bool> dependency_project;  // by project index: the task's project depends on it
 
+    // Installed packages: reported only with an install to place reads in and a key that does not hold
+    // the whole lockfile. `keyed` is every snapshot its key and its dependencies' keys count, plus what
+    // the nested workspaces its globs cover install.
+    std::shared_ptr<const InstalledPackages> installed;
+    std::vector<bool> keyed_packages;
+    bool names_packages = false;  // the key counts what externalDependencies names, not its importers
+    std::vector<std::string> covered_importers;  // nested workspaces its globs cover, for describe()
+
+    std::optional<Verdict> installed_package(std::string_view rel) const;
+
     // The project whose root holds `rel` most closely.
     std::optional<std::size_t> project_of(std::string_view rel) const;
     bool in_input_group(std::string_view rel) const;

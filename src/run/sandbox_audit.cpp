@@ -16,7 +16,8 @@ Result<SandboxMode> parse_sandbox_mode(std::string_view text)
                              text));
 }
 
-Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch)
+Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch,
+                                std::shared_ptr<const rules::InstalledPackages> installed)
 {
     const workspace::Task& t = session.tasks().tasks()[i];
     rules::TaskDeclarations d;
@@ -29,15 +30,22 @@ Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vect
     d.project = t.project;
     d.target = t.target;
     d.scratch = scratch;
+    d.installed = std::move(installed);
     for (std::size_t dep : session.tasks().transitive_deps(i))
-        if (const key::TaskKey* k = session.keys().computed(dep))
+        if (const key::TaskKey* k = session.keys().computed(dep)) {
             d.dependency_outputs.emplace_back(session.tasks().tasks()[dep].id, k->outputs.paths);
+            d.dependency_packages.push_back(k->packages.closure);
+        }
     return rules::Rules::build(d);
 }
 
 Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, Session& session)
 {
     std::unique_ptr<SandboxAudit> self(new SandboxAudit(session));
+    auto installed = rules::InstalledPackages::load(session.workspace().root(), session.keys().lockfile());
+    if (!installed)
+        return installed.error();
+    self->installed_ = std::move(installed).value();
     std::string why;
     auto recorder = record::make_recorder(choice, &why);
     if (!recorder)
@@ -67,7 +75,7 @@ std::unique_ptr<SandboxAudit::TaskRun> SandboxAudit::start(std::size_t i, const 
         add({t.id, audit::TaskStatus::not_audited, "no recorder works here", {}});
         return nullptr;
     }
-    auto rules = task_rules(session_, i, scratch);
+    auto rules = task_rules(session_, i, scratch, installed_);
     if (!rules) {
         add({t.id, audit::TaskStatus::unsandboxed, "its rules cannot be built: " + rules.error().message, {}});
         return nullptr;

@@ -26,12 +26,15 @@ Result<SandboxMode> parse_sandbox_mode(std::string_view text);
 
 // Task `i`'s rules, as the audit judges it and `qk show task --rules` prints them. The keys of its
 // dependencies must have been computed (they name the outputs it may read).
-Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch);
+// `installed` places reads of installed packages (null: none are reported).
+Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch,
+                                std::shared_ptr<const rules::InstalledPackages> installed = nullptr);
 
 class SandboxAudit {
 public:
-    // Makes the recorder `choice` names. One named explicitly that cannot record is an error; with
-    // auto and none working, the run goes on unaudited and no_recorder() says why.
+    // Makes the recorder `choice` names and reads the workspace's install (node_modules/.modules.yaml).
+    // A recorder named explicitly that cannot record is an error, and so is a .modules.yaml that does
+    // not parse; with auto and no recorder working, the run goes on unaudited and no_recorder() says why.
     static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, Session& session);
 
     const std::string& no_recorder() const { return audit_.no_recorder; }
@@ -63,6 +66,7 @@ private:
 
     Session& session_;
     std::unique_ptr<record::Recorder> recorder_;
+    std::shared_ptr<const rules::InstalledPackages> installed_;
     std::mutex mutex_;
     audit::RunAudit audit_;
 };

@@ -64,6 +64,7 @@ def test_spec_example_summary_and_report(recorder, tmp_path):
             "app:clean": {"status": "audited", "findings": {}},
         },
         "readByMany": [],
+        "packagesReadByMany": [],
     }
 
 

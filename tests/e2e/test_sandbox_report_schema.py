@@ -35,6 +35,8 @@ VALID = {
                 "manifestReads": ["lib/package.json"],
                 "toolchainReads": [".nvmrc"],
                 "dependencyReads": {"lib": ["lib/src/a.ts", "lib/src/b.ts"], "util": ["util/index.js"]},
+                "unkeyedPackages": ["fallow"],
+                "hoistedPackages": ["phantom"],
             },
         },
         "app:clean": {"status": "audited", "findings": {}},
@@ -49,6 +51,7 @@ VALID = {
         "lib:lint": {"status": "refused", "reason": "Landlock cannot take its rules"},
     },
     "readByMany": [{"path": "tools/x.js", "tasks": 3}],
+    "packagesReadByMany": [{"package": "fallow", "tasks": 3}],
 }
 
 NO_RECORDER = {
@@ -67,6 +70,7 @@ NO_RECORDER = {
     },
     "tasks": {"app:build": {"status": "notAudited", "reason": "no recorder"}},
     "readByMany": [],
+    "packagesReadByMany": [],
 }
 
 
@@ -129,6 +133,9 @@ BROKEN = {
     "readByMany entry without path": lambda d: d["readByMany"][0].pop("path"),
     "readByMany entry with unknown field": lambda d: d["readByMany"][0].update(kind="read"),
     "readByMany of 2 tasks": lambda d: d["readByMany"][0].update(tasks=2),
+    "missing packagesReadByMany": lambda d: d.pop("packagesReadByMany"),
+    "packagesReadByMany entry without package": lambda d: d["packagesReadByMany"][0].pop("package"),
+    "empty hoistedPackages": lambda d: d["tasks"]["app:build"]["findings"].update(hoistedPackages=[]),
 }
 
 

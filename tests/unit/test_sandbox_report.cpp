@@ -476,12 +476,13 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
         "lib:build": {"status": "audited", "findings": {"readsOutsideInputs": ["tools/x.js"]}},
         "lib:lint": {"status": "refused", "reason": "Landlock cannot take its rules"}
       },
-      "readByMany": [{"path": "tools/x.js", "tasks": 3}]
+      "readByMany": [{"path": "tools/x.js", "tasks": 3}],
+      "packagesReadByMany": []
     })"));
     CHECK(keys_at(text, "/tasks") == Paths{"app:build", "app:clean", "app:e2e", "app:lint", "app:test",
                                            "docs:build", "lib:build", "lib:lint"});
     CHECK(keys_at(text, "") ==
-          Paths{"schemaVersion", "mode", "recorder", "summary", "tasks", "readByMany"});
+          Paths{"schemaVersion", "mode", "recorder", "summary", "tasks", "readByMany", "packagesReadByMany"});
 }
 
 TEST_CASE("without a recorder the report says why, and recorder is null", "[sandbox-report]")
@@ -499,7 +500,8 @@ TEST_CASE("without a recorder the report says why, and recorder is null", "[sand
       "summary": {"tasks": 1, "audited": 0, "wentBeyond": 0, "restored": 0, "notAudited": 1,
                   "unsandboxed": 0, "refused": 0},
       "tasks": {"app:build": {"status": "notAudited", "reason": "no recorder"}},
-      "readByMany": []
+      "readByMany": [],
+      "packagesReadByMany": []
     })"));
 }
 

@@ -20,14 +20,20 @@ struct TaskFindings {
     std::vector<std::string> manifest_reads;        // manifestReads: workspace packages' package.json
     std::vector<std::string> toolchain_reads;       // toolchainReads: .nvmrc, .npmrc, .tool-versions ...
     std::map<std::string, std::vector<std::string>> dependency_reads;  // dependencyReads: by project name
+    // Installed packages read (found by their package.json), by name. The sandbox allows both, so
+    // neither counts as going beyond what the task declares.
+    std::vector<std::string> unkeyed_packages;  // unkeyedPackages: outside a key that names its packages
+    std::vector<std::string> hoisted_packages;  // hoistedPackages: no dependency of what its importers install
 
     // Each list sorted and unique.
     void normalise();
     bool empty() const;
     // The writes in .git (part of stray_writes), which the sandbox allows.
     std::vector<std::string> git_writes() const;
-    // Whether the task did what enforce would refuse: anything but unkeyed reads and writes in .git.
+    // Whether the task did what enforce would refuse: anything but unkeyed reads, writes in .git and
+    // installed packages.
     bool went_beyond() const;
+    bool read_packages() const { return !unkeyed_packages.empty() || !hoisted_packages.empty(); }
 };
 
 enum class TaskStatus { audited, restored, not_audited, unsandboxed, refused };
@@ -67,6 +73,9 @@ struct RunAudit {
     std::vector<PathCount> manifest_reads;   // each workspace package.json read
     std::vector<PathCount> toolchain_reads;  // each toolchain configuration file read
     std::size_t git_writers = 0;             // tasks that wrote in .git
+    // Installed packages (in unkeyedPackages or hoistedPackages) read by at least 3 tasks and at least a
+    // quarter of those that read any; `path` holds the package's name. Sorted by name.
+    std::vector<PathCount> packages_read_by_many;
 
     // Sorts the tasks and computes the derived fields above.
     void finish();

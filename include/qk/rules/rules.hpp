@@ -16,6 +16,7 @@
 #include "qk/key/file_index.hpp"
 #include "qk/key/output_files.hpp"
 #include "qk/key/task_key.hpp"
+#include "qk/rules/installed_packages.hpp"
 #include "qk/util/result.hpp"
 #include "qk/workspace/glob.hpp"
 #include "qk/workspace/project_graph.hpp"
@@ -44,6 +45,7 @@ enum class PathClass : std::uint8_t {
     toolchain,          // version and package managers' configuration (.nvmrc, .npmrc...)
     dependency_project, // a file of a project the task's project depends on
     tsconfig,           // TypeScript configuration
+    installed_package,  // an installed package's package.json, the package outside the key
     other,              // anything else in the workspace
 };
 
@@ -59,16 +61,21 @@ enum class Finding : std::uint8_t {
     manifest_read,
     toolchain_read,
     dependency_read,
+    unkeyed_package,  // allowed: an installed package a key that names its packages leaves out
+    hoisted_package,  // allowed: an installed package nothing the task's importers install depends on
 };
 
 struct Verdict {
     PathClass why = PathClass::other;
     Finding finding = Finding::none;
-    std::size_t project = 0;  // for dependency_read: index into Workspace::projects()
-    // What enforce lets through: no finding, an unkeyed read, or a write in .git.
+    std::size_t project = 0;   // for dependency_read: index into Workspace::projects()
+    std::uint32_t package = 0;  // for the package findings: the lockfile snapshot
+    // What enforce lets through: no finding, an unkeyed read, a write in .git, an installed package
+    // (Landlock cannot refuse one store directory while node_modules stays open).
     bool allowed() const
     {
-        return finding == Finding::none || finding == Finding::unkeyed_read || why == PathClass::git;
+        return finding == Finding::none || finding == Finding::unkeyed_read || why == PathClass::git ||
+               why == PathClass::installed_package;
     }
 };
 
@@ -83,6 +90,10 @@ struct TaskDeclarations {
     std::vector<std::string> scratch;          // resolved scratch directories (run/scratch.hpp)
     // The resolved output patterns of every task it depends on, directly or not, with their ids.
     std::vector<std::pair<std::string, std::vector<std::string>>> dependency_outputs;
+    // The install reads are placed in (null: no packages are reported), and the packages the keys of the
+    // tasks it depends on count, which its key folds.
+    std::shared_ptr<const InstalledPackages> installed;
+    std::vector<std::shared_ptr<const workspace::PnpmClosure>> dependency_packages;
 };
 
 // One line of `qk show task P:T --rules`.
@@ -103,6 +114,9 @@ public:
     // was, which a directory holding an output may see.
     Verdict write(std::string_view path, bool create_or_remove) const;
 
+    // The name of an installed package a Verdict names.
+    std::string package_name(std::uint32_t snapshot) const;
+
     // The directories its outputs lie in (workspace-relative), parents before children: created as the
     // task starts when missing, and removed again if it leaves them empty.
     std::vector<std::string> output_directories() const;
@@ -114,9 +128,10 @@ public:
     // nullopt outside it.
     std::optional<std::string_view> relative(std::string_view path) const;
 
+    struct Data;  // compiled (src/rules/rules_data.hpp)
+
 private:
     Rules() = default;
-    struct Data;
     Verdict read_relative(std::string_view rel) const;
     Verdict write_relative(std::string_view rel, bool create_or_remove) const;
     std::shared_ptr<const Data> d_;
