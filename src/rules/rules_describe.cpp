@@ -95,6 +95,16 @@ std::vector<RuleLine> Rules::describe() const
             deps.push_back(d.ws->projects()[p].name);
     if (!deps.empty())
         add("reported", "the files of " + joined(deps), "projects it depends on: dependencyReads, by project");
+    if (d.installed) {
+        std::size_t keyed = std::count(d.keyed_packages.begin(), d.keyed_packages.end(), true);
+        add("reported",
+            fmt::format("installed packages outside its key ({} of the {} installed are in it)", keyed, d.keyed_packages.size()),
+            d.names_packages ? "allowed, found by their package.json: unkeyedPackages"
+                             : "allowed, found by their package.json: hoistedPackages");
+        if (!d.covered_importers.empty())
+            add("read", "what " + joined(d.covered_importers) + " install and link to",
+                "nested workspaces its globs cover");
+    }
     add("reported", "tsconfig*.json", "tsconfigReads");
     add("reported", "anything else in the workspace", "reads: readsOutsideInputs; writes: strayWrites");
     add("read, write", "outside the workspace", "qk is not hermetic");
