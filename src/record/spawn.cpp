@@ -88,8 +88,10 @@ void close_other_fds_on_exec()
     if (plan.output >= 0) {
         if (::dup2(plan.dev_null, 0) < 0 || ::dup2(plan.output, 1) < 0 || ::dup2(plan.output, 2) < 0)
             fail(report_fd, kSetup);
+        // A task's command gets 0, 1 and 2 only; qk-trace's command (stdio inherited) keeps what its
+        // caller gave it, as `qk-trace -- cat <(echo)` needs.
+        close_other_fds_on_exec();
     }
-    close_other_fds_on_exec();
     if (::chdir(plan.cwd) != 0)
         fail(report_fd, kChdir);
     // The parent may block signals it handles on a thread of its own; the command must not inherit that.

@@ -148,6 +148,10 @@ Status StraceParser::dispatch(pid_t tid, std::string_view body)
         text += rest;
         return on_call(tid, text);
     }
+    // A call strace could not name, as it prints for a process SIGKILLed at its entry (a leftover we
+    // kill): like any call that never returned, there is nothing to record.
+    if (body.starts_with("?\?\?(") && body.ends_with("= ?"))
+        return {};
     if (strace::call_name(body).empty())
         return error("not a line strace writes");
     if (body.ends_with(kUnfinished)) {

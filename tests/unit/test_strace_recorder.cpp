@@ -2,6 +2,7 @@
 // working strace they warn and pass, unless QK_REQUIRE_PRIVILEGED is set (CI), where they fail.
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -11,6 +12,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "qk/record/recording_sink.hpp"
+#include "record/strace_parser.hpp"
 #include "record/strace_recorder.hpp"
 
 using namespace qk::record;
@@ -144,4 +147,20 @@ TEST_CASE("strace recorder: what the command leaves running is killed and counte
     CHECK(trace->status.code == 4);
     CHECK(trace->leftovers_killed == 1);
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
+}
+
+TEST_CASE("strace parser: a call strace could not name, of a process killed in it, is no error", "[strace]")
+{
+    // As strace 6.1 prints a leftover SIGKILLed while entering a call (the e2e leftover scenario).
+    Recording rec;
+    RecordingSink sink(rec);
+    StraceParser parser(sink, "/");
+    CHECK(parser.feed("100 execve(\"/bin/sleep\", [\"sleep\", \"300\"], 0x7ffd /* 1 var */) = 0"));
+    CHECK(parser.feed("100 ?\?\?()                             = ?"));
+    CHECK(parser.feed("100 +++ killed by SIGKILL +++"));
+    CHECK(parser.finish());
+    REQUIRE(parser.root_wait_status());
+    CHECK(WIFSIGNALED(*parser.root_wait_status()));
+    // Any other line strace would not write is still one.
+    CHECK_FALSE(parser.feed("100 ?\?\?(1, 2)"));
 }

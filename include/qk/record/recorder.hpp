@@ -24,7 +24,8 @@ struct Command {
     // The complete environment, "K=V" each; empty: this process's environment.
     std::vector<std::string> env;
     // When >= 0, the command's stdout and stderr both go here and its stdin is /dev/null; when -1 it
-    // inherits all three. Other fds never reach the command.
+    // inherits all three. No other fd reaches the command, whatever lacks O_CLOEXEC. Under strace,
+    // strace's own complaint that it cannot exec the program goes there too (see StraceRecorder).
     int output_fd = -1;
     // Start it in a process group of its own, so that a terminal's Ctrl-C reaches only us (we then stop
     // it through on_start's function). Under strace the group is strace's, which the command joins.
@@ -33,8 +34,8 @@ struct Command {
     // That function may be called from any thread until on_finish returns, and never after.
     std::function<void(StopFn stop)> on_start;
     // Called once the command's root process has exited, before anything of it is reaped or its cgroup
-    // removed. on_start and on_finish are both called, or neither (when the command could not start).
-    // Neither may throw.
+    // removed. on_start and on_finish are both called, or neither (when the command could not start;
+    // under strace, whose child finds out, an Error may still follow both). Neither may throw.
     std::function<void()> on_finish;
 };
 

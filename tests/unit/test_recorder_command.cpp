@@ -1,0 +1,386 @@
+// What a Command carries beyond argv and cwd (environment, output fd, process group, stop), under
+// every engine that can record here: strace, and eBPF where it loads (root, a kernel with BPF). As
+// the task runner's plain launcher does: signals reset, stdin /dev/null, only fds 0, 1, 2 passed on.
+// Without a working engine they warn and pass, unless QK_REQUIRE_PRIVILEGED is set (CI): then they fail.
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "qk/record/recorder.hpp"
+#include "qk/util/unique_fd.hpp"
+#include "record/strace_recorder.hpp"
+#include "test_support.hpp"
+
+using namespace qk::record;
+using qk::UniqueFd;
+using namespace std::chrono_literals;
+
+namespace {
+
+bool require_privileged()
+{
+    const char* v = std::getenv("QK_REQUIRE_PRIVILEGED");
+    return v && *v && std::string_view(v) != "0";
+}
+
+struct Engine {
+    std::string name;
+    std::unique_ptr<Recorder> recorder;
+};
+
+// Created once: loading the BPF programs and probing strace take a while.
+std::vector<Engine>& engines()
+{
+    static std::vector<Engine> list = [] {
+        std::vector<Engine> out;
+        if (auto strace = StraceRecorder::create())
+            out.push_back({"strace", std::move(strace).value()});
+        else if (require_privileged())
+            FAIL("strace cannot record here: " << strace.error().message);
+        else
+            WARN("skipped the strace engine: it cannot record here: " << strace.error().message);
+#ifdef QK_WITH_BPF
+        if (auto ebpf = make_recorder(RecorderChoice::Ebpf))
+            out.push_back({"ebpf", std::move(ebpf).value()});
+        else if (require_privileged())
+            FAIL("the eBPF recorder cannot record here: " << ebpf.error().message);
+        else
+            WARN("skipped the eBPF engine: " << ebpf.error().message);
+#endif
+        return out;
+    }();
+    return list;
+}
+
+// A file the command writes its output to, read back once it is done.
+class OutputFile {
+public:
+    OutputFile() : path_(std::filesystem::temp_directory_path() / "qk-output-XXXXXX")
+    {
+        std::string t = path_.string();
+        fd_.reset(::mkostemp(t.data(), O_CLOEXEC));
+        REQUIRE(fd_.valid());
+        path_ = t;
+    }
+    ~OutputFile() { ::unlink(path_.c_str()); }
+    int fd() const { return fd_.get(); }
+    std::string text() const
+    {
+        std::ifstream in(path_);
+        std::stringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }
+
+private:
+    std::filesystem::path path_;
+    UniqueFd fd_;
+};
+
+Command sh(std::string script, int output_fd, std::string cwd = "/")
+{
+    Command cmd;
+    cmd.argv = {"/bin/sh", "-c", std::move(script)};
+    cmd.cwd = std::move(cwd);
+    cmd.output_fd = output_fd;
+    return cmd;
+}
+
+bool has(const std::vector<std::string>& paths, const std::string& path)
+{
+    return std::find(paths.begin(), paths.end(), path) != paths.end();
+}
+
+// Running, or stopped: not gone, nor a zombie waiting for whoever inherited it to reap it.
+bool alive(pid_t pid)
+{
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line))
+        return false;
+    auto paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z' && line[paren + 2] != 'X';
+}
+
+}  // namespace
+
+TEST_CASE("a command gets the environment given, and only that", "[recorder-command][privileged]")
+{
+    ::setenv("QK_TEST_PARENT_ONLY", "leaked", 1);
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        OutputFile out;
+        Command cmd = sh("echo \"[$QK_TEST_VAR][$QK_TEST_PARENT_ONLY]\"", out.fd());
+        cmd.env = {"QK_TEST_VAR=hello world", "PATH=/usr/bin:/bin"};
+        auto trace = recorder->record(cmd);
+        REQUIRE(trace);
+        CHECK(trace->status.code == 0);
+        CHECK(out.text() == "[hello world][]\n");
+    }
+    ::unsetenv("QK_TEST_PARENT_ONLY");
+}
+
+TEST_CASE("output_fd takes stdout and stderr, stdin is /dev/null, no other fd is passed on",
+          "[recorder-command][privileged]")
+{
+    // A pipe without O_CLOEXEC, as another thread might leave one: the command must not get it.
+    int leak[2];
+    REQUIRE(::pipe(leak) == 0);
+    UniqueFd leak_read(leak[0]), leak_write(leak[1]);
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        OutputFile out;
+        auto trace = recorder->record(
+            sh("echo out; echo err >&2; cat; echo \"cat: $?\"; readlink /proc/$$/fd/0; ls /proc/$$/fd", out.fd()));
+        REQUIRE(trace);
+        CHECK(trace->status.code == 0);
+        // Nothing of strace's own in there either.
+        CHECK(out.text() == "out\nerr\ncat: 0\n/dev/null\n0\n1\n2\n");
+    }
+}
+
+TEST_CASE("without output_fd the command inherits stdin, stdout, stderr and the caller's other fds",
+          "[recorder-command][privileged]")
+{
+    // qk-trace's case: `qk-trace -- cat <(echo)` hands the command a descriptor it must keep.
+    int given[2];
+    REQUIRE(::pipe(given) == 0);
+    UniqueFd given_read(given[0]), given_write(given[1]);
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        OutputFile out;
+        // The test's own stdout, swapped for the file while the command runs.
+        UniqueFd saved(::dup(1));
+        REQUIRE(::dup2(out.fd(), 1) == 1);
+        auto trace = recorder->record(
+            sh("echo inherited; test -e /proc/$$/fd/" + std::to_string(given[0]) + " && echo kept", -1));
+        REQUIRE(::dup2(saved.get(), 1) == 1);
+        REQUIRE(trace);
+        CHECK(out.text() == "inherited\nkept\n");
+    }
+}
+
+TEST_CASE("a command starts with no blocked or ignored signal", "[recorder-command][privileged]")
+{
+    // As the runner does: SIGINT and SIGTERM blocked for a watcher thread, SIGPIPE ignored.
+    sigset_t block, saved_mask;
+    sigemptyset(&block);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    ::pthread_sigmask(SIG_BLOCK, &block, &saved_mask);
+    struct sigaction ignore {}, saved_pipe {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &saved_pipe);
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        OutputFile out;
+        // The command itself, not a shell, which blocks signals of its own while it waits for a child.
+        Command cmd{{"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"}, "/"};
+        cmd.output_fd = out.fd();
+        auto trace = recorder->record(cmd);
+        REQUIRE(trace);
+        CHECK(out.text() == "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    }
+    ::sigaction(SIGPIPE, &saved_pipe, nullptr);
+    ::pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
+}
+
+TEST_CASE("own_process_group puts the command in a process group of its own", "[recorder-command][privileged]")
+{
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        for (bool own : {true, false}) {
+            INFO("own_process_group: " << own);
+            OutputFile out;
+            // /proc/PID/stat: pid (comm) state ppid pgrp ...
+            Command cmd = sh("cut -d' ' -f1,4,5 /proc/$$/stat", out.fd());
+            cmd.own_process_group = own;
+            auto trace = recorder->record(cmd);
+            REQUIRE(trace);
+            pid_t pid = 0, ppid = 0, pgid = 0;
+            std::istringstream(out.text()) >> pid >> ppid >> pgid;
+            REQUIRE(pid > 0);
+            if (!own) {
+                CHECK(pgid == ::getpgrp());
+            } else if (name == "strace") {
+                // strace starts the group and the command joins it: a terminal's Ctrl-C reaches neither.
+                CHECK(pgid == ppid);
+                CHECK(pgid != ::getpgrp());
+            } else {
+                CHECK(pgid == pid);
+            }
+        }
+    }
+}
+
+TEST_CASE("on_start's stop ends the command and everything it started", "[recorder-command][privileged]")
+{
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        qk::test::TempDir dir("qk-stop");
+        std::string marker = (dir.path / "started").string();
+        OutputFile out;
+        Command cmd = sh("cat /etc/hostname > /dev/null; sleep 1000 & echo $! > bg.pid; touch started; sleep 1000",
+                         out.fd(), dir.path.string());
+        cmd.own_process_group = true;
+        std::thread stopper;
+        std::atomic<int> starts{0}, finishes{0};
+        std::atomic<bool> finished_before_stop{false};
+        cmd.on_start = [&](StopFn stop) {
+            starts++;
+            stopper = std::thread([&, stop = std::move(stop)] {
+                for (int i = 0; i < 1000 && !std::filesystem::exists(marker); i++)
+                    std::this_thread::sleep_for(10ms);
+                finished_before_stop = finishes > 0;
+                stop(false);
+            });
+        };
+        cmd.on_finish = [&] { finishes++; };
+        auto start = std::chrono::steady_clock::now();
+        auto trace = recorder->record(cmd);
+        auto took = std::chrono::steady_clock::now() - start;
+        stopper.join();
+        REQUIRE(trace);
+        CHECK(starts == 1);
+        CHECK(finishes == 1);
+        CHECK_FALSE(finished_before_stop);
+        CHECK(trace->status.signal == SIGTERM);
+        CHECK(took < 20s);
+        pid_t background = 0;
+        std::ifstream(dir.path / "bg.pid") >> background;
+        REQUIRE(background > 0);
+        CHECK_FALSE(alive(background));
+        // What it did before it was stopped is recorded.
+        const Recording& rec = trace->recording;
+        CHECK(has(rec.paths_with(kRead), std::filesystem::canonical("/etc/hostname").string()));
+        CHECK(has(rec.paths_with(kWrite), marker));  // created too, which strace cannot tell
+        CHECK(rec.processes().size() >= 4);  // sh, cat, two sleeps, touch
+    }
+}
+
+TEST_CASE("a forced stop ends a command that ignores SIGTERM", "[recorder-command][privileged]")
+{
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        qk::test::TempDir dir("qk-stop");
+        std::string marker = (dir.path / "started").string();
+        OutputFile out;
+        // The ignored SIGTERM is inherited by sleep too.
+        Command cmd = sh("trap '' TERM; touch started; sleep 1000", out.fd(), dir.path.string());
+        std::thread stopper;
+        std::atomic<bool> survived_sigterm{false};
+        std::atomic<int> finishes{0};
+        cmd.on_start = [&](StopFn stop) {
+            stopper = std::thread([&, stop = std::move(stop)] {
+                for (int i = 0; i < 1000 && !std::filesystem::exists(marker); i++)
+                    std::this_thread::sleep_for(10ms);
+                stop(false);
+                std::this_thread::sleep_for(300ms);
+                survived_sigterm = finishes == 0;
+                stop(true);
+            });
+        };
+        cmd.on_finish = [&] { finishes++; };
+        auto start = std::chrono::steady_clock::now();
+        auto trace = recorder->record(cmd);
+        stopper.join();
+        REQUIRE(trace);
+        CHECK(survived_sigterm);
+        CHECK(finishes == 1);
+        CHECK(trace->status.signal == SIGKILL);
+        CHECK(std::chrono::steady_clock::now() - start < 20s);
+    }
+}
+
+TEST_CASE("argv[0] is looked up in the PATH of the command's environment", "[recorder-command][privileged]")
+{
+    qk::test::TempDir dir("qk-path");
+    dir.write("bin/qk-test-program", "#!/bin/sh\necho \"found: $0\"\n");
+    std::filesystem::permissions(dir.path / "bin/qk-test-program", std::filesystem::perms::owner_all);
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        {
+            OutputFile out;
+            Command cmd{{"qk-test-program"}, "/"};
+            cmd.env = {"PATH=/nonexistent-qk:" + (dir.path / "bin").string()};
+            cmd.output_fd = out.fd();
+            auto trace = recorder->record(cmd);
+            REQUIRE(trace);
+            CHECK(out.text() == "found: " + (dir.path / "bin/qk-test-program").string() + "\n");
+        }
+        {
+            // Not in our PATH, nor in the PATH given.
+            Command cmd{{"qk-test-program"}, "/"};
+            cmd.env = {"PATH=/usr/bin:/bin"};
+            int calls = 0;
+            cmd.on_start = [&](StopFn) { calls++; };
+            cmd.on_finish = [&] { calls++; };
+            auto trace = recorder->record(cmd);
+            REQUIRE_FALSE(trace);
+            CHECK_THAT(trace.error().message, Catch::Contains("qk-test-program"));
+            CHECK(calls == 0);
+        }
+        {
+            // No PATH at all: the default one, as exec has.
+            OutputFile out;
+            Command cmd{{"sh", "-c", "echo default"}, "/"};
+            cmd.env = {"QK_TEST_VAR=1"};
+            cmd.output_fd = out.fd();
+            auto trace = recorder->record(cmd);
+            REQUIRE(trace);
+            CHECK(out.text() == "default\n");
+        }
+    }
+}
+
+TEST_CASE("Recording::merge adds up two commands' recordings", "[recorder-command]")
+{
+    Recording a, b;
+    a.add("/w/in", kRead);
+    a.add("/w/out", kWrite | kCreate);
+    a.add_rename("/w/tmp", "/w/out");
+    a.add_alias("/w/link", "/w/in");
+    a.process(10).argv = {"cc"};
+    a.mark_incomplete("lost 1 event");
+    b.add("/w/in", kList);
+    b.add("/w/gone", kRemove);
+    b.add_rename("/w/x", "/w/y");
+    b.add_alias("/w/link", "/w/elsewhere");
+    b.add_alias("/w/l2", "/w/out");
+    b.process(11).argv = {"ld"};
+    b.mark_incomplete("lost 1 event");
+    b.mark_incomplete("32-bit calls");
+
+    a.merge(b);
+    CHECK(a.paths().at("/w/in") == (kRead | kList));
+    CHECK(a.paths().at("/w/out") == (kWrite | kCreate));
+    CHECK(a.paths().at("/w/gone") == kRemove);
+    CHECK(a.paths().size() == 3);
+    CHECK(a.renames().size() == 2);
+    CHECK(a.renames().count({"/w/x", "/w/y"}) == 1);
+    CHECK(a.aliases().at("/w/link") == "/w/in");  // the first spelling seen wins, as in add_alias
+    CHECK(a.aliases().at("/w/l2") == "/w/out");
+    REQUIRE(a.processes().size() == 2);
+    CHECK(a.processes().at(11).argv == std::vector<std::string>{"ld"});
+    CHECK(a.incomplete_reasons() == std::vector<std::string>{"lost 1 event", "32-bit calls"});
+    CHECK_FALSE(a.complete());
+
+    Recording empty;
+    empty.merge(Recording());
+    CHECK(empty.complete());
+    CHECK(empty.paths().empty());
+}
