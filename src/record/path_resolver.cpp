@@ -63,7 +63,14 @@ std::string PathResolver::canonical_dir(const std::string& dir)
 std::string PathResolver::canonical(std::string_view base, std::string_view name, bool follow_last)
 {
     // Resolve on the raw spelling, not the lexical one: "link/.." is where the link points, then up.
-    std::string raw = !name.empty() && name.front() == '/' ? std::string(name) : std::string(base) + "/" + std::string(name);
+    raw_.clear();
+    if (name.empty() || name.front() != '/')
+        raw_.append(base).append("/");
+    raw_.append(name);
+    if (!follow_last)
+        if (auto hit = spelled_cache_->find(std::string_view(raw_)); hit != spelled_cache_->end())
+            return hit->second;
+    std::string raw = raw_;
     while (raw.size() > 1 && raw.back() == '/')
         raw.pop_back();
     auto slash = raw.rfind('/');
@@ -72,6 +79,8 @@ std::string PathResolver::canonical(std::string_view base, std::string_view name
         return canonical_dir(raw);
     std::string dir = slash == 0 ? "/" : raw.substr(0, slash);
     std::string path = join_lexically(canonical_dir(dir), last);
+    if (!follow_last)
+        spelled_cache_->emplace(raw_, path);
     if (follow_last) {
         // Programs are exec'd and headers opened again and again: remember where each lands.
         auto it = follow_cache_->find(path);

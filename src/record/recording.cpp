@@ -6,7 +6,7 @@ namespace qk::record {
 
 void Recording::add(std::string_view path, std::uint16_t access)
 {
-    auto it = paths_.find(std::string(path));
+    auto it = paths_.find(path);  // no allocation for a path seen before, as most are
     if (it == paths_.end())
         paths_.emplace(std::string(path), access);
     else

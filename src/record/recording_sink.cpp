@@ -52,9 +52,16 @@ void RecordingSink::on_open(const FsOp& op)
     }
     if (path.empty() && !resolve(op.a, true, path))
         return;
-    // Most opens spell the path the kernel resolved: skip building the lexical form for those.
-    if (!op.a.empty() && !op.a.truncated && !(op.a.name == path && op.a.base.empty()))
-        out_.add_alias(PathResolver::join_lexically(op.a.base, op.a.name), path);
+    // Most opens spell the path the kernel resolved: skip building the lexical form for those, and for
+    // a spelling met before (with the target it had then: a link changed since is a new alias).
+    if (!op.a.empty() && !op.a.truncated && !(op.a.name == path && op.a.base.empty())) {
+        spelling_.clear();
+        spelling_.append(op.a.base).append(1, '\0').append(op.a.name).append(1, '\0').append(path);
+        if (spellings_.find(std::string_view(spelling_)) == spellings_.end()) {
+            spellings_.emplace(spelling_);
+            out_.add_alias(PathResolver::join_lexically(op.a.base, op.a.name), path);
+        }
+    }
 
     if (op.directory) {
         out_.add(path, kList);

@@ -37,6 +37,12 @@ struct Process {
 
 class Recording {
 public:
+    struct Hash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    using PathMap = std::unordered_map<std::string, std::uint16_t, Hash, std::equal_to<>>;
+
     void add(std::string_view path, std::uint16_t access);
     void add_rename(std::string from, std::string to);
     // A path as the command spelled it (through a symlink) that resolves to `canonical`.
@@ -51,17 +57,18 @@ public:
 
     bool complete() const { return incomplete_.empty(); }
     const std::vector<std::string>& incomplete_reasons() const { return incomplete_; }
-    const std::unordered_map<std::string, std::uint16_t>& paths() const { return paths_; }
+    const PathMap& paths() const { return paths_; }
     // The paths that have any of `access`, sorted.
     std::vector<std::string> paths_with(std::uint16_t access) const;
     const std::set<std::pair<std::string, std::string>>& renames() const { return renames_; }
-    const std::map<std::string, std::string>& aliases() const { return aliases_; }
+    const std::map<std::string, std::string, std::less<>>& aliases() const { return aliases_; }
+    bool has_alias(std::string_view spelled) const { return aliases_.find(spelled) != aliases_.end(); }
     const std::map<pid_t, Process>& processes() const { return processes_; }
 
 private:
-    std::unordered_map<std::string, std::uint16_t> paths_;
+    PathMap paths_;
     std::set<std::pair<std::string, std::string>> renames_;
-    std::map<std::string, std::string> aliases_;
+    std::map<std::string, std::string, std::less<>> aliases_;
     std::map<pid_t, Process> processes_;
     std::vector<std::string> incomplete_;
 };

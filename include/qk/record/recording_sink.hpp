@@ -4,6 +4,9 @@
 #pragma once
 
 #include <string>
+#include <unordered_set>
+
+#include <string>
 
 #include "qk/record/events.hpp"
 #include "qk/record/path_resolver.hpp"
@@ -31,6 +34,9 @@ private:
 
     Recording& out_;
     PathResolver resolver_;
+    // Spellings already given to add_alias ("base\0name\0target"), so a repeated open costs a lookup.
+    std::unordered_set<std::string, PathResolver::Hash, std::equal_to<>> spellings_;
+    std::string spelling_;
 };
 
 }  // namespace qk::record
