@@ -199,6 +199,11 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
         if (!set)
             return error(fmt::format("{}: the outputs of {}: {}", where, id, set.error().message));
         d->dependency_outputs.push_back({id, std::move(set).value()});
+        for (const auto& root : d->dependency_outputs.back().outputs.roots()) {
+            auto& at = d->dependency_roots[root.path];
+            if (at.empty() || at.back() != d->dependency_outputs.size() - 1)
+                at.push_back(d->dependency_outputs.size() - 1);
+        }
     }
 
     const auto& projects = ws.projects();

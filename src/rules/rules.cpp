@@ -79,14 +79,15 @@ bool Rules::Data::is_dependency_output(std::string_view rel) const
 {
     if (dependency_output_files.contains(std::string(rel)))
         return true;
-    for (const auto& dep : dependency_outputs) {
-        // The roots first: a cheap prefix test spares the glob for the outputs of most dependencies.
-        bool near = std::any_of(dep.outputs.roots().begin(), dep.outputs.roots().end(),
-                                [&](const key::OutputSet::Root& r) { return is_under(rel, r.path); });
-        if (near && dep.outputs.matches(rel))
-            return true;
+    // The path itself and each directory above it, up to the workspace root (""), may be a root.
+    for (std::string_view dir = rel;; dir = dirname_of(dir)) {
+        if (auto it = dependency_roots.find(dir); it != dependency_roots.end())
+            for (std::size_t i : it->second)
+                if (dependency_outputs[i].outputs.matches(rel))
+                    return true;
+        if (dir.empty())
+            return false;
     }
-    return false;
 }
 
 bool Rules::Data::is_ignored_read(std::string_view rel) const

@@ -15,6 +15,11 @@
 
 namespace qk::rules {
 
+struct PathHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 // Globs with a flag for "any positive": a GlobSet of negations alone matches everything, which a
 // declaration of only exclusions must not mean.
 struct PatternSet {
@@ -43,6 +48,9 @@ struct Rules::Data {
     std::unordered_set<std::string> always, json_files, dependency_output_files;
     std::unordered_map<std::string, std::string> effect_files;  // path -> what part counts
     std::vector<DependencyOutputs> dependency_outputs;
+    // Where each dependency's outputs start (their roots), so a read looks up its own directories
+    // rather than testing every dependency: a task may depend on hundreds.
+    std::unordered_map<std::string, std::vector<std::size_t>, PathHash, std::equal_to<>> dependency_roots;
     PatternSet ignore_reads;             // workspace globs
     PatternSet ignore_dependency_reads;  // "^" globs, matched from each dependency project's root
     std::unordered_map<std::string, std::size_t> manifests;  // other projects' package.json
