@@ -84,6 +84,8 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)
         return 0;
+    if (ret < 0 && (stats->options & QK_TASK_NO_PROBES))
+        return 0; /* before any path is walked or copied: that is the whole saving */
     struct qk_file_event *ev = scratch();
     if (!ev)
         return 0;

@@ -49,7 +49,9 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     Trace trace;
     trace.recorder = "ebpf";
     RecordingSink sink(trace.recording);
-    if (auto s = session_->track(cgroup->id(), cgroup->level(), &sink); !s)
+    if (!cmd.record_probes)
+        sink.skip_probes();
+    if (auto s = session_->track(cgroup->id(), cgroup->level(), &sink, cmd.record_probes); !s)
         return s.error();
     auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd,
                                   cmd.own_process_group});

@@ -182,10 +182,11 @@ void EbpfSession::consume_loop()
     }
 }
 
-Status EbpfSession::track(std::uint64_t id, int level, RecordingSink* sink)
+Status EbpfSession::track(std::uint64_t id, int level, RecordingSink* sink, bool probes)
 {
     std::lock_guard lock(mutex_);
     qk_task_stats zero{};
+    zero.options = probes ? 0 : QK_TASK_NO_PROBES;
     if (bpf_map_update_elem(bpf_map__fd(skel_->maps.tracked), &id, &zero, BPF_ANY) != 0)
         return sys_error("cannot add the task's cgroup to the BPF recorder");
     sinks_[id] = sink;

@@ -33,7 +33,8 @@ public:
     EbpfSession& operator=(const EbpfSession&) = delete;
 
     // Starts routing the records of processes in cgroup `id` (or below it, at `level`) to `sink`.
-    Status track(std::uint64_t id, int level, RecordingSink* sink);
+    // `probes`: whether failed lookups (ENOENT) are recorded; skipped in the kernel when not.
+    Status track(std::uint64_t id, int level, RecordingSink* sink, bool probes = true);
     // Waits until every record submitted so far is delivered, stops tracking `id`, and returns its
     // counters. Call once the cgroup is empty, so that nothing of the task can still be in flight.
     qk_task_stats untrack(std::uint64_t id);

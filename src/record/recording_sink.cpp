@@ -36,6 +36,8 @@ void RecordingSink::on_open(const FsOp& op)
     if (op.flags & kTmpFile)
         return;  // nothing named yet: a later linkat gives it a name, recorded as a creation
     if (op.result == -ENOENT) {
+        if (!probes_)
+            return;
         // Nothing is there to follow (a dangling link is probed by its own name): resolving the last
         // component would cost a failed realpath per probe, and compilers probe thousands of paths.
         std::string path;
@@ -86,7 +88,7 @@ void RecordingSink::on_fs(const FsOp& op)
     }
     if (op.kind == FsOpKind::Exec) {
         std::string path;
-        if (op.result == -ENOENT && resolve(op.a, false, path))
+        if (probes_ && op.result == -ENOENT && resolve(op.a, false, path))
             out_.add(path, kProbe);
         return;
     }

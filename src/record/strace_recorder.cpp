@@ -226,6 +226,8 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     Trace trace;
     trace.recorder = "strace";
     RecordingSink sink(trace.recording);
+    if (!cmd.record_probes)
+        sink.skip_probes();
     StraceParser parser(sink, cmd.cwd);
     auto pid = spawn(req);
     if (!pid)

@@ -384,3 +384,24 @@ TEST_CASE("Recording::merge adds up two commands' recordings", "[recorder-comman
     CHECK(empty.complete());
     CHECK(empty.paths().empty());
 }
+
+TEST_CASE("record_probes = false leaves failed lookups out, and nothing else", "[recorder-command][privileged]")
+{
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        for (bool probes : {true, false}) {
+            INFO("record_probes: " << probes);
+            OutputFile out;
+            Command cmd = sh("cat /nonexistent-qk-probe 2>/dev/null; cat /etc/hostname > /dev/null; "
+                             "no-such-program-qk 2>/dev/null; true",
+                             out.fd());
+            cmd.record_probes = probes;
+            auto trace = recorder->record(cmd);
+            REQUIRE(trace);
+            CHECK(trace->recording.complete());
+            CHECK(has(trace->recording.paths_with(kRead), "/etc/hostname"));
+            CHECK(has(trace->recording.paths_with(kProbe), "/nonexistent-qk-probe") == probes);
+            CHECK(trace->recording.paths_with(kProbe).empty() == !probes);
+        }
+    }
+}

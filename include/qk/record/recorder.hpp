@@ -30,6 +30,10 @@ struct Command {
     // Start it in a process group of its own, so that a terminal's Ctrl-C reaches only us (we then stop
     // it through on_start's function). Under strace the group is strace's, which the command joins.
     bool own_process_group = false;
+    // False: failed lookups (ENOENT opens and execs) are not recorded (no `probed` paths). The audit
+    // judges only reads and writes, and tools probe far more paths than they open; the eBPF engine
+    // then skips them in the kernel, before any path is walked.
+    bool record_probes = true;
     // Called once the command runs, on the thread calling record(), with the function that stops it.
     // That function may be called from any thread until on_finish returns, and never after.
     std::function<void(StopFn stop)> on_start;

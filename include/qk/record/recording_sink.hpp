@@ -26,6 +26,8 @@ public:
     void mark_incomplete(std::string reason) { out_.mark_incomplete(std::move(reason)); }
 
     Recording& recording() { return out_; }
+    // Failed lookups (kProbe) left out, as Command::record_probes = false asks.
+    void skip_probes() { probes_ = false; }
 
 private:
     // Absolute canonical path of an argument; false (and the recording marked incomplete) if too long.
@@ -37,6 +39,7 @@ private:
     // Spellings already given to add_alias ("base\0name\0target"), so a repeated open costs a lookup.
     std::unordered_set<std::string, PathResolver::Hash, std::equal_to<>> spellings_;
     std::string spelling_;
+    bool probes_ = true;
 };
 
 }  // namespace qk::record
