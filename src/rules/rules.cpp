@@ -61,6 +61,18 @@ std::optional<Verdict> Rules::Data::installed_package(std::string_view rel) cons
     return v;
 }
 
+std::optional<PathClass> Rules::Data::writable(std::string_view rel) const
+{
+    for (const std::string& s : scratch)
+        if (is_under(rel, s))
+            return PathClass::scratch;
+    if (outputs->contains(rel))
+        return PathClass::output;
+    if (warm && warm->contains(rel))
+        return PathClass::warm;
+    return std::nullopt;
+}
+
 bool Rules::Data::in_input_group(std::string_view rel) const
 {
     if (!files)
@@ -162,13 +174,8 @@ Verdict Rules::read_relative(std::string_view rel) const
             return *v;
         return {PathClass::node_modules};
     }
-    for (const std::string& s : d.scratch)
-        if (is_under(rel, s))
-            return {PathClass::scratch};
-    if (d.outputs->contains(rel))
-        return {PathClass::output};
-    if (d.warm && d.warm->contains(rel))
-        return {PathClass::warm};
+    if (auto c = d.writable(rel))
+        return {*c};
     if (d.in_input_group(rel))
         return {PathClass::input};
     std::string key(rel);
@@ -208,13 +215,8 @@ Verdict Rules::write_relative(std::string_view rel, bool create_or_remove) const
         return {PathClass::git, Finding::stray_write};
     if (has_component(rel, "node_modules"))
         return {PathClass::node_modules};
-    for (const std::string& s : d.scratch)
-        if (is_under(rel, s))
-            return {PathClass::scratch};
-    if (d.outputs->contains(rel))
-        return {PathClass::output};
-    if (d.warm && d.warm->contains(rel))
-        return {PathClass::warm};
+    if (auto c = d.writable(rel))
+        return {*c};
     if (create_or_remove && d.output_directories.contains(std::string(rel)))
         return {PathClass::output_directory};
     return {PathClass::other, Finding::stray_write};

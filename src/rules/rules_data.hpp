@@ -69,6 +69,8 @@ struct Rules::Data {
 
     // The project whose root holds `rel` most closely.
     std::optional<std::size_t> project_of(std::string_view rel) const;
+    // Where the task may read and write alike: its scratch directories, outputs and warm paths.
+    std::optional<PathClass> writable(std::string_view rel) const;
     bool in_input_group(std::string_view rel) const;
     bool is_dependency_output(std::string_view rel) const;
     bool is_ignored_read(std::string_view rel) const;
