@@ -2,6 +2,8 @@
 // run-wide views the summary and --sandbox-report show.
 #include "qk/audit/findings.hpp"
 
+#include "rules/path_kinds.hpp"
+
 #include <algorithm>
 #include <iterator>
 #include <string_view>
@@ -17,18 +19,8 @@ void sort_unique(std::vector<std::string>& paths)
 }
 
 // A component, not a prefix: ".github/x" and "a.git/x" are ordinary paths, while a nested
-// repository's "sub/.git/x" is as much Git's as the root's.
-bool in_git(std::string_view path)
-{
-    while (true) {
-        auto slash = path.find('/');
-        if (path.substr(0, slash) == ".git")
-            return true;
-        if (slash == std::string_view::npos)
-            return false;
-        path.remove_prefix(slash + 1);
-    }
-}
+// repository's "sub/.git/x" is as much Git's as the root's (the rules' own test).
+bool in_git(std::string_view path) { return rules::has_component(path, ".git"); }
 
 // The map may hold a project with no paths when findings were not normalised; such an entry is no
 // finding.

@@ -8,6 +8,10 @@ namespace qk::rules {
 
 // Whether any '/'-separated component of `path` is exactly `name`.
 bool has_component(std::string_view path, std::string_view name);
+// Which of the directories every task may touch `path` lies in, in one pass: .git wins over
+// node_modules (a package's own .git is still Git's).
+enum class OpenTree { none, git, node_modules };
+OpenTree open_tree(std::string_view path);
 // Whether `path` is `dir` or lies under it, by whole components ("a/b" is under "a", "a/bc" is not).
 bool is_under(std::string_view path, std::string_view dir);
 std::string_view basename_of(std::string_view path);

@@ -64,7 +64,7 @@ Result<PatternSet> compile_patterns(std::vector<std::string> patterns, bool file
 }
 
 // Every strict ancestor directory of `path` ("a/b/c" gives "a/b" and "a").
-void add_ancestors(std::string_view path, std::unordered_set<std::string>& into)
+void add_ancestors(std::string_view path, PathSet& into)
 {
     for (std::string_view dir = dirname_of(path); !dir.empty(); dir = dirname_of(dir))
         into.emplace(dir);

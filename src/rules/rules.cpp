@@ -40,9 +40,7 @@ const char* class_name(PathClass c)
 std::optional<std::size_t> Rules::Data::project_of(std::string_view rel) const
 {
     for (std::string_view dir = dirname_of(rel);; dir = dirname_of(dir)) {
-        // Heterogeneous lookup would avoid the copy; the map is small and this runs only for reads
-        // that nothing declared.
-        if (auto it = project_roots.find(std::string(dir)); it != project_roots.end())
+        if (auto it = project_roots.find(dir); it != project_roots.end())
             return it->second;
         if (dir.empty())
             return std::nullopt;
@@ -89,7 +87,7 @@ bool Rules::Data::in_input_group(std::string_view rel) const
 
 bool Rules::Data::is_dependency_output(std::string_view rel) const
 {
-    if (dependency_output_files.contains(std::string(rel)))
+    if (dependency_output_files.contains(rel))
         return true;
     // The path itself and each directory above it, up to the workspace root (""), may be a root.
     for (std::string_view dir = rel;; dir = dirname_of(dir)) {
@@ -167,9 +165,10 @@ Verdict Rules::read_relative(std::string_view rel) const
         return {PathClass::other};  // the workspace directory itself: listing it is free
     if (is_under(rel, ".qk"))
         return {PathClass::qk_state};
-    if (has_component(rel, ".git"))
+    OpenTree tree = open_tree(rel);
+    if (tree == OpenTree::git)
         return {PathClass::git, Finding::unkeyed_read};
-    if (has_component(rel, "node_modules")) {
+    if (tree == OpenTree::node_modules) {
         if (auto v = d.installed_package(rel))
             return *v;
         return {PathClass::node_modules};
@@ -178,10 +177,9 @@ Verdict Rules::read_relative(std::string_view rel) const
         return {*c};
     if (d.in_input_group(rel))
         return {PathClass::input};
-    std::string key(rel);
-    if (d.always.contains(key))
+    if (d.always.contains(rel))
         return {PathClass::always};
-    if (d.json_files.contains(key))
+    if (d.json_files.contains(rel))
         return {PathClass::json_input};
     if (d.is_dependency_output(rel))
         return {PathClass::dependency_output};
@@ -191,9 +189,9 @@ Verdict Rules::read_relative(std::string_view rel) const
     std::string_view name = basename_of(rel);
     if (is_dotenv(name))
         return {PathClass::dotenv, Finding::unkeyed_read};
-    if (d.effect_files.contains(key))
+    if (d.effect_files.contains(rel))
         return {PathClass::effect_file, Finding::read_outside_inputs};
-    if (d.manifests.contains(key))
+    if (d.manifests.contains(rel))
         return {PathClass::manifest, Finding::manifest_read};
     if (is_toolchain(name))
         return {PathClass::toolchain, Finding::toolchain_read};
@@ -211,13 +209,14 @@ Verdict Rules::write_relative(std::string_view rel, bool create_or_remove) const
         return {PathClass::other, Finding::stray_write};
     if (is_under(rel, ".qk"))
         return {PathClass::qk_state};
-    if (has_component(rel, ".git"))
+    OpenTree tree = open_tree(rel);
+    if (tree == OpenTree::git)
         return {PathClass::git, Finding::stray_write};
-    if (has_component(rel, "node_modules"))
+    if (tree == OpenTree::node_modules)
         return {PathClass::node_modules};
     if (auto c = d.writable(rel))
         return {*c};
-    if (create_or_remove && d.output_directories.contains(std::string(rel)))
+    if (create_or_remove && d.output_directories.contains(rel))
         return {PathClass::output_directory};
     return {PathClass::other, Finding::stray_write};
 }

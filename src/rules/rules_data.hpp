@@ -20,6 +20,11 @@ struct PathHash {
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 
+// Looked up by string_view: judging a read allocates nothing for these.
+using PathSet = std::unordered_set<std::string, PathHash, std::equal_to<>>;
+template <class T>
+using PathMap = std::unordered_map<std::string, T, PathHash, std::equal_to<>>;
+
 // Globs with a flag for "any positive": a GlobSet of negations alone matches everything, which a
 // declaration of only exclusions must not mean.
 struct PatternSet {
@@ -43,18 +48,18 @@ struct Rules::Data {
 
     std::vector<std::string> scratch;
     std::optional<key::OutputSet> outputs;
-    std::unordered_set<std::string> output_directories;
+    PathSet output_directories;
     std::optional<key::OutputSet> warm;
-    std::unordered_set<std::string> always, json_files, dependency_output_files;
-    std::unordered_map<std::string, std::string> effect_files;  // path -> what part counts
+    PathSet always, json_files, dependency_output_files;
+    PathMap<std::string> effect_files;  // path -> what part counts
     std::vector<DependencyOutputs> dependency_outputs;
     // Where each dependency's outputs start (their roots), so a read looks up its own directories
     // rather than testing every dependency: a task may depend on hundreds.
-    std::unordered_map<std::string, std::vector<std::size_t>, PathHash, std::equal_to<>> dependency_roots;
+    PathMap<std::vector<std::size_t>> dependency_roots;
     PatternSet ignore_reads;             // workspace globs
     PatternSet ignore_dependency_reads;  // "^" globs, matched from each dependency project's root
-    std::unordered_map<std::string, std::size_t> manifests;  // other projects' package.json
-    std::unordered_map<std::string, std::size_t> project_roots;  // root -> project ("" for ".")
+    PathMap<std::size_t> manifests;      // other projects' package.json
+    PathMap<std::size_t> project_roots;  // root -> project ("" for ".")
     std::vector<bool> dependency_project;  // by project index: the task's project depends on it
 
     // Installed packages: reported only with an install to place reads in and a key that does not hold
