@@ -18,7 +18,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-SOURCE_DIR = Path(os.environ.get("QK_SOURCE_DIR") or Path(__file__).resolve().parents[2])
+import schema_check
+
+SOURCE_DIR = schema_check.SOURCE_DIR
 BUILD_DIR = Path(os.environ.get("QK_BUILD_DIR") or SOURCE_DIR / "build" / "default")
 QK_TRACE = BUILD_DIR / "qk-trace"
 SCENARIO_DIR = BUILD_DIR / "tests" / "scenarios"
@@ -28,24 +30,13 @@ RECORDERS = ("ebpf", "strace")
 FILE_KEYS = ("read", "written", "created", "removed", "listed", "probed")
 ALL_FILE_KEYS = FILE_KEYS + ("renamed",)
 
-_validator = None
-
-
 def schema_validator() -> jsonschema.Draft202012Validator:
-    global _validator
-    if _validator is None:
-        schema = json.loads(SCHEMA_PATH.read_text())
-        jsonschema.Draft202012Validator.check_schema(schema)
-        _validator = jsonschema.Draft202012Validator(schema)
-    return _validator
+    return schema_check.validator(SCHEMA_PATH.name)
 
 
 def schema_errors(doc) -> list[str]:
-    """Every way `doc` breaks the schema, as readable lines (empty when valid)."""
-    return [
-        f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
-        for e in sorted(schema_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    ]
+    """Every way `doc` breaks the trace schema, as readable lines (empty when valid)."""
+    return schema_check.errors(SCHEMA_PATH.name, doc)
 
 
 _NON_CANONICAL = re.compile(r"//|/\./|/\.\./|/\.$|/\.\.$")

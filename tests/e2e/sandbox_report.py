@@ -5,38 +5,18 @@ Run with Debian's /usr/bin/python3 (python3-jsonschema), as ctest does."""
 
 from __future__ import annotations
 
-import json
-import os
-from pathlib import Path
+import schema_check
 
-import jsonschema
-
-# As qk_harness finds it, without importing the harness's process and recorder machinery.
-SOURCE_DIR = Path(os.environ.get("QK_SOURCE_DIR") or Path(__file__).resolve().parents[2])
-SCHEMA_PATH = SOURCE_DIR / "schemas" / "sandbox-report.schema.json"
-
-_validator = None
+SCHEMA = "sandbox-report.schema.json"
 
 
 def schema() -> dict:
-    return schema_validator().schema
-
-
-def schema_validator() -> jsonschema.Draft202012Validator:
-    global _validator
-    if _validator is None:
-        loaded = json.loads(SCHEMA_PATH.read_text())
-        jsonschema.Draft202012Validator.check_schema(loaded)
-        _validator = jsonschema.Draft202012Validator(loaded)
-    return _validator
+    return schema_check.validator(SCHEMA).schema
 
 
 def schema_errors(doc) -> list[str]:
     """Every way `doc` breaks the schema, as readable lines (empty when valid)."""
-    return [
-        f"{'/'.join(str(p) for p in e.absolute_path) or '<root>'}: {e.message}"
-        for e in sorted(schema_validator().iter_errors(doc), key=lambda e: list(map(str, e.absolute_path)))
-    ]
+    return schema_check.errors(SCHEMA, doc)
 
 
 def order_errors(doc) -> list[str]:
