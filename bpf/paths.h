@@ -19,7 +19,18 @@
 #define QK_OFF_MASK (QK_MAX_PIECES * QK_PIECE_MAX - 1)
 #define QK_AT_FDCWD -100
 
+/* The walk's state lives in the per-CPU map value, not on the stack: values the verifier reads from a
+ * map are unknown scalars, so every iteration of the loop below looks the same to it and the callback
+ * is verified about once. State on the stack made it re-verify the callback for every distinct range
+ * of `pos` (some 140 times, most of the load's verification time). */
 struct walk_buf {
+    __u64 dentry;
+    __u64 vfsmnt;
+    __u64 mnt_root;    /* vfsmnt's root: read once per mount, not once per component */
+    __u64 root_dentry; /* the task's root (chroot-aware) */
+    __u64 root_vfsmnt;
+    __s32 pos;         /* the path is buf[pos, QK_PIECE_MAX) */
+    __s32 truncated;
     char buf[2 * QK_PIECE_MAX];
 };
 
@@ -30,15 +41,11 @@ struct {
     __uint(max_entries, 1);
 } scratch_walk SEC(".maps");
 
-struct walk_ctx {
-    struct dentry *dentry;
-    struct vfsmount *vfsmnt;
-    struct dentry *mnt_root; /* vfsmnt's root: read once per mount, not once per component */
-    struct dentry *root_dentry;
-    struct vfsmount *root_vfsmnt;
-    int pos; /* the path is buf[pos, QK_PIECE_MAX) */
-    int truncated;
-};
+static __always_inline struct walk_buf *walk_state(void)
+{
+    __u32 zero = 0;
+    return bpf_map_lookup_elem(&scratch_walk, &zero);
+}
 
 /* d_parent and d_name (hash, len, name) sit together in struct dentry: one read fetches all three
  * instead of three helper calls per component. Offsets come from CO-RE, so a kernel that moves them
@@ -71,41 +78,39 @@ static __always_inline void read_dentry(struct dentry *d, struct dentry_fields *
     out->name = BPF_CORE_READ(d, d_name.name);
 }
 
-static long walk_step(__u32 index, void *arg)
+static long walk_step(__u32 index, void *unused)
 {
-    struct walk_ctx *c = arg;
-    struct dentry *d = c->dentry;
-    struct vfsmount *vfsmnt = c->vfsmnt;
-    if (d == c->root_dentry && vfsmnt == c->root_vfsmnt)
+    struct walk_buf *w = walk_state();
+    if (!w)
         return 1;
-    if (d == c->mnt_root) {
+    struct dentry *d = (struct dentry *)w->dentry;
+    struct vfsmount *vfsmnt = (struct vfsmount *)w->vfsmnt;
+    if (w->dentry == w->root_dentry && w->vfsmnt == w->root_vfsmnt)
+        return 1;
+    if (w->dentry == w->mnt_root) {
         struct mount *mnt = (struct mount *)((char *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
         struct mount *parent = BPF_CORE_READ(mnt, mnt_parent);
         if (parent == mnt)
             return 1;
-        c->dentry = BPF_CORE_READ(mnt, mnt_mountpoint);
+        w->dentry = (__u64)BPF_CORE_READ(mnt, mnt_mountpoint);
         struct vfsmount *up = (struct vfsmount *)((char *)parent + bpf_core_field_offset(struct mount, mnt));
-        c->vfsmnt = up;
-        c->mnt_root = BPF_CORE_READ(up, mnt_root);
+        w->vfsmnt = (__u64)up;
+        w->mnt_root = (__u64)BPF_CORE_READ(up, mnt_root);
         return 0;
     }
     struct dentry_fields f;
     read_dentry(d, &f);
     if (f.parent == d)
         return 1;
-    int pos = c->pos - (int)f.len - 1;
+    int pos = w->pos - (int)f.len - 1;
     if (f.len > QK_NAME_MAX || pos < 0) {
-        c->truncated = 1;
+        w->truncated = 1;
         return 1;
     }
-    __u32 zero = 0;
-    struct walk_buf *w = bpf_map_lookup_elem(&scratch_walk, &zero);
-    if (!w)
-        return 1;
     bpf_probe_read_kernel(&w->buf[(pos + 1) & (QK_PIECE_MAX - 1)], f.len & QK_NAME_MAX, f.name);
     w->buf[pos & (QK_PIECE_MAX - 1)] = '/';
-    c->pos = pos;
-    c->dentry = f.parent;
+    w->pos = pos;
+    w->dentry = (__u64)f.parent;
     return 0;
 }
 
@@ -129,34 +134,31 @@ __noinline int qk_put_path(struct qk_pieces *p, __u64 mnt, __u64 dentry)
         return 0;
     __u32 i = next_piece(p);
     p->len[i] = 0;
-    if (!dentry || !mnt)
+    struct walk_buf *w = walk_state();
+    if (!dentry || !mnt || !w)
         return 0;
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-    struct walk_ctx c = {
-        .dentry = (struct dentry *)dentry,
-        .vfsmnt = (struct vfsmount *)mnt,
-        .mnt_root = BPF_CORE_READ((struct vfsmount *)mnt, mnt_root),
-        .root_dentry = BPF_CORE_READ(task, fs, root.dentry),
-        .root_vfsmnt = BPF_CORE_READ(task, fs, root.mnt),
-        .pos = QK_PIECE_MAX,
-    };
-    bpf_loop(QK_WALK_STEPS, walk_step, &c, 0);
-    if (c.truncated)
+    w->dentry = dentry;
+    w->vfsmnt = mnt;
+    w->mnt_root = (__u64)BPF_CORE_READ((struct vfsmount *)mnt, mnt_root);
+    w->root_dentry = (__u64)BPF_CORE_READ(task, fs, root.dentry);
+    w->root_vfsmnt = (__u64)BPF_CORE_READ(task, fs, root.mnt);
+    w->pos = QK_PIECE_MAX;
+    w->truncated = 0;
+    bpf_loop(QK_WALK_STEPS, walk_step, 0, 0);
+    if (w->truncated)
         p->truncated |= 1 << i;
-    __u32 zero = 0;
-    struct walk_buf *w = bpf_map_lookup_elem(&scratch_walk, &zero);
-    if (!w)
-        return 0;
     __u32 off = p->used & QK_OFF_MASK;
-    if (c.pos >= QK_PIECE_MAX) { /* the root itself */
+    int pos = w->pos;
+    if (pos >= QK_PIECE_MAX || pos < 0) { /* the root itself */
         p->data[off] = '/';
         p->len[i] = 1;
         p->used = off + 1;
         return 0;
     }
-    __u32 pos = c.pos & (QK_PIECE_MAX - 1);
-    __u32 n = (QK_PIECE_MAX - pos) & (2 * QK_PIECE_MAX - 1);
-    bpf_probe_read_kernel(&p->data[off], n, &w->buf[pos]);
+    __u32 start = pos & (QK_PIECE_MAX - 1);
+    __u32 n = (QK_PIECE_MAX - start) & (2 * QK_PIECE_MAX - 1);
+    bpf_probe_read_kernel(&p->data[off], n, &w->buf[start]);
     p->len[i] = n;
     p->used = off + n;
     return 0;
