@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 2
+#define QK_ABI_VERSION 3
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -124,11 +124,22 @@ struct qk_task_stats {
     qk_u64 lost;        /* records that could not be reserved in the ring buffer */
     qk_u64 compat;      /* 32-bit (ia32/x32) syscalls, which the programs do not decode */
     qk_u64 io_uring_fs; /* io_uring file operations (open, rename, unlink, mkdir, link, symlink) */
+    qk_u64 io_uring_unseen; /* rings set up while io_uring's tracepoint could not be attached */
     qk_u64 options;     /* QK_TASK_*, set by userspace when it starts tracking the cgroup */
 };
 
 /* Failed lookups (ENOENT opens and execs) are not recorded: for a caller that judges only reads and
  * writes (the audit), whose tools probe far more paths than they open. */
 #define QK_TASK_NO_PROBES 1ULL
+
+/* The programs' globals (.bss), written by userspace through the mmapped map
+ * (src/record/ebpf_session.cpp). */
+struct qk_globals {
+    qk_u32 ntracked;      /* how many cgroups are traced; 0 makes every program return at once */
+    qk_u32 track_level;   /* ancestor level of task cgroups, for processes in cgroups below them */
+    qk_u64 wakeup_bytes;  /* unread bytes above which a submit wakes the consumer */
+    qk_u32 io_uring_blind; /* io_uring's tracepoint is not attached: count io_uring_setup instead */
+    qk_u32 pad;
+};
 
 #endif

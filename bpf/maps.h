@@ -8,10 +8,13 @@
 /* Userspace reads it back to check it loaded the object it was built against. */
 const volatile __u32 qk_abi_version = QK_ABI_VERSION;
 
-/* Written through the mmapped .bss by userspace (src/record/ebpf_session.cpp). */
-__u32 qk_ntracked;        /* how many cgroups are traced; 0 makes every program return at once */
-__u32 qk_track_level;     /* ancestor level of task cgroups, for processes in cgroups below them */
-__u64 qk_wakeup_bytes;    /* unread bytes above which a submit wakes the consumer */
+/* The same sizes src/record/ebpf_decode.cpp asserts for g++: both compilers must agree. */
+_Static_assert(sizeof(struct qk_event_header) == 24, "qk_event_header layout");
+_Static_assert(sizeof(struct qk_task_stats) == 48, "qk_task_stats layout");
+_Static_assert(sizeof(struct qk_globals) == 24, "qk_globals layout");
+
+/* Written through the mmapped .bss by userspace. */
+struct qk_globals qk_g;
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -19,7 +22,7 @@ struct {
 } events SEC(".maps");
 
 /* Traced task cgroups: id -> counters. A process belongs to a task if its cgroup, or its ancestor at
- * qk_track_level, is a key here. */
+ * qk_g.track_level, is a key here. */
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
     __type(key, __u64);
@@ -37,12 +40,12 @@ struct {
 
 static __always_inline struct qk_task_stats *tracked_task(__u64 *cgroup_id)
 {
-    if (!qk_ntracked)
+    if (!qk_g.ntracked)
         return 0;
     __u64 id = bpf_get_current_cgroup_id();
     struct qk_task_stats *stats = bpf_map_lookup_elem(&tracked, &id);
-    if (!stats && qk_track_level) {
-        id = bpf_get_current_ancestor_cgroup_id(qk_track_level);
+    if (!stats && qk_g.track_level) {
+        id = bpf_get_current_ancestor_cgroup_id(qk_g.track_level);
         if (id)
             stats = bpf_map_lookup_elem(&tracked, &id);
     }
@@ -71,7 +74,7 @@ static __always_inline void fill_header(struct qk_event_header *h, __u16 kind, _
  * event costs more than the tracing itself). A record that does not fit is counted, never hidden. */
 static __always_inline void submit(void *record, __u64 size, struct qk_task_stats *stats)
 {
-    __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > qk_wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+    __u64 flags = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > qk_g.wakeup_bytes ? BPF_RB_FORCE_WAKEUP
                                                                                    : BPF_RB_NO_WAKEUP;
     if (size > sizeof(struct qk_file_event))
         size = sizeof(struct qk_file_event);

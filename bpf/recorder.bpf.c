@@ -2,7 +2,10 @@
 /* The recorder's programs: one dispatcher on the raw sys_exit tracepoint for the file syscalls (their
  * arguments are still in pt_regs and their results are known; unlike per-syscall tracepoints it also
  * fires for 32-bit syscalls, which we must notice), the scheduler tracepoints for process lifecycle,
- * and io_uring submissions. Everything is filtered by task cgroup first. x86_64 syscall numbers. */
+ * and io_uring submissions. Everything is filtered by task cgroup first. x86_64 syscall numbers.
+ *
+ * Loaded by a light skeleton (bpftool gen skeleton -L): the kernel relocates the CO-RE accesses
+ * against its own BTF, so userspace never parses vmlinux BTF (that was most of a load's time). */
 #include "vmlinux_min.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -18,7 +21,8 @@ enum {
     NR_open = 2, NR_truncate = 76, NR_ftruncate = 77, NR_chdir = 80, NR_fchdir = 81, NR_rename = 82,
     NR_mkdir = 83, NR_rmdir = 84, NR_creat = 85, NR_link = 86, NR_unlink = 87, NR_symlink = 88,
     NR_execve = 59, NR_openat = 257, NR_mkdirat = 258, NR_unlinkat = 263, NR_renameat = 264,
-    NR_linkat = 265, NR_symlinkat = 266, NR_renameat2 = 316, NR_execveat = 322, NR_openat2 = 437,
+    NR_linkat = 265, NR_symlinkat = 266, NR_renameat2 = 316, NR_execveat = 322, NR_io_uring_setup = 425,
+    NR_openat2 = 437,
 };
 
 #define TS_COMPAT 0x0002
@@ -58,7 +62,7 @@ struct plan {
 SEC("tp_btf/sys_exit")
 int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
 {
-    if (!qk_ntracked)
+    if (!qk_g.ntracked)
         return 0;
     long nr = regs->orig_ax; /* a typed tracepoint argument: a plain load, not a helper call */
     if (nr < 0)
@@ -69,6 +73,13 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
         struct qk_task_stats *stats = tracked_task(&cg);
         if (stats)
             __sync_fetch_and_add(&stats->compat, 1);
+        return 0;
+    }
+    if (nr == NR_io_uring_setup && ret >= 0 && qk_g.io_uring_blind) {
+        __u64 cg;
+        struct qk_task_stats *stats = tracked_task(&cg);
+        if (stats)
+            __sync_fetch_and_add(&stats->io_uring_unseen, 1);
         return 0;
     }
     if (!interesting(nr))
@@ -248,10 +259,14 @@ int BPF_PROG(qk_exit, struct task_struct *p, bool group_dead)
 }
 
 /* io_uring ops bypass the syscall tracepoints. We do not decode them: a task that submits a file
- * operation through a ring is counted, and its recording is incomplete. Other ring I/O is fine. */
-SEC("tp_btf/io_uring_submit_req")
+ * operation through a ring is counted, and its recording is incomplete. Other ring I/O is fine.
+ * A raw tracepoint, attached by name, so that a kernel without it (io_uring not built in, or an
+ * older name) fails only this attach, not the load; the type check keeps the load valid there. */
+SEC("raw_tp/io_uring_submit_req")
 int BPF_PROG(qk_io_uring_submit, struct io_kiocb *req)
 {
+    if (!bpf_core_type_exists(struct io_kiocb))
+        return 0;
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)

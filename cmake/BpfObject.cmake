@@ -1,7 +1,9 @@
 # bpf_skeleton(<target> <source.bpf.c> [DEPENDS headers...])
 #
-# Compiles one CO-RE BPF program with clang, strips its DWARF and turns it into a bpftool skeleton header.
-# The result is an INTERFACE library that puts "<name>.skel.h" on the include path, so the object is
+# Compiles one CO-RE BPF program with clang, strips its DWARF and turns it into a bpftool light skeleton
+# header (`gen skeleton -L`): a loader program that the kernel runs to create the maps and load the
+# programs, applying the CO-RE relocations against its own BTF, so userspace never parses vmlinux BTF.
+# The result is an INTERFACE library that puts "<name>.lskel.h" on the include path, so the object is
 # embedded in the binaries that link it: there is no separate .o to install.
 find_program(BPF_CLANG NAMES clang clang-14 REQUIRED)
 find_program(BPF_LLVM_STRIP NAMES llvm-strip llvm-strip-14 REQUIRED)
@@ -12,7 +14,7 @@ function(bpf_skeleton target source)
   get_filename_component(stem ${source} NAME_WE)
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/bpf)
   set(obj ${out_dir}/${stem}.bpf.o)
-  set(skel ${out_dir}/${stem}.skel.h)
+  set(skel ${out_dir}/${stem}.lskel.h)
   if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
     set(arch x86)
   elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
@@ -27,9 +29,9 @@ function(bpf_skeleton target source)
             -I${CMAKE_CURRENT_SOURCE_DIR} -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE}
             -c ${CMAKE_CURRENT_SOURCE_DIR}/${source} -o ${obj}
     COMMAND ${BPF_LLVM_STRIP} -g ${obj}
-    COMMAND ${BPFTOOL} gen skeleton ${obj} name ${stem} > ${skel}
+    COMMAND ${BPFTOOL} gen skeleton -L ${obj} name ${stem} > ${skel}
     DEPENDS ${source} ${ARG_DEPENDS}
-    COMMENT "BPF skeleton ${stem}.skel.h"
+    COMMENT "BPF light skeleton ${stem}.lskel.h"
     VERBATIM)
   add_custom_target(${target}_gen DEPENDS ${skel})
   add_library(${target} INTERFACE)

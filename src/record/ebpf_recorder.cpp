@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <string_view>
 
 #include <fmt/core.h>
 
@@ -25,6 +26,9 @@ Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
                                      env));
         options.ring_bytes = v;
     }
+    // As on a kernel without io_uring's tracepoint (tests of that path set it).
+    if (const char* env = std::getenv("QK_EBPF_IO_URING_TRACEPOINT"); env && std::string_view(env) == "0")
+        options.io_uring = false;
     // Probe the cgroup side first: without it nothing could be attributed.
     auto mount = cgroup2_mount();
     if (!mount)
@@ -80,6 +84,11 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     if (stats.io_uring_fs)
         rec.mark_incomplete(fmt::format(
             "{} file operations were submitted through io_uring, which the recorder does not decode", stats.io_uring_fs));
+    if (stats.io_uring_unseen)
+        rec.mark_incomplete(fmt::format("{} io_uring instance{} set up, and this kernel's io_uring tracepoint could not be "
+                                        "attached to see what {}",
+                                        stats.io_uring_unseen, stats.io_uring_unseen == 1 ? " was" : "s were",
+                                        stats.io_uring_unseen == 1 ? "it does" : "they do"));
 
     // The command's own process was forked by us, outside the cgroup: no fork record names it.
     Process& root = rec.process(*pid);

@@ -9,50 +9,43 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <deque>
+#include <string_view>
 
 #include <fmt/core.h>
 
 #include "record/ebpf_decode.hpp"
-#include "recorder.skel.h"
+#include "record/ebpf_object.h"
 
 namespace qk::record {
 namespace {
 
-// libbpf's warnings, kept so that a failed load can say why.
-std::mutex g_log_mutex;
-std::deque<std::string> g_log;
-
-int keep_libbpf_log(enum libbpf_print_level level, const char* format, va_list args)
+// libbpf is used for the ring buffer only; its messages are noise unless asked for.
+int libbpf_log(enum libbpf_print_level level, const char* format, va_list args)
 {
-    if (level == LIBBPF_DEBUG)
+    if (level == LIBBPF_DEBUG || !std::getenv("QK_DEBUG_BPF"))
         return 0;
-    char line[512];
-    int n = std::vsnprintf(line, sizeof(line), format, args);
-    std::lock_guard lock(g_log_mutex);
-    g_log.emplace_back(line);
-    if (!g_log.empty() && !g_log.back().empty() && g_log.back().back() == '\n')
-        g_log.back().pop_back();
-    if (g_log.size() > 8)
-        g_log.pop_front();
-    if (std::getenv("QK_DEBUG_BPF"))
-        std::fputs(line, stderr);
-    return n;
+    return std::vfprintf(stderr, format, args);
 }
 
-Error load_error(const std::string& what, int err)
+Error load_error(const char* what, int err, const char* log)
 {
-    std::string log;
-    {
-        std::lock_guard lock(g_log_mutex);
-        for (const auto& l : g_log)
-            log += "\n  libbpf: " + l;
-        g_log.clear();
-    }
     std::string hint;
     if (err == EPERM || err == EACCES)
-        hint = " (loading BPF programs needs root, or CAP_BPF with CAP_PERFMON)";
-    return Error{fmt::format("{}: {}{}{}", what, std::strerror(err), hint, log), err};
+        hint = " (loading BPF programs needs root, or CAP_BPF with CAP_PERFMON and CAP_SYS_ADMIN)";
+    std::string detail;
+    if (log && *log) {
+        std::string_view rest(log);
+        while (!rest.empty()) {
+            auto nl = rest.find('\n');
+            auto line = rest.substr(0, nl);
+            if (!line.empty())
+                detail += fmt::format("\n  verifier: {}", line);
+            if (nl == std::string_view::npos)
+                break;
+            rest.remove_prefix(nl + 1);
+        }
+    }
+    return Error{fmt::format("{}: {}{}{}", what, std::strerror(err), hint, detail), err};
 }
 
 bool power_of_two(std::size_t n) { return n && !(n & (n - 1)); }
@@ -61,38 +54,36 @@ bool power_of_two(std::size_t n) { return n && !(n & (n - 1)); }
 
 Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& options)
 {
-    libbpf_set_print(keep_libbpf_log);
-    if (!power_of_two(options.ring_bytes) || options.ring_bytes < static_cast<std::size_t>(::getpagesize()))
-        return error(fmt::format("ring buffer size {} must be a power of two of at least one page",
+    libbpf_set_print(libbpf_log);
+    if (!power_of_two(options.ring_bytes) || options.ring_bytes < static_cast<std::size_t>(::getpagesize()) ||
+        options.ring_bytes > (1u << 30))
+        return error(fmt::format("ring buffer size {} must be a power of two of at least one page and at most 1 GiB",
                                  options.ring_bytes));
     std::unique_ptr<EbpfSession> s(new EbpfSession());
     s->ring_bytes_ = options.ring_bytes;
-    // io_uring's tracepoint exists only where io_uring is built in. Asking the kernel's BTF first would
-    // parse all of it once more (tens of milliseconds), so try with it, and without only on failure.
-    int err = 0;
-    for (bool io_uring : {true, false}) {
-        if (s->skel_)
-            recorder__destroy(s->skel_);
-        s->skel_ = recorder__open();
-        if (!s->skel_)
-            return load_error("cannot open the BPF recorder", errno);
-        bpf_map__set_max_entries(s->skel_->maps.events, static_cast<__u32>(options.ring_bytes));
-        bpf_program__set_autoload(s->skel_->progs.qk_io_uring_submit, io_uring);
-        err = recorder__load(s->skel_);
-        if (err == 0 || err == -EPERM || err == -EACCES)
-            break;
+    const char* stage = nullptr;
+    std::string log(16 << 10, '\0');
+    if (int err = qk_bpf_object_load(&s->object_, static_cast<qk_u32>(options.ring_bytes), &stage, log.data(),
+                                     log.size()))
+        return load_error(stage, -err, log.c_str());
+    if (std::getenv("QK_DEBUG_BPF")) {
+        qk_bpf_object_describe(&s->object_, log.data(), log.size());
+        std::fprintf(stderr, "qk: BPF recorder loaded:\n%s", log.c_str());
     }
-    if (err)
-        return load_error("cannot load the BPF recorder", -err);
-    if (s->skel_->rodata->qk_abi_version != QK_ABI_VERSION)
+    if (s->object_.abi_version != QK_ABI_VERSION)
         return error("the loaded BPF recorder reports another ABI version: rebuild qk");
-    if (int err = recorder__attach(s->skel_))
-        return load_error("cannot attach the BPF recorder", -err);
-    s->skel_->bss->qk_wakeup_bytes = options.ring_bytes / 8;
+    if (int err = qk_bpf_object_attach(&s->object_, &stage))
+        return load_error(stage, -err, nullptr);
+    qk_globals* g = s->object_.globals;
+    g->wakeup_bytes = options.ring_bytes / 8;
+    // Without the tracepoint a ring's file operations are invisible: then setting up a ring at all is
+    // what makes a recording incomplete, as under strace.
+    s->io_uring_seen_ = s->object_.io_uring_attached && options.io_uring;
+    g->io_uring_blind = s->io_uring_seen_ ? 0 : 1;
 
-    s->ring_ = ring_buffer__new(bpf_map__fd(s->skel_->maps.events), on_record, s.get(), nullptr);
+    s->ring_ = ring_buffer__new(s->object_.events_fd, on_record, s.get(), nullptr);
     if (!s->ring_)
-        return load_error("cannot map the BPF ring buffer", errno);
+        return sys_error("cannot map the BPF ring buffer");
     s->wake_.reset(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
     s->epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!s->wake_.valid() || !s->epoll_.valid())
@@ -120,8 +111,7 @@ EbpfSession::~EbpfSession()
     }
     if (ring_)
         ring_buffer__free(ring_);
-    if (skel_)
-        recorder__destroy(skel_);
+    qk_bpf_object_destroy(&object_);
 }
 
 int EbpfSession::on_record(void* ctx, void* data, std::size_t size)
@@ -187,11 +177,11 @@ Status EbpfSession::track(std::uint64_t id, int level, RecordingSink* sink, bool
     std::lock_guard lock(mutex_);
     qk_task_stats zero{};
     zero.options = probes ? 0 : QK_TASK_NO_PROBES;
-    if (bpf_map_update_elem(bpf_map__fd(skel_->maps.tracked), &id, &zero, BPF_ANY) != 0)
+    if (bpf_map_update_elem(object_.tracked_fd, &id, &zero, BPF_ANY) != 0)
         return sys_error("cannot add the task's cgroup to the BPF recorder");
     sinks_[id] = sink;
-    skel_->bss->qk_track_level = static_cast<__u32>(level);
-    skel_->bss->qk_ntracked = static_cast<__u32>(sinks_.size());
+    object_.globals->track_level = static_cast<qk_u32>(level);
+    object_.globals->ntracked = static_cast<qk_u32>(sinks_.size());
     return {};
 }
 
@@ -206,11 +196,11 @@ qk_task_stats EbpfSession::untrack(std::uint64_t id)
     }
     std::lock_guard lock(mutex_);
     qk_task_stats stats{};
-    int fd = bpf_map__fd(skel_->maps.tracked);
+    int fd = object_.tracked_fd;
     bpf_map_lookup_elem(fd, &id, &stats);
     bpf_map_delete_elem(fd, &id);
     sinks_.erase(id);
-    skel_->bss->qk_ntracked = static_cast<__u32>(sinks_.size());
+    object_.globals->ntracked = static_cast<qk_u32>(sinks_.size());
     return stats;
 }
 

@@ -1,6 +1,6 @@
 // EbpfSession: the loaded and attached BPF recorder, shared by every task of a run (loading takes
-// tens of milliseconds; a run loads once). Owns the skeleton (RAII: destroying it detaches every
-// program), the ring buffer and the consumer thread that routes records to each task's sink.
+// about 10 ms; a run loads once). Owns the BPF object (RAII: destroying it detaches every program),
+// the ring buffer and the consumer thread that routes records to each task's sink.
 #pragma once
 
 #include <condition_variable>
@@ -12,17 +12,18 @@
 #include <unordered_map>
 
 #include "events.h"
+#include "record/ebpf_object.h"
 #include "qk/record/recording_sink.hpp"
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
 
-struct recorder;     // the bpftool skeleton
 struct ring_buffer;  // libbpf
 
 namespace qk::record {
 
 struct EbpfOptions {
     std::size_t ring_bytes = 16u << 20;  // a power of two, at least a page
+    bool io_uring = true;                // watch io_uring submissions where the kernel lets us
 };
 
 class EbpfSession {
@@ -40,6 +41,8 @@ public:
     qk_task_stats untrack(std::uint64_t id);
 
     std::size_t ring_bytes() const { return ring_bytes_; }
+    // False where io_uring's tracepoint could not be attached: rings are then counted, not decoded.
+    bool io_uring_seen() const { return io_uring_seen_; }
 
 private:
     EbpfSession() = default;
@@ -47,14 +50,15 @@ private:
     void drain();
     static int on_record(void* ctx, void* data, std::size_t size);
 
-    ::recorder* skel_ = nullptr;
+    qk_bpf_object object_{};
     ::ring_buffer* ring_ = nullptr;
     std::size_t ring_bytes_ = 0;
+    bool io_uring_seen_ = false;
     UniqueFd wake_;   // eventfd: a drain was requested, or the session is stopping
     UniqueFd epoll_;
     std::thread consumer_;
 
-    std::mutex mutex_;  // guards sinks_ and the skeleton's .bss; held while records are delivered
+    std::mutex mutex_;  // guards sinks_ and the programs' globals; held while records are delivered
     std::unordered_map<std::uint64_t, RecordingSink*> sinks_;
 
     std::mutex drain_mutex_;

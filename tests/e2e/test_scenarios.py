@@ -183,3 +183,23 @@ def test_int80(recorder, recorded):
     allowed = h.normalise_expected({"read": {"int80.txt"}})
     extra = {k: v - allowed[k] for k, v in files.items() if v - allowed[k]}
     assert not extra, f"recorded under the directory, but never done: {extra}"
+
+
+@pytest.mark.privileged("ebpf")
+@pytest.mark.parametrize("name", ["io_uring_nop", "io_uring_open"])
+def test_io_uring_without_its_tracepoint(name, scenario_path, tmp_path):
+    """Where io_uring's tracepoint cannot be attached (QK_EBPF_IO_URING_TRACEPOINT=0 acts as such a
+    kernel), the eBPF recorder cannot see what a ring does: any io_uring_setup then makes the recording
+    incomplete, as under strace, even for a ring of NOPs that a kernel with the tracepoint proves harmless."""
+    base = Path(os.path.realpath(tmp_path))
+    root = base / "ws"
+    root.mkdir()
+    sc.lay_out(root, sc.BY_NAME[name].setup)
+    run = h.run_trace(
+        [scenario_path(name), root], recorder="ebpf", cwd=root, json_path=base / "trace.json",
+        env={"QK_EBPF_IO_URING_TRACEPOINT": "0"},
+    )
+    assert run.returncode == 0, run.describe()
+    doc = run.doc
+    assert doc["complete"] is False, doc
+    assert any("io_uring instance was set up" in r for r in doc["incompleteReasons"]), doc["incompleteReasons"]
