@@ -47,6 +47,16 @@ void Recording::merge(const Recording& other)
         mark_incomplete(reason);
 }
 
+std::vector<const Recording::PathMap::value_type*> Recording::sorted_paths() const
+{
+    std::vector<const PathMap::value_type*> out;
+    out.reserve(paths_.size());
+    for (const auto& entry : paths_)
+        out.push_back(&entry);
+    std::sort(out.begin(), out.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+    return out;
+}
+
 std::vector<std::string> Recording::paths_with(std::uint16_t access) const
 {
     std::vector<std::string> out;

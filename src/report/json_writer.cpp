@@ -42,7 +42,17 @@ bool JsonWriter::valid_utf8(std::string_view s)
 void JsonWriter::escape(std::string& out, std::string_view s)
 {
     out += '"';
+    // Most strings (paths) need no escaping: copy each run of plain ASCII at once.
+    auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; };
     for (std::size_t i = 0; i < s.size();) {
+        std::size_t run = i;
+        while (run < s.size() && plain(static_cast<unsigned char>(s[run])))
+            run++;
+        if (run > i) {
+            out.append(s.data() + i, run - i);
+            i = run;
+            continue;
+        }
         unsigned char c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
             std::size_t n = utf8_sequence(s, i);

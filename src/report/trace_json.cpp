@@ -27,17 +27,25 @@ void exit_fields(JsonWriter& w, std::optional<int> code, std::optional<int> sign
 
 void files(JsonWriter& w, const Recording& rec)
 {
+    const auto sorted = rec.sorted_paths();
+    auto list = [&](const char* key, std::uint16_t access) {
+        w.key(key).begin_array();
+        for (const auto* entry : sorted)
+            if (entry->second & access)
+                w.value(entry->first);
+        w.end_array();
+    };
     w.key("files").begin_object();
-    w.key("read").strings(rec.paths_with(record::kRead));
-    w.key("written").strings(rec.paths_with(record::kWrite));
-    w.key("created").strings(rec.paths_with(record::kCreate));
-    w.key("removed").strings(rec.paths_with(record::kRemove));
+    list("read", record::kRead);
+    list("written", record::kWrite);
+    list("created", record::kCreate);
+    list("removed", record::kRemove);
     w.key("renamed").begin_array();
     for (const auto& [from, to] : rec.renames())
         w.begin_object().key("from").value(from).key("to").value(to).end_object();
     w.end_array();
-    w.key("listed").strings(rec.paths_with(record::kList));
-    w.key("probed").strings(rec.paths_with(record::kProbe));
+    list("listed", record::kList);
+    list("probed", record::kProbe);
     w.end_object();
 }
 
@@ -69,7 +77,7 @@ std::string trace_json(const TraceRequest& request, const record::Trace& trace)
     w.end_array();
     files(w, rec);
     w.end_object();
-    return w.str() + "\n";
+    return std::move(w).take_line();
 }
 
 }  // namespace qk::report

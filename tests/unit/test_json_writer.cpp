@@ -21,6 +21,8 @@ TEST_CASE("strings are escaped per RFC 8259", "[report][json]")
     CHECK(escaped("bad\xff") == "\"bad\\ufffd\"");              // an invalid byte becomes U+FFFD
     CHECK(escaped("\xc0\xaf") == "\"\\ufffd\\ufffd\"");         // an overlong '/' is not UTF-8
     CHECK(escaped("\xed\xa0\x80") == "\"\\ufffd\\ufffd\\ufffd\""); // nor is a surrogate
+    // Runs of plain ASCII between the bytes that need work are copied whole.
+    CHECK(escaped("/a b/\xc3\xa9t\xc3\xa9/\"q\"/\x7f/\xffz") == "\"/a b/\xc3\xa9t\xc3\xa9/\\\"q\\\"/\x7f/\\ufffdz\"");
 }
 
 TEST_CASE("objects and arrays nest with commas in the right places", "[report][json]")

@@ -28,6 +28,12 @@ public:
     JsonWriter& strings(const std::vector<std::string>& items);
 
     const std::string& str() const { return out_; }
+    // The document with a final newline, moved out: a large report is not copied.
+    std::string take_line() &&
+    {
+        out_ += '\n';
+        return std::move(out_);
+    }
 
     // Appends `s` as a JSON string literal, quotes included.
     static void escape(std::string& out, std::string_view s);
