@@ -18,7 +18,7 @@ struct qk_globals qk_g;
 
 struct {
     __uint(type, BPF_MAP_TYPE_RINGBUF);
-    __uint(max_entries, 16 << 20); /* resized by userspace before load */
+    __uint(max_entries, 4 << 20); /* resized by userspace before load */
 } events SEC(".maps");
 
 /* Traced task cgroups: id -> counters. A process belongs to a task if its cgroup, or its ancestor at

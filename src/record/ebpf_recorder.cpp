@@ -22,7 +22,7 @@ Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
         unsigned long long v = std::strtoull(env, &end, 0);
         if (!end || *end || v < 4096 || (v & (v - 1)))
             return error(fmt::format("QK_RING_BUFFER_BYTES='{}' must be a number of bytes that is a power of two "
-                                     "of at least 4096, such as 16777216",
+                                     "of at least 4096, such as 16777216 (16 MiB; the default is 4 MiB)",
                                      env));
         options.ring_bytes = v;
     }

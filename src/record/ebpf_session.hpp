@@ -22,7 +22,10 @@ struct ring_buffer;  // libbpf
 namespace qk::record {
 
 struct EbpfOptions {
-    std::size_t ring_bytes = 16u << 20;  // a power of two, at least a page
+    // A power of two, at least a page. 4 MiB: a burst of a million opens from two processes loses
+    // nothing even at 1 MiB with both cores busy, and each MiB costs about half a millisecond to
+    // allocate, map and free (docs/benchmarks.md).
+    std::size_t ring_bytes = 4u << 20;
     bool io_uring = true;                // watch io_uring submissions where the kernel lets us
 };
 
