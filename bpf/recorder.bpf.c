@@ -37,59 +37,66 @@ enum {
 #define ENOENT 2
 #define PF_KTHREAD 0x00200000
 
-static __always_inline int interesting(long nr)
-{
-    switch (nr) {
-    case NR_open: case NR_openat: case NR_openat2: case NR_creat: case NR_rename: case NR_renameat:
-    case NR_renameat2: case NR_unlink: case NR_unlinkat: case NR_rmdir: case NR_mkdir: case NR_mkdirat:
-    case NR_link: case NR_linkat: case NR_symlink: case NR_symlinkat: case NR_truncate:
-    case NR_ftruncate: case NR_chdir: case NR_fchdir: case NR_execve: case NR_execveat:
-        return 1;
-    }
-    return 0;
-}
-
-/* What to record for a syscall, decided before any text is gathered so that the path code is
- * inlined once rather than once per syscall (the verifier would otherwise explore every copy). */
+/* What to record for a syscall: decided in one switch, before any text is gathered, so that the
+ * syscall number is dead by the time the shared tail runs and the verifier walks that tail once. */
 struct plan {
+    __u32 op;           /* enum qk_op; 0: not a syscall we record */
+    __u32 flags;        /* open flags, rename flags or the *at flags, as passed */
     long fd;            /* >= 0: piece 0 is this fd's path (the opened file, ftruncate's file) */
     int cwd;            /* piece 0 is the cwd after the call (chdir, fchdir) */
     int nat;            /* how many (dirfd, name) pairs follow */
     long dirfd[2];
     const char *name[2];
+    const void *open_how; /* openat2's struct open_how, whose flags are read once the task is known */
 };
 
-SEC("tp_btf/sys_exit")
-int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
+static __always_inline void plan_for(long nr, struct pt_regs *regs, struct plan *p)
 {
-    if (!qk_g.ntracked)
-        return 0;
-    long nr = regs->orig_ax; /* a typed tracepoint argument: a plain load, not a helper call */
-    if (nr < 0)
-        return 0; /* no syscall (cancelled by ptrace or seccomp) */
-    struct task_struct *task = bpf_get_current_task_btf();
-    if ((task->thread_info.status & TS_COMPAT) || (nr & X32_SYSCALL_BIT)) {
-        __u64 cg;
-        struct qk_task_stats *stats = tracked_task(&cg);
-        if (stats)
-            __sync_fetch_and_add(&stats->compat, 1);
-        return 0;
+    long a0 = regs->di, a1 = regs->si, a2 = regs->dx, a3 = regs->r10, a4 = regs->r8;
+    switch (nr) {
+    case NR_open: p->op = QK_OP_OPEN; p->flags = a1; p->name[0] = (void *)a0; break;
+    case NR_creat: p->op = QK_OP_OPEN; p->flags = O_CREAT | O_WRONLY | O_TRUNC; p->name[0] = (void *)a0; break;
+    case NR_openat: p->op = QK_OP_OPEN; p->flags = a2; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
+    case NR_openat2: p->op = QK_OP_OPEN; p->open_how = (void *)a2; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
+    case NR_rename: p->op = QK_OP_RENAME; p->nat = 2; p->name[0] = (void *)a0; p->name[1] = (void *)a1; break;
+    case NR_renameat:
+    case NR_renameat2:
+        p->op = QK_OP_RENAME; p->flags = nr == NR_renameat2 ? a4 : 0; p->nat = 2;
+        p->dirfd[0] = a0; p->name[0] = (void *)a1; p->dirfd[1] = a2; p->name[1] = (void *)a3;
+        break;
+    case NR_link: p->op = QK_OP_LINK; p->nat = 2; p->name[0] = (void *)a0; p->name[1] = (void *)a1; break;
+    case NR_linkat:
+        p->op = QK_OP_LINK; p->flags = a4; p->nat = 2;
+        p->dirfd[0] = a0; p->name[0] = (void *)a1; p->dirfd[1] = a2; p->name[1] = (void *)a3;
+        break;
+    case NR_unlink: p->op = QK_OP_UNLINK; p->name[0] = (void *)a0; break;
+    case NR_unlinkat:
+        p->op = (a2 & AT_REMOVEDIR) ? QK_OP_RMDIR : QK_OP_UNLINK; p->flags = a2;
+        p->dirfd[0] = a0; p->name[0] = (void *)a1;
+        break;
+    case NR_rmdir: p->op = QK_OP_RMDIR; p->name[0] = (void *)a0; break;
+    case NR_mkdir: p->op = QK_OP_MKDIR; p->name[0] = (void *)a0; break;
+    case NR_mkdirat: p->op = QK_OP_MKDIR; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
+    case NR_symlink: p->op = QK_OP_SYMLINK; p->name[0] = (void *)a1; break;
+    case NR_symlinkat: p->op = QK_OP_SYMLINK; p->dirfd[0] = a1; p->name[0] = (void *)a2; break;
+    case NR_truncate: p->op = QK_OP_TRUNCATE; p->name[0] = (void *)a0; break;
+    case NR_ftruncate: p->op = QK_OP_FTRUNCATE; p->fd = a0; p->nat = 0; break;
+    case NR_chdir: p->op = QK_OP_CHDIR; p->cwd = 1; p->nat = 0; break;
+    case NR_fchdir: p->op = QK_OP_FCHDIR; p->cwd = 1; p->nat = 0; break;
+    case NR_execve: p->op = QK_OP_EXEC; p->name[0] = (void *)a0; break;
+    case NR_execveat: p->op = QK_OP_EXEC; p->flags = a4; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
     }
-    if (nr == NR_io_uring_setup && ret >= 0 && qk_g.io_uring_blind) {
-        __u64 cg;
-        struct qk_task_stats *stats = tracked_task(&cg);
-        if (stats)
-            __sync_fetch_and_add(&stats->io_uring_unseen, 1);
-        return 0;
-    }
-    if (!interesting(nr))
+}
+
+/* Records the syscall a plan describes, if its task is traced. A global function, so the verifier
+ * checks it once for any plan, not once for each syscall's branch of the dispatcher. */
+__noinline int qk_record_plan(struct plan *p, long ret)
+{
+    if (!p || !p->op)
         return 0;
     /* Failures are noise except a lookup that found nothing (a probe); for execs too, as a PATH
      * search probes each directory. */
-    if (ret < 0 && ret != -ENOENT)
-        return 0;
-    if (ret < 0 && !(nr == NR_open || nr == NR_openat || nr == NR_openat2 || nr == NR_creat ||
-                     nr == NR_execve || nr == NR_execveat))
+    if (ret < 0 && (ret != -ENOENT || (p->op != QK_OP_OPEN && p->op != QK_OP_EXEC)))
         return 0;
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
@@ -103,75 +110,74 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
     fill_header(&ev->h, QK_EV_FILE, cg);
     ev->ret = ret;
     ev->info = 0;
-    ev->flags = 0;
-
-    long a0 = regs->di, a1 = regs->si, a2 = regs->dx, a3 = regs->r10, a4 = regs->r8;
-    struct plan p = {.fd = -1, .nat = 1, .dirfd = {QK_AT_FDCWD, QK_AT_FDCWD}};
-    switch (nr) {
-    case NR_open: ev->op = QK_OP_OPEN; ev->flags = a1; p.name[0] = (void *)a0; break;
-    case NR_creat: ev->op = QK_OP_OPEN; ev->flags = O_CREAT | O_WRONLY | O_TRUNC; p.name[0] = (void *)a0; break;
-    case NR_openat: ev->op = QK_OP_OPEN; ev->flags = a2; p.dirfd[0] = a0; p.name[0] = (void *)a1; break;
-    case NR_openat2: {
+    ev->op = p->op;
+    ev->flags = p->flags;
+    if (p->open_how) {
         __u64 how_flags = 0;
-        bpf_probe_read_user(&how_flags, sizeof(how_flags), (void *)a2);
-        ev->op = QK_OP_OPEN; ev->flags = how_flags; p.dirfd[0] = a0; p.name[0] = (void *)a1;
-        break;
+        bpf_probe_read_user(&how_flags, sizeof(how_flags), p->open_how);
+        ev->flags = how_flags;
     }
-    case NR_rename: ev->op = QK_OP_RENAME; p.nat = 2; p.name[0] = (void *)a0; p.name[1] = (void *)a1; break;
-    case NR_renameat:
-    case NR_renameat2:
-        ev->op = QK_OP_RENAME; ev->flags = nr == NR_renameat2 ? a4 : 0; p.nat = 2;
-        p.dirfd[0] = a0; p.name[0] = (void *)a1; p.dirfd[1] = a2; p.name[1] = (void *)a3;
-        break;
-    case NR_link: ev->op = QK_OP_LINK; p.nat = 2; p.name[0] = (void *)a0; p.name[1] = (void *)a1; break;
-    case NR_linkat:
-        ev->op = QK_OP_LINK; ev->flags = a4; p.nat = 2;
-        p.dirfd[0] = a0; p.name[0] = (void *)a1; p.dirfd[1] = a2; p.name[1] = (void *)a3;
-        break;
-    case NR_unlink: ev->op = QK_OP_UNLINK; p.name[0] = (void *)a0; break;
-    case NR_unlinkat:
-        ev->op = (a2 & AT_REMOVEDIR) ? QK_OP_RMDIR : QK_OP_UNLINK; ev->flags = a2;
-        p.dirfd[0] = a0; p.name[0] = (void *)a1;
-        break;
-    case NR_rmdir: ev->op = QK_OP_RMDIR; p.name[0] = (void *)a0; break;
-    case NR_mkdir: ev->op = QK_OP_MKDIR; p.name[0] = (void *)a0; break;
-    case NR_mkdirat: ev->op = QK_OP_MKDIR; p.dirfd[0] = a0; p.name[0] = (void *)a1; break;
-    case NR_symlink: ev->op = QK_OP_SYMLINK; p.name[0] = (void *)a1; break;
-    case NR_symlinkat: ev->op = QK_OP_SYMLINK; p.dirfd[0] = a1; p.name[0] = (void *)a2; break;
-    case NR_truncate: ev->op = QK_OP_TRUNCATE; p.name[0] = (void *)a0; break;
-    case NR_ftruncate: ev->op = QK_OP_FTRUNCATE; p.fd = a0; p.nat = 0; break;
-    case NR_chdir: ev->op = QK_OP_CHDIR; p.cwd = 1; p.nat = 0; break;
-    case NR_fchdir: ev->op = QK_OP_FCHDIR; p.cwd = 1; p.nat = 0; break;
-    case NR_execve: ev->op = QK_OP_EXEC; p.name[0] = (void *)a0; break;
-    case NR_execveat: ev->op = QK_OP_EXEC; ev->flags = a4; p.dirfd[0] = a0; p.name[0] = (void *)a1; break;
-    default: return 0;
-    }
-    if (ev->op == QK_OP_OPEN && ret >= 0)
-        p.fd = ret;
-
+    long fd = p->op == QK_OP_OPEN && ret >= 0 ? ret : p->fd;
     struct qk_pieces *pc = &ev->p;
     pc->count = 0;
     pc->used = 0;
     pc->truncated = 0;
-    if (p.cwd) {
+    if (p->cwd) {
         qk_put_cwd(pc);
-    } else if (p.fd >= 0) {
-        qk_put_fd(pc, p.fd);
-        struct file *f = fd_file(p.fd);
-        if (f && ev->op == QK_OP_OPEN) {
+    } else if (fd >= 0) {
+        qk_put_fd(pc, fd);
+        struct file *f = fd_file(fd);
+        if (f && p->op == QK_OP_OPEN) {
             if (BPF_CORE_READ(f, f_mode) & FMODE_CREATED)
                 ev->info |= QK_INFO_CREATED;
             if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) == S_IFDIR)
                 ev->info |= QK_INFO_DIRECTORY;
         }
-    } else if (ev->op == QK_OP_OPEN) {
+    } else if (p->op == QK_OP_OPEN) {
         qk_empty_piece(pc);
     }
-    if (p.nat > 0)
-        qk_put_at_path(pc, p.dirfd[0], (__u64)p.name[0]);
-    if (p.nat > 1)
-        qk_put_at_path(pc, p.dirfd[1], (__u64)p.name[1]);
+    if (p->nat > 0)
+        qk_put_at_path(pc, p->dirfd[0], (__u64)p->name[0]);
+    if (p->nat > 1)
+        qk_put_at_path(pc, p->dirfd[1], (__u64)p->name[1]);
     submit(ev, offsetof(struct qk_file_event, p.data) + (pc->used & QK_OFF_MASK), stats);
+    return 0;
+}
+
+/* Counts an event that makes the task's recording incomplete without being recorded itself. */
+static __always_inline void count_task(int which)
+{
+    __u64 cg;
+    struct qk_task_stats *stats = tracked_task(&cg);
+    if (!stats)
+        return;
+    if (which)
+        __sync_fetch_and_add(&stats->io_uring_unseen, 1);
+    else
+        __sync_fetch_and_add(&stats->compat, 1);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
+{
+    if (!qk_g.ntracked)
+        return 0;
+    long nr = regs->orig_ax; /* a typed tracepoint argument: a plain load, not a helper call */
+    if (nr < 0)
+        return 0; /* no syscall (cancelled by ptrace or seccomp) */
+    struct task_struct *task = bpf_get_current_task_btf();
+    if ((task->thread_info.status & TS_COMPAT) || (nr & X32_SYSCALL_BIT)) {
+        count_task(0);
+        return 0;
+    }
+    if (nr == NR_io_uring_setup && ret >= 0 && qk_g.io_uring_blind) {
+        count_task(1);
+        return 0;
+    }
+    struct plan p = {.fd = -1, .nat = 1, .dirfd = {QK_AT_FDCWD, QK_AT_FDCWD}};
+    plan_for(nr, regs, &p);
+    if (p.op)
+        qk_record_plan(&p, ret);
     return 0;
 }
 
