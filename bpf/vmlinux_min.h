@@ -49,17 +49,22 @@ enum bpf_map_type {
     BPF_MAP_TYPE_RINGBUF = 27,
 };
 
-#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
-
+/* Not relocated: layouts that are ABI (pt_regs is the x86_64 entry stack frame) or have not moved in
+ * two decades (fdtable). Every type relocated costs a search of the kernel's BTF at load, and the
+ * kernel's cache of those searches is keyed by a type name's length and first two letters, so
+ * dentry, io_kiocb and pt_regs evict each other (as do fdtable and mm_struct) on every load. */
 struct pt_regs {
-    long unsigned int di;
-    long unsigned int si;
-    long unsigned int dx;
-    long unsigned int r10;
-    long unsigned int r8;
-    long unsigned int r9;
+    long unsigned int r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di;
     long unsigned int orig_ax;
 };
+
+struct file;
+struct fdtable {
+    unsigned int max_fds;
+    struct file **fd;
+};
+
+#pragma clang attribute push(__attribute__((preserve_access_index)), apply_to = record)
 
 struct qstr {
     u32 len;
@@ -96,11 +101,6 @@ struct file {
     struct inode *f_inode;
     fmode_t f_mode;
     unsigned int f_flags;
-};
-
-struct fdtable {
-    unsigned int max_fds;
-    struct file **fd;
 };
 
 struct files_struct {
