@@ -5,7 +5,10 @@
  * and io_uring submissions. Everything is filtered by task cgroup first. x86_64 syscall numbers.
  *
  * Loaded by a light skeleton (bpftool gen skeleton -L): the kernel relocates the CO-RE accesses
- * against its own BTF, so userspace never parses vmlinux BTF (that was most of a load's time). */
+ * against its own BTF, so userspace never parses vmlinux BTF (that was most of a load's time). Only
+ * sys_exit is a BTF-typed tracepoint (its pt_regs and task reads are plain loads, on every syscall);
+ * the others read through helpers anyway, and a raw tracepoint spares the load a search of the
+ * kernel's BTF for its attach point. */
 #include "vmlinux_min.h"
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
@@ -181,7 +184,7 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
     return 0;
 }
 
-SEC("tp_btf/sched_process_fork")
+SEC("raw_tp/sched_process_fork")
 int BPF_PROG(qk_fork, struct task_struct *parent, struct task_struct *child)
 {
     if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
@@ -198,7 +201,7 @@ int BPF_PROG(qk_fork, struct task_struct *parent, struct task_struct *child)
     return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
+SEC("raw_tp/sched_process_exec")
 int BPF_PROG(qk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
     __u64 cg;
@@ -248,7 +251,7 @@ int BPF_PROG(qk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
     return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
+SEC("raw_tp/sched_process_exit")
 int BPF_PROG(qk_exit, struct task_struct *p, bool group_dead)
 {
     if (!group_dead)
