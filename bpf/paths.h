@@ -48,8 +48,9 @@ static __always_inline struct walk_buf *walk_state(void)
 }
 
 /* d_parent and d_name (hash, len, name) sit together in struct dentry: one read fetches all three
- * instead of three helper calls per component. Offsets come from CO-RE, so a kernel that moves them
- * apart falls back to reading them one by one. */
+ * instead of three helper calls per component. Offsets come from CO-RE (all relative to dentry, so no
+ * other type is relocated for them), so a kernel that moves them apart falls back to reading them one
+ * by one. */
 #define QK_DENTRY_CHUNK 32
 struct dentry_fields {
     struct dentry *parent;
@@ -60,16 +61,18 @@ struct dentry_fields {
 static __always_inline void read_dentry(struct dentry *d, struct dentry_fields *out)
 {
     __u32 parent_off = bpf_core_field_offset(struct dentry, d_parent);
-    __u32 name_off = bpf_core_field_offset(struct dentry, d_name);
-    __u32 qlen_off = bpf_core_field_offset(struct qstr, len);
-    __u32 qname_off = bpf_core_field_offset(struct qstr, name);
-    if (name_off > parent_off && name_off - parent_off + 16 <= QK_DENTRY_CHUNK && qlen_off < 8 && qname_off == 8) {
+    __u32 len_off = bpf_core_field_offset(struct dentry, d_name.len);
+    __u32 name_off = bpf_core_field_offset(struct dentry, d_name.name);
+    if (len_off > parent_off && name_off > parent_off && name_off + 8 - parent_off <= QK_DENTRY_CHUNK &&
+        len_off + 4 - parent_off <= QK_DENTRY_CHUNK) {
         char chunk[QK_DENTRY_CHUNK];
-        __u32 rel = (name_off - parent_off) & (QK_DENTRY_CHUNK - 1);
-        if (rel <= QK_DENTRY_CHUNK - 16 && bpf_probe_read_kernel(chunk, rel + 16, (char *)d + parent_off) == 0) {
+        __u32 rel_len = (len_off - parent_off) & (QK_DENTRY_CHUNK - 4);
+        __u32 rel_name = (name_off - parent_off) & (QK_DENTRY_CHUNK - 8);
+        __u32 size = (name_off + 8 - parent_off) & (2 * QK_DENTRY_CHUNK - 1);
+        if (size <= QK_DENTRY_CHUNK && bpf_probe_read_kernel(chunk, size, (char *)d + parent_off) == 0) {
             out->parent = *(struct dentry **)chunk;
-            out->len = *(__u32 *)(chunk + rel + (qlen_off & 4));
-            out->name = *(const unsigned char **)(chunk + rel + 8);
+            out->len = *(__u32 *)(chunk + rel_len);
+            out->name = *(const unsigned char **)(chunk + rel_name);
             return;
         }
     }
@@ -185,12 +188,12 @@ __noinline int qk_put_user_str(struct qk_pieces *p, __u64 ustr)
 static __always_inline struct file *fd_file(long fd)
 {
     struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-    struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
-    if (fd < 0 || fd >= BPF_CORE_READ(fdt, max_fds))
+    /* fdtable's head (max_fds, fd) has not moved in two decades: one plain read, no relocation */
+    struct fdtable t = {};
+    if (fd < 0 || bpf_probe_read_kernel(&t, sizeof(t), BPF_CORE_READ(task, files, fdt)) != 0 || fd >= t.max_fds)
         return 0;
-    struct file **fds = BPF_CORE_READ(fdt, fd);
     struct file *f = 0;
-    bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]);
+    bpf_probe_read_kernel(&f, sizeof(f), &t.fd[fd]);
     return f;
 }
 

@@ -50,9 +50,10 @@ enum bpf_map_type {
 };
 
 /* Not relocated: layouts that are ABI (pt_regs is the x86_64 entry stack frame) or have not moved in
- * two decades (fdtable). Every type relocated costs a search of the kernel's BTF at load, and the
- * kernel's cache of those searches is keyed by a type name's length and first two letters, so
- * dentry, io_kiocb and pt_regs evict each other (as do fdtable and mm_struct) on every load. */
+ * two decades (the head of fdtable). Read them with plain loads or bpf_probe_read_kernel, never
+ * BPF_CORE_READ, which relocates whatever it is given. Each relocated type costs a search of the
+ * kernel's BTF at load; the kernel caches those searches in a small table, and io_kiocb, fdtable and
+ * qstr share a slot there, so relocating all three repeated two searches on every load (about 1.5 ms). */
 struct pt_regs {
     long unsigned int r15, r14, r13, r12, bp, bx, r11, r10, r9, r8, ax, cx, dx, si, di;
     long unsigned int orig_ax;
