@@ -30,9 +30,17 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 MODES = ("untraced", "ebpf", "strace")
+# "ebpf-base": the eBPF recorder of another qk-trace binary (QK_TRACE_BASE), to measure a change side by
+# side with what it replaces, in the same interleaved repetitions.
+OPTIONAL_MODES = ("ebpf-base",)
 
 
-def qk_trace() -> str:
+def qk_trace(mode: str = "ebpf") -> str:
+    if mode == "ebpf-base":
+        path = os.environ.get("QK_TRACE_BASE", "")
+        if not os.access(path, os.X_OK):
+            sys.exit("bench: mode ebpf-base needs QK_TRACE_BASE, the qk-trace binary to compare with")
+        return path
     path = os.environ.get("QK_TRACE") or str(REPO / "build/default/qk-trace")
     if not os.access(path, os.X_OK):
         sys.exit(f"bench: {path} not found; build it first "
@@ -40,13 +48,17 @@ def qk_trace() -> str:
     return path
 
 
+def recorder_of(mode: str) -> str:
+    return "ebpf" if mode == "ebpf-base" else mode
+
+
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def recorder_works(recorder: str) -> tuple[bool, str]:
+def recorder_works(mode: str) -> tuple[bool, str]:
     """Whether `qk-trace --recorder R -- true` records; the reason if not."""
-    p = subprocess.run([qk_trace(), "--recorder", recorder, "--", "true"],
+    p = subprocess.run([qk_trace(mode), "--recorder", recorder_of(mode), "--", "true"],
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     return p.returncode == 0, p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
 
@@ -106,7 +118,7 @@ def run_timed(argv, cwd=None, stderr_path=None):
 def traced_argv(mode, argv, json_path):
     if mode == "untraced":
         return list(argv)
-    return [qk_trace(), "--recorder", mode, "--json", json_path, "--"] + list(argv)
+    return [qk_trace(mode), "--recorder", recorder_of(mode), "--json", json_path, "--"] + list(argv)
 
 
 def noise_limit(wall):
@@ -209,12 +221,13 @@ def parse_args(default_reps, argv=None):
     import argparse
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=default_reps, help=f"timed repetitions (default {default_reps})")
-    ap.add_argument("--modes", default=",".join(MODES), help="comma-separated subset of untraced,ebpf,strace")
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="comma-separated subset of untraced,ebpf,strace,ebpf-base (QK_TRACE_BASE)")
     ap.add_argument("--json", help="write the results as JSON to this file")
     args = ap.parse_args(argv)
     args.modes = tuple(m for m in args.modes.split(",") if m)
     for m in args.modes:
-        if m not in MODES:
+        if m not in MODES + OPTIONAL_MODES:
             ap.error(f"unknown mode {m}")
     for m in args.modes:
         if m != "untraced":

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -44,6 +45,38 @@ void write_atomically(const std::string& path, const std::string& text)
     }
 }
 
+// Where qk-trace's own time goes, for QK_TRACE_TIMINGS (docs/benchmarks.md reads these).
+class PhaseTimes {
+    using Clock = std::chrono::steady_clock;
+
+public:
+    PhaseTimes() : on_(std::getenv("QK_TRACE_TIMINGS") != nullptr), last_(Clock::now()) {}
+    // Ends the phase `name` now.
+    void lap(const char* name)
+    {
+        auto now = Clock::now();
+        if (on_)
+            text_ += fmt::format(" {} {:.2f}", name, ms(now - last_));
+        last_ = now;
+    }
+    void note(const char* name, Clock::duration d)
+    {
+        if (on_)
+            text_ += fmt::format(" {} {:.2f}", name, ms(d));
+    }
+    void print() const
+    {
+        if (on_)
+            std::fprintf(stderr, "qk-trace timings (ms):%s\n", text_.c_str());
+    }
+
+private:
+    static double ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+    bool on_;
+    Clock::time_point last_;
+    std::string text_;
+};
+
 }  // namespace
 
 int run_trace(const TraceOptions& options)
@@ -64,8 +97,10 @@ int run_trace(const TraceOptions& options)
         throw FatalError(fmt::format("qk-trace: -C {}: not a directory", options.directory));
     cwd = fs::canonical(cwd, ec);
 
+    PhaseTimes times;
     std::string why_none;
     auto recorder = or_fatal(record::make_recorder(choice, &why_none));
+    times.lap("load");
     report::TraceRequest request{options.command, cwd.string()};
     record::Command cmd{options.command, cwd.string()};
 
@@ -86,6 +121,7 @@ int run_trace(const TraceOptions& options)
     }
 
     auto trace = recorder->record(cmd);
+    times.lap("record");
     if (!trace) {
         std::fprintf(stderr, "qk-trace: %s\n", trace.error().message.c_str());
         return 127;
@@ -95,9 +131,15 @@ int run_trace(const TraceOptions& options)
             "qk-trace was interrupted by {}: the command was killed before it finished", report::signal_name(sig)));
         trace->status = record::ExitStatus{0, sig};
     }
+    times.note("of-which-command", trace->ran);
     std::fputs(report::trace_summary(request, *trace).c_str(), stderr);
+    times.lap("summary");
     if (!options.json_path.empty())
         write_atomically(options.json_path, report::trace_json(request, *trace));
+    times.lap("json");
+    recorder.reset();  // detaches the programs, frees the ring: part of what the caller waits for
+    times.lap("teardown");
+    times.print();
     return record::shell_status(trace->status);
 }
 

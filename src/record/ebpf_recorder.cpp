@@ -57,6 +57,7 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
         sink.skip_probes();
     if (auto s = session_->track(cgroup->id(), cgroup->level(), &sink, cmd.record_probes); !s)
         return s.error();
+    const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd,
                                   cmd.own_process_group});
     if (!pid) {
@@ -68,6 +69,7 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
         StopWindow window(cmd, [cg = &*cgroup](bool force) { cg->signal_all(force ? SIGKILL : SIGTERM); });
         wait_exited_unreaped(*pid);
     }
+    trace.ran = std::chrono::steady_clock::now() - started;
     trace.status = wait_exit(*pid);
     trace.leftovers_killed = cgroup->kill_all();
     if (auto s = cgroup->wait_empty(std::chrono::seconds(10)); !s)

@@ -229,6 +229,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     if (!cmd.record_probes)
         sink.skip_probes();
     StraceParser parser(sink, cmd.cwd);
+    const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(req);
     if (!pid)
         return Error{"cannot start strace: " + pid.error().message, pid.error().sys_errno};
@@ -244,6 +245,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
         // strace exits once every process it traces has: the command's root and what it left.
         wait_exited_unreaped(*pid);
     }
+    trace.ran = std::chrono::steady_clock::now() - started;
     ExitStatus strace_status = wait_exit(*pid);
     fifo->release_hold();
     reading.join();

@@ -187,3 +187,22 @@ def test_failed_exec_changes_no_argv(recorder, recorded):
     rec.check_exit()
     procs = list(rec.run.processes().values())
     assert [p["argv"] for p in procs] == [[rec.program, rec.root]], procs
+
+
+@pytest.mark.parametrize("recorder", RECORDERS)
+def test_timings(recorder, scenario_path, workspace, json_path):
+    """QK_TRACE_TIMINGS=1 puts one line of where qk-trace's time went on stderr: every phase, in order,
+    and the command's own time no longer than the recording that holds it (docs/benchmarks.md uses it)."""
+    run = h.run_trace(["sleep", "0.2"], recorder=recorder, cwd=workspace, json_path=json_path,
+                      env={"QK_TRACE_TIMINGS": "1"})
+    assert run.returncode == 0, run.describe()
+    lines = [l for l in run.stderr.splitlines() if l.startswith("qk-trace timings (ms):")]
+    assert len(lines) == 1, run.describe()
+    fields = lines[0].split(":", 1)[1].split()
+    names, values = fields[0::2], [float(v) for v in fields[1::2]]
+    assert names == ["load", "record", "of-which-command", "summary", "json", "teardown"], lines[0]
+    t = dict(zip(names, values))
+    assert 200 <= t["of-which-command"] <= t["record"], lines[0]
+    assert all(v >= 0 for v in values), lines[0]
+    quiet = h.run_trace(["true"], recorder=recorder, cwd=workspace)
+    assert "timings" not in quiet.stderr, quiet.describe()

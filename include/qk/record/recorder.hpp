@@ -2,6 +2,7 @@
 // Engines: eBPF (src/record/ebpf_*), strace (src/record/strace_*), replay (recorded events, for tests).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,6 +54,9 @@ struct Trace {
     ExitStatus status;
     Recording recording;
     int leftovers_killed = 0;  // processes still in the cgroup when the command exited
+    // Wall time from starting the command to its exit: what the command itself took, recorded, without
+    // the recorder's own work before and after it (QK_TRACE_TIMINGS shows the rest).
+    std::chrono::steady_clock::duration ran{};
 };
 
 class Recorder {
