@@ -4,6 +4,7 @@
 #include <bpf/libbpf.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cstdarg>
@@ -32,6 +33,8 @@ Error load_error(const char* what, int err, const char* log)
     std::string hint;
     if (err == EPERM || err == EACCES)
         hint = " (loading BPF programs needs root, or CAP_BPF with CAP_PERFMON and CAP_SYS_ADMIN)";
+    else if (utsname u{}; ::uname(&u) == 0)
+        hint = ebpf_kernel_hint(u.release);
     std::string detail;
     if (log && *log) {
         std::string_view rest(log);
@@ -51,6 +54,18 @@ Error load_error(const char* what, int err, const char* log)
 bool power_of_two(std::size_t n) { return n && !(n & (n - 1)); }
 
 }  // namespace
+
+std::string ebpf_kernel_hint(std::string_view release)
+{
+    unsigned major = 0, minor = 0;
+    if (std::sscanf(std::string(release).c_str(), "%u.%u", &major, &minor) != 2)
+        return {};
+    if (major > 5 || (major == 5 && minor >= 17))
+        return {};
+    return fmt::format(" (this kernel is {}.{}; the eBPF recorder needs Linux 5.17 or later, for bpf_loop and "
+                       "the kernel's own CO-RE relocation: use --recorder strace here)",
+                       major, minor);
+}
 
 Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& options)
 {

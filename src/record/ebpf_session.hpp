@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -28,6 +29,9 @@ struct EbpfOptions {
     std::size_t ring_bytes = 4u << 20;
     bool io_uring = true;                // watch io_uring submissions where the kernel lets us
 };
+
+// What to tell a user whose kernel release is too old for the recorder's programs; empty otherwise.
+std::string ebpf_kernel_hint(std::string_view release);
 
 class EbpfSession {
 public:

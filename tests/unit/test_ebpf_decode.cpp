@@ -1,4 +1,5 @@
-// Records built by hand in the wire layout of bpf/events.h, decoded as the consumer does.
+// Records built by hand in the wire layout of bpf/events.h, decoded as the consumer does; the load error's
+// kernel hint.
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
@@ -7,6 +8,7 @@
 
 #include "events.h"
 #include "record/ebpf_decode.hpp"
+#include "record/ebpf_session.hpp"
 
 using namespace qk::record;
 
@@ -120,4 +122,17 @@ TEST_CASE("malformed records are errors, not crashes", "[record][ebpf]")
     ev.op = 250;
     bytes = record(ev, {"/a", "", "/a"});
     CHECK_FALSE(decode_ebpf_record(bytes.data(), bytes.size()));
+}
+
+TEST_CASE("a kernel too old for the recorder is named in the load error", "[record][ebpf]")
+{
+    using qk::record::ebpf_kernel_hint;
+    CHECK(ebpf_kernel_hint("6.18.44-fc-v1045").empty());
+    CHECK(ebpf_kernel_hint("5.17.0").empty());
+    CHECK(ebpf_kernel_hint("10.1").empty());
+    CHECK(ebpf_kernel_hint("garbage").empty());  // unknown: say nothing rather than guess
+    auto hint = ebpf_kernel_hint("5.15.0-91-generic");
+    CHECK(hint.find("this kernel is 5.15") != std::string::npos);
+    CHECK(hint.find("--recorder strace") != std::string::npos);
+    CHECK(!ebpf_kernel_hint("4.19.0").empty());
 }
