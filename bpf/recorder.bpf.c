@@ -147,14 +147,16 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     return 0;
 }
 
-/* Counts an event that makes the task's recording incomplete without being recorded itself. */
-static __always_inline void count_task(int which)
+/* Counts, for a traced task, a syscall that makes its recording incomplete without being recorded. */
+enum unrecorded { UNRECORDED_COMPAT, UNRECORDED_IO_URING };
+
+static __always_inline void count_unrecorded(enum unrecorded what)
 {
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)
         return;
-    if (which)
+    if (what == UNRECORDED_IO_URING)
         __sync_fetch_and_add(&stats->io_uring_unseen, 1);
     else
         __sync_fetch_and_add(&stats->compat, 1);
@@ -170,11 +172,11 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
         return 0; /* no syscall (cancelled by ptrace or seccomp) */
     struct task_struct *task = bpf_get_current_task_btf();
     if ((task->thread_info.status & TS_COMPAT) || (nr & X32_SYSCALL_BIT)) {
-        count_task(0);
+        count_unrecorded(UNRECORDED_COMPAT);
         return 0;
     }
     if (nr == NR_io_uring_setup && ret >= 0 && qk_g.io_uring_blind) {
-        count_task(1);
+        count_unrecorded(UNRECORDED_IO_URING);
         return 0;
     }
     struct plan p = {.fd = -1, .nat = 1, .dirfd = {QK_AT_FDCWD, QK_AT_FDCWD}};

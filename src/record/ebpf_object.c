@@ -78,7 +78,7 @@ static int attached(int fd)
     return fd > 0 ? 0 : (errno ? -errno : -EINVAL);
 }
 
-int qk_bpf_object_attach(struct qk_bpf_object *o, const char **stage)
+int qk_bpf_object_attach(struct qk_bpf_object *o, int with_io_uring, const char **stage)
 {
     struct recorder *s = o->skel;
     *stage = "cannot attach the BPF recorder";
@@ -91,7 +91,7 @@ int qk_bpf_object_attach(struct qk_bpf_object *o, const char **stage)
         err = attached(recorder__qk_exit__attach(s));
     if (err)
         return err;
-    o->io_uring_attached = attached(recorder__qk_io_uring_submit__attach(s)) == 0;
+    o->io_uring_attached = with_io_uring && attached(recorder__qk_io_uring_submit__attach(s)) == 0;
     return 0;
 }
 

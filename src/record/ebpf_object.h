@@ -29,9 +29,10 @@ struct qk_bpf_object {
  * the end of its verifier log in log (NUL-terminated, log_size bytes at most). */
 int qk_bpf_object_load(struct qk_bpf_object *o, qk_u32 ring_bytes, const char **stage, char *log, size_t log_size);
 
-/* Attaches every program. io_uring's tracepoint is optional: where it cannot be attached,
- * io_uring_attached stays 0 and the caller decides. Returns 0 or a negative errno, *stage set. */
-int qk_bpf_object_attach(struct qk_bpf_object *o, const char **stage);
+/* Attaches every program. io_uring's tracepoint is optional: where it cannot be attached (or with_io_uring
+ * is 0, which acts as such a kernel), io_uring_attached stays 0 and the caller decides. Returns 0 or a
+ * negative errno, *stage set. */
+int qk_bpf_object_attach(struct qk_bpf_object *o, int with_io_uring, const char **stage);
 
 /* One line per loaded program: its name, its size and how many instructions the verifier walked (the
  * load's cost grows with the latter). For QK_DEBUG_BPF. */

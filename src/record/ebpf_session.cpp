@@ -87,14 +87,13 @@ Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& option
     }
     if (s->object_.abi_version != QK_ABI_VERSION)
         return error("the loaded BPF recorder reports another ABI version: rebuild qk");
-    if (int err = qk_bpf_object_attach(&s->object_, &stage))
+    if (int err = qk_bpf_object_attach(&s->object_, options.io_uring, &stage))
         return load_error(stage, -err, nullptr);
     qk_globals* g = s->object_.globals;
     g->wakeup_bytes = options.ring_bytes / 8;
     // Without the tracepoint a ring's file operations are invisible: then setting up a ring at all is
     // what makes a recording incomplete, as under strace.
-    s->io_uring_seen_ = s->object_.io_uring_attached && options.io_uring;
-    g->io_uring_blind = s->io_uring_seen_ ? 0 : 1;
+    g->io_uring_blind = s->object_.io_uring_attached ? 0 : 1;
 
     s->ring_ = ring_buffer__new(s->object_.events_fd, on_record, s.get(), nullptr);
     if (!s->ring_)

@@ -27,7 +27,7 @@ struct EbpfOptions {
     // nothing even at 1 MiB with both cores busy, and each MiB costs about half a millisecond to
     // allocate, map and free (docs/benchmarks.md).
     std::size_t ring_bytes = 4u << 20;
-    bool io_uring = true;                // watch io_uring submissions where the kernel lets us
+    bool io_uring = true;  // attach io_uring's tracepoint where the kernel has it (false: act as if not)
 };
 
 // What to tell a user whose kernel release is too old for the recorder's programs; empty otherwise.
@@ -48,8 +48,6 @@ public:
     qk_task_stats untrack(std::uint64_t id);
 
     std::size_t ring_bytes() const { return ring_bytes_; }
-    // False where io_uring's tracepoint could not be attached: rings are then counted, not decoded.
-    bool io_uring_seen() const { return io_uring_seen_; }
 
 private:
     EbpfSession() = default;
@@ -60,7 +58,6 @@ private:
     qk_bpf_object object_{};
     ::ring_buffer* ring_ = nullptr;
     std::size_t ring_bytes_ = 0;
-    bool io_uring_seen_ = false;
     UniqueFd wake_;   // eventfd: a drain was requested, or the session is stopping
     UniqueFd epoll_;
     std::thread consumer_;

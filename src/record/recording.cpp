@@ -60,10 +60,9 @@ std::vector<const Recording::PathMap::value_type*> Recording::sorted_paths() con
 std::vector<std::string> Recording::paths_with(std::uint16_t access) const
 {
     std::vector<std::string> out;
-    for (const auto& [path, acc] : paths_)
-        if (acc & access)
-            out.push_back(path);
-    std::sort(out.begin(), out.end());
+    for (const auto* entry : sorted_paths())
+        if (entry->second & access)
+            out.push_back(entry->first);
     return out;
 }
 
