@@ -2,7 +2,7 @@
 // run-wide views the summary and --sandbox-report show.
 #include "qk/audit/findings.hpp"
 
-#include "rules/path_kinds.hpp"
+#include "qk/util/special_names.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -20,7 +20,7 @@ void sort_unique(std::vector<std::string>& paths)
 
 // A component, not a prefix: ".github/x" and "a.git/x" are ordinary paths, while a nested
 // repository's "sub/.git/x" is as much Git's as the root's (the rules' own test).
-bool in_git(std::string_view path) { return rules::has_component(path, ".git"); }
+bool in_git(std::string_view path) { return special_tree(path) == SpecialDir::git; }
 
 // The map may hold a project with no paths when findings were not normalised; such an entry is no
 // finding.

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "cli/show_key.hpp"
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 #include "qk/util/result.hpp"
 #include "qk/rules/rules.hpp"
 #include "run/sandbox_audit.hpp"
@@ -21,7 +21,7 @@ void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 int show_projects(const run::Session& s, bool json)
 {
     if (json) {
-        report::JsonWriter w;
+        JsonWriter w;
         w.begin_array();
         for (const auto& p : s.workspace().projects())
             w.value(p.name);
@@ -85,7 +85,7 @@ std::string rules_text(const std::string& id, const rules::Rules& rules)
 
 std::string rules_json(const std::string& id, const rules::Rules& rules)
 {
-    report::JsonWriter w;
+    JsonWriter w;
     w.begin_object().key("task").value(id).key("rules").begin_array();
     for (const rules::RuleLine& line : rules.describe())
         w.begin_object().key("access").value(line.access).key("paths").value(line.path).key("why").value(line.why).end_object();

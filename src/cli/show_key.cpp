@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 
 namespace qk::cli {
 
@@ -82,7 +82,7 @@ std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<s
 {
     const auto& files = s.files();
     const auto& ws = s.workspace();
-    report::JsonWriter w;
+    JsonWriter w;
     auto file = [&](const std::string& path, const key::Hash128& h) {
         w.begin_object().key("path").value(path).key("hash").value(h.hex()).end_object();
     };

@@ -17,6 +17,7 @@
 #include "qk/record/recorder.hpp"
 #include "qk/report/trace_report.hpp"
 #include "record/spawn.hpp"
+#include "qk/util/atomic_file.hpp"
 
 namespace qk::cli {
 namespace fs = std::filesystem;
@@ -30,19 +31,8 @@ void write_atomically(const std::string& path, const std::string& text)
         std::fwrite(text.data(), 1, text.size(), stdout);
         return;
     }
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out)
-            throw FatalError(sys_error(fmt::format("cannot write the trace to '{}'", tmp)));
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        auto e = sys_error(fmt::format("cannot write the trace to '{}'", path));
-        std::remove(tmp.c_str());
-        throw FatalError(e);
-    }
+    if (Status s = write_file_atomically(path, text); !s)
+        throw FatalError(error(fmt::format("cannot write the trace: {}", s.error().message)));
 }
 
 // Where qk-trace's own time goes, for QK_TRACE_TIMINGS (docs/benchmarks.md reads these).

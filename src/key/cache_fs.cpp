@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
+
 namespace qk::key::cache_fs {
 
 std::vector<std::string_view> split_path(std::string_view path)
@@ -116,21 +118,13 @@ Status read_write_copy(int src, int dst, std::string_view what)
 {
     std::vector<char> buf(1 << 20);
     for (;;) {
-        ssize_t n = ::read(src, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR)
-            continue;
+        ssize_t n = retry_eintr([&] { return ::read(src, buf.data(), buf.size()); });
         if (n < 0)
             return sys_error(fmt::format("cannot read {}", what));
         if (n == 0)
             return {};
-        for (ssize_t done = 0; done < n;) {
-            ssize_t w = ::write(dst, buf.data() + done, static_cast<std::size_t>(n - done));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0)
-                return sys_error(fmt::format("cannot write {}", what));
-            done += w;
-        }
+        if (Status s = write_all(dst, std::string_view(buf.data(), static_cast<std::size_t>(n))); !s)
+            return sys_error(fmt::format("cannot write {}", what), s.error().sys_errno);
     }
 }
 
@@ -209,19 +203,10 @@ Result<std::string> read_file_at(int dirfd, const std::string& name)
         return sys_error(fmt::format("cannot open {}", name));
     std::string out;
     struct stat st;
-    if (::fstat(fd.get(), &st) == 0 && st.st_size > 0)
-        out.reserve(static_cast<std::size_t>(st.st_size));
-    char buf[64 * 1024];
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return sys_error(fmt::format("cannot read {}", name));
-        if (n == 0)
-            return out;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
+    std::size_t hint = ::fstat(fd.get(), &st) == 0 && st.st_size > 0 ? static_cast<std::size_t>(st.st_size) + 1 : 0;
+    if (Status s = read_all(fd.get(), out, hint); !s)
+        return sys_error(fmt::format("cannot read {}", name), s.error().sys_errno);
+    return out;
 }
 
 Status write_file_at(int dirfd, const std::string& name, std::string_view bytes, mode_t mode)
@@ -229,14 +214,8 @@ Status write_file_at(int dirfd, const std::string& name, std::string_view bytes,
     UniqueFd fd(::openat(dirfd, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
     if (!fd.valid())
         return sys_error(fmt::format("cannot create {}", name));
-    while (!bytes.empty()) {
-        ssize_t n = ::write(fd.get(), bytes.data(), bytes.size());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return sys_error(fmt::format("cannot write {}", name));
-        bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
+    if (Status s = write_all(fd.get(), bytes); !s)
+        return sys_error(fmt::format("cannot write {}", name), s.error().sys_errno);
     return {};
 }
 

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 #include "qk/workspace/workspace.hpp"
 
 namespace qk::key::cache_meta {
@@ -17,9 +17,9 @@ namespace {
 // Appends `s` as a JSON string. False when `s` is not UTF-8, which a JSON string cannot carry unchanged.
 bool append_string(std::string& out, std::string_view s)
 {
-    if (!report::JsonWriter::valid_utf8(s))
+    if (!JsonWriter::valid_utf8(s))
         return false;
-    report::JsonWriter::escape(out, s);
+    JsonWriter::escape(out, s);
     return true;
 }
 

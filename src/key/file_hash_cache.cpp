@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/atomic_file.hpp"
+#include "qk/util/io.hpp"
 #include "qk/util/unique_fd.hpp"
 
 namespace qk::key {
@@ -42,39 +44,6 @@ template <class T> T get(const char* p)
 std::int64_t ns(const struct timespec& t)
 {
     return std::int64_t(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
-}
-
-Result<std::string> read_all(int fd, std::size_t size_hint)
-{
-    std::string data(size_hint, '\0');
-    std::size_t have = 0;
-    for (;;) {
-        if (have == data.size())
-            data.resize(data.size() * 2 + 4096);
-        ssize_t n = ::read(fd, data.data() + have, data.size() - have);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return sys_error("read");
-        if (n == 0)
-            break;
-        have += static_cast<std::size_t>(n);
-    }
-    data.resize(have);
-    return data;
-}
-
-Status write_all(int fd, std::string_view data)
-{
-    while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return sys_error("write");
-        data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return {};
 }
 
 // mkdir that tolerates an existing directory; says whether it made it.
@@ -111,10 +80,10 @@ HashCacheFile read_hash_cache(const std::filesystem::path& file)
         return result;
     // The cache's own mtime is when it was written, on the same clock as the files' mtimes.
     const std::int64_t written = ns(st.st_mtim);
-    auto data = read_all(fd.get(), static_cast<std::size_t>(st.st_size) + 1);
-    if (!data)
+    if (!read_all(fd.get(), result.data, static_cast<std::size_t>(st.st_size) + 1)) {
+        result.data.clear();
         return result;
-    result.data = std::move(*data);
+    }
     const std::string& d = result.data;
     if (d.size() < header_size + trailer_size || std::memcmp(d.data(), magic, sizeof magic) != 0 ||
         get<std::uint32_t>(d.data() + 8) != version)
@@ -216,23 +185,9 @@ Status write_hash_cache(const std::filesystem::path& root, const std::filesystem
     put(out, sum.high);
     put(out, sum.low);
 
-    // The temporary's name is never mistaken for the cache; without an fsync a crash can leave a
-    // torn cache, which the checksum turns into an empty one.
-    std::string tmp = file.string() + ".tmp-XXXXXX";
-    UniqueFd fd(::mkostemp(tmp.data(), O_CLOEXEC));
-    if (!fd.valid())
-        return fail(sys_error("cannot create a temporary file"));
-    Status s = write_all(fd.get(), out);
-    if (s && ::fchmod(fd.get(), 0644) != 0)
-        s = sys_error("chmod");
-    if (s && ::close(fd.release()) != 0)
-        s = sys_error("close");
-    if (s && ::rename(tmp.c_str(), file.c_str()) != 0)
-        s = sys_error("rename");
-    if (!s) {
-        ::unlink(tmp.c_str());
+    // Without an fsync a crash can leave a torn cache, which the checksum turns into an empty one.
+    if (Status s = write_file_atomically(file.string(), out, {.mode = 0644, .durable = false}); !s)
         return fail(s.error());
-    }
     return {};
 }
 

@@ -18,6 +18,9 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
+#include "qk/util/special_names.hpp"
+
 namespace qk::key {
 
 namespace {
@@ -28,15 +31,7 @@ std::string read_small_file(int dir_fd, const char* name)
     UniqueFd fd(::openat(dir_fd, name, O_RDONLY | O_CLOEXEC | O_NOCTTY));
     if (!fd.valid())
         return text;  // as the `ignore` crate does: an unreadable ignore file is no ignore file
-    char buf[16384];
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
+    (void)read_all(fd.get(), text, 4096);  // what could be read counts, as a shorter file would
     return text;
 }
 
@@ -121,7 +116,10 @@ Status Walker::list(int fd, Listing& out)
             auto* d = reinterpret_cast<struct dirent64*>(buffer_.data() + pos);
             pos += d->d_reclen;
             std::string_view name(d->d_name);
-            if (name == "." || name == ".." || name == ".qk" || name == "node_modules")
+            if (name == "." || name == "..")
+                continue;
+            SpecialDir special = special_dir(name);
+            if (special == SpecialDir::qk || special == SpecialDir::node_modules)
                 continue;
             std::uint8_t type = d->d_type;
             if (type == DT_UNKNOWN) {
@@ -130,7 +128,7 @@ Status Walker::list(int fd, Listing& out)
                     continue;  // gone already
                 type = S_ISREG(st.st_mode) ? DT_REG : S_ISLNK(st.st_mode) ? DT_LNK : S_ISDIR(st.st_mode) ? DT_DIR : 0;
             }
-            if (name == ".git") {
+            if (special == SpecialDir::git) {
                 has_[std::size_t(IgnoreSource::git_exclude)] = type == DT_DIR;
                 continue;
             }

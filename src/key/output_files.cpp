@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cache_fs.hpp"
+#include "qk/util/special_names.hpp"
 
 namespace qk::key {
 
@@ -20,12 +21,6 @@ namespace {
 using cache_fs::name_of;
 using cache_fs::parent_of;
 using cache_fs::split_path;
-
-bool iequals(std::string_view a, std::string_view b)
-{
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [&](char x, char y) { return lower(x) == lower(y); });
-}
 
 // Why a path (a pattern's text, or its literal prefix) may not be an output, or nullopt.
 std::optional<std::string> refusal(std::string_view path)
@@ -104,7 +99,7 @@ private:
 
 bool OutputSet::never_entered(std::string_view name)
 {
-    return iequals(name, ".git") || iequals(name, ".qk") || iequals(name, "node_modules");
+    return is_special_dir(name);
 }
 
 bool OutputSet::contains(std::string_view path) const

@@ -1,6 +1,6 @@
 // The --sandbox-report document (schemas/sandbox-report.schema.json): every task's status and, for
 // those audited, every finding by kind, including what the summary counts once rather than per task.
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 #include "qk/report/sandbox_report.hpp"
 
 namespace qk::report {

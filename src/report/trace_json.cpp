@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 #include "qk/report/trace_report.hpp"
 
 namespace qk::report {

@@ -4,39 +4,6 @@
 
 namespace qk::rules {
 
-bool has_component(std::string_view path, std::string_view name)
-{
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        std::size_t slash = path.find('/', start);
-        std::size_t end = slash == std::string_view::npos ? path.size() : slash;
-        if (path.substr(start, end - start) == name)
-            return true;
-        if (slash == std::string_view::npos)
-            break;
-        start = slash + 1;
-    }
-    return false;
-}
-
-OpenTree open_tree(std::string_view path)
-{
-    OpenTree found = OpenTree::none;
-    for (std::size_t start = 0; start <= path.size();) {
-        std::size_t slash = path.find('/', start);
-        std::size_t end = slash == std::string_view::npos ? path.size() : slash;
-        std::string_view part = path.substr(start, end - start);
-        if (part == ".git")
-            return OpenTree::git;
-        if (part == "node_modules")
-            found = OpenTree::node_modules;
-        if (slash == std::string_view::npos)
-            break;
-        start = slash + 1;
-    }
-    return found;
-}
-
 bool is_under(std::string_view path, std::string_view dir)
 {
     if (dir.empty())

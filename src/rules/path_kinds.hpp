@@ -1,17 +1,12 @@
-// The names that make a workspace path special whatever a task declares: .git, node_modules, qk's
-// state, dotenv files, version and package managers' configuration, TypeScript configuration.
+// The names that make a workspace path special whatever a task declares (beside .git, .qk and
+// node_modules, qk/util/special_names.hpp): dotenv files, version and package managers'
+// configuration, TypeScript configuration; and the path arithmetic the rules use.
 #pragma once
 
 #include <string_view>
 
 namespace qk::rules {
 
-// Whether any '/'-separated component of `path` is exactly `name`.
-bool has_component(std::string_view path, std::string_view name);
-// Which of the directories every task may touch `path` lies in, in one pass: .git wins over
-// node_modules (a package's own .git is still Git's).
-enum class OpenTree { none, git, node_modules };
-OpenTree open_tree(std::string_view path);
 // Whether `path` is `dir` or lies under it, by whole components ("a/b" is under "a", "a/bc" is not).
 bool is_under(std::string_view path, std::string_view dir);
 std::string_view basename_of(std::string_view path);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "qk/util/special_names.hpp"
 #include "rules/path_kinds.hpp"
 #include "rules/rules_data.hpp"
 
@@ -163,12 +164,12 @@ Verdict Rules::read_relative(std::string_view rel) const
     const Data& d = *d_;
     if (rel.empty())
         return {PathClass::other};  // the workspace directory itself: listing it is free
-    if (is_under(rel, ".qk"))
+    SpecialDir tree = special_tree(rel);
+    if (tree == SpecialDir::qk)
         return {PathClass::qk_state};
-    OpenTree tree = open_tree(rel);
-    if (tree == OpenTree::git)
+    if (tree == SpecialDir::git)
         return {PathClass::git, Finding::unkeyed_read};
-    if (tree == OpenTree::node_modules) {
+    if (tree == SpecialDir::node_modules) {
         if (auto v = d.installed_package(rel))
             return *v;
         return {PathClass::node_modules};
@@ -207,12 +208,12 @@ Verdict Rules::write_relative(std::string_view rel, bool create_or_remove) const
     const Data& d = *d_;
     if (rel.empty())
         return {PathClass::other, Finding::stray_write};
-    if (is_under(rel, ".qk"))
+    SpecialDir tree = special_tree(rel);
+    if (tree == SpecialDir::qk)
         return {PathClass::qk_state};
-    OpenTree tree = open_tree(rel);
-    if (tree == OpenTree::git)
+    if (tree == SpecialDir::git)
         return {PathClass::git, Finding::stray_write};
-    if (tree == OpenTree::node_modules)
+    if (tree == SpecialDir::node_modules)
         return {PathClass::node_modules};
     if (auto c = d.writable(rel))
         return {*c};

@@ -12,18 +12,14 @@
 #include "qk/key/output_files.hpp"
 #include "qk/rules/rules.hpp"
 #include "qk/workspace/glob.hpp"
+#include "qk/util/string_hash.hpp"
 
 namespace qk::rules {
 
-struct PathHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-
 // Looked up by string_view: judging a read allocates nothing for these.
-using PathSet = std::unordered_set<std::string, PathHash, std::equal_to<>>;
+using PathSet = StringSet;
 template <class T>
-using PathMap = std::unordered_map<std::string, T, PathHash, std::equal_to<>>;
+using PathMap = StringMap<T>;
 
 // Globs with a flag for "any positive": a GlobSet of negations alone matches everything, which a
 // declaration of only exclusions must not mean.

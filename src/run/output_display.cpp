@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
 #include "run/line_splitter.hpp"
 
 namespace qk::run {
@@ -55,14 +56,7 @@ std::string format_duration(std::chrono::milliseconds wall)
 Sink fd_sink(int fd)
 {
     return [fd](std::string_view text) {
-        while (!text.empty()) {
-            ssize_t n = ::write(fd, text.data(), text.size());
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                return;
-            text.remove_prefix(static_cast<std::size_t>(n));
-        }
+        (void)write_all(fd, text);  // a terminal or pipe that is gone takes no more output
     };
 }
 

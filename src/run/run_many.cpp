@@ -16,7 +16,7 @@
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/report/sandbox_report.hpp"
-#include "qk/util/unique_fd.hpp"
+#include "qk/util/atomic_file.hpp"
 #include "run/scratch.hpp"
 
 namespace qk::run {
@@ -167,28 +167,12 @@ bool RunMany::report_audit()
     if (request_.sandbox_report.empty())
         return true;
     // Written beside and renamed: a reader never sees half a report, and a failed write keeps the last.
-    std::string path = request_.sandbox_report;
-    std::string tmp = fmt::format("{}.tmp-{}", path, ::getpid());
-    std::string json = report::sandbox_report_json(result);
-    UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
-    bool ok = fd.valid();
-    for (std::size_t done = 0; ok && done < json.size();) {
-        ssize_t n = ::write(fd.get(), json.data() + done, json.size() - done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        ok = n > 0;
-        done += n > 0 ? static_cast<std::size_t>(n) : 0;
-    }
-    int err = errno;
-    ok = ok && ::fsync(fd.get()) == 0;
-    fd.reset();
-    if (ok && ::rename(tmp.c_str(), path.c_str()) == 0)
+    Status written = write_file_atomically(request_.sandbox_report, report::sandbox_report_json(result));
+    if (written)
         return true;
-    err = errno ? errno : err;
-    ::unlink(tmp.c_str());
-    fd_sink(request_.output_fd)(fmt::format("qk: cannot write the sandbox report {}: {}; the summary above holds "
-                                            "the findings\n",
-                                            path, std::strerror(err)));
+    fd_sink(request_.output_fd)(fmt::format("qk: the sandbox report was not written: {}; the summary above "
+                                            "holds the findings\n",
+                                            written.error().message));
     return false;
 }
 

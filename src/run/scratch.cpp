@@ -15,25 +15,22 @@
 #include <fmt/format.h>
 
 #include "qk/util/unique_fd.hpp"
+#include "qk/util/special_names.hpp"
 
 namespace qk::run {
 
 namespace {
 
-bool iequals(std::string_view a, std::string_view b)
-{
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return (x >= 'A' && x <= 'Z' ? x + 32 : x) == (y >= 'A' && y <= 'Z' ? y + 32 : y);
-           });
-}
-
-// .git, qk's state and installed packages are never emptied, whatever their names' case: case-insensitive
-// file systems (macOS) make Node_Modules the same directory as node_modules.
+// .git, qk's state and installed packages are never emptied, whatever their names' case
+// (qk/util/special_names.hpp).
 const char* reserved(std::string_view component)
 {
-    for (const char* name : {".git", ".qk", "node_modules"})
-        if (iequals(component, name))
-            return name;
+    switch (special_dir(component)) {
+    case SpecialDir::git: return ".git";
+    case SpecialDir::qk: return ".qk";
+    case SpecialDir::node_modules: return "node_modules";
+    case SpecialDir::none: break;
+    }
     return nullptr;
 }
 
@@ -290,7 +287,7 @@ Status check_scratch(const workspace::Workspace& ws, const std::vector<std::stri
     for (const std::string& dir : dirs) {
         auto parts = components(dir);
         for (const std::string& c : parts)
-            if (iequals(c, ".qk"))
+            if (special_dir(c) == SpecialDir::qk)
                 return error(fmt::format("scratch directory \"{}\" lies in qk's state (.qk), which qk never "
                                          "empties; change the scratch entry",
                                          dir));

@@ -20,6 +20,7 @@
 #include "config_loader.hpp"
 #include "config_validate.hpp"
 #include "qk/workspace/glob.hpp"
+#include "qk/util/special_names.hpp"
 
 namespace qk::workspace::detail {
 
@@ -105,7 +106,7 @@ std::string package_json_glob(std::string pattern)
 
 bool skipped_dir(std::string_view name)
 {
-    return name == "node_modules" || name == ".git" || name == ".qk" || name == ".nx";
+    return is_special_dir(name) || name == ".nx";  // .nx: Nx's own cache and workspace data
 }
 
 // Every package.json and project.json under the root, workspace-relative, sorted. POSIX readdir with

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "qk/workspace/workspace.hpp"
+#include "qk/util/json_writer.hpp"
 
 namespace qk::workspace {
 
@@ -110,30 +111,8 @@ const char* Json::describe() const
 
 namespace {
 
-void write_string(std::string& out, const std::string& s)
-{
-    out += '"';
-    for (unsigned char c : s) {
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        case '\b': out += "\\b"; break;
-        case '\f': out += "\\f"; break;
-        default:
-            if (c < 0x20) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", c);
-                out += buf;
-            } else {
-                out += static_cast<char>(c);
-            }
-        }
-    }
-    out += '"';
-}
+// One escaper for every JSON qk writes (RFC 8259; bytes that are not UTF-8 become U+FFFD).
+void write_string(std::string& out, const std::string& s) { JsonWriter::escape(out, s); }
 
 // Numbers as JavaScript prints them for the common cases: integers without a fraction, others in
 // the shortest form that reads back the same.

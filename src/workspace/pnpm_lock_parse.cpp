@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
 #include "workspace/pnpm_read.hpp"
 
 namespace qk::workspace {
@@ -489,7 +490,7 @@ Result<PnpmLock> parse_pnpm_lock_text(std::string_view text, const std::string& 
 
 Result<PnpmLock> parse_pnpm_lock(const std::string& path)
 {
-    auto text = pnpm_read::read_file(path);
+    auto text = qk::read_file(path);
     if (!text)
         return text.error();
     return parse_pnpm_lock_text(*text, path);

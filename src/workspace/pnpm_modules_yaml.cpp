@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
 #include "workspace/pnpm_read.hpp"
 
 namespace qk::workspace {
@@ -74,7 +75,7 @@ Result<PnpmModules> parse_pnpm_modules_yaml_text(std::string_view text, const st
 
 Result<PnpmModules> parse_pnpm_modules_yaml(const std::string& path)
 {
-    auto text = pnpm_read::read_file(path);
+    auto text = qk::read_file(path);
     if (!text)
         return text.error();
     return parse_pnpm_modules_yaml_text(*text, path);

@@ -10,24 +10,6 @@ namespace qk::workspace::pnpm_read {
 
 using pnpm_yaml::Node;
 
-Result<std::string> read_file(const std::string& path)
-{
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f)
-        return sys_error("cannot read " + path);
-    std::string text;
-    char buf[1 << 16];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0)
-        text.append(buf, n);
-    const bool failed = std::ferror(f) != 0;
-    const int err = errno;
-    std::fclose(f);
-    if (failed)
-        return sys_error("cannot read " + path, err);
-    return text;
-}
-
 void Reader::fail(const Node& at, std::string_view what, std::string_view todo) const
 {
     fail_at(at.line, at.column, what, todo);

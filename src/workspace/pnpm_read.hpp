@@ -17,9 +17,6 @@ struct Failure {
     std::string message;
 };
 
-// The whole file, or an error naming it.
-Result<std::string> read_file(const std::string& path);
-
 class Reader {
 public:
     Reader(const pnpm_yaml::Doc& doc, const std::string& file) : doc_(doc), file_(file) {}

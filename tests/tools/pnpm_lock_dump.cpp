@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 #include "qk/workspace/pnpm_lock.hpp"
 
 using namespace qk::workspace;
-using qk::report::JsonWriter;
+using qk::JsonWriter;
 
 namespace {
 

@@ -1,8 +1,8 @@
 #include <catch2/catch.hpp>
 
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 
-using qk::report::JsonWriter;
+using qk::JsonWriter;
 
 static std::string escaped(std::string_view s)
 {

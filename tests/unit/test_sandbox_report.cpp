@@ -6,7 +6,7 @@
 #include <map>
 #include <variant>
 
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 #include "qk/report/sandbox_report.hpp"
 
 using namespace qk::audit;
@@ -90,7 +90,7 @@ Json parse(const std::string& text)
     return from_dom(parser.parse(text).value());
 }
 
-void write(qk::report::JsonWriter& w, const Json& j)
+void write(qk::JsonWriter& w, const Json& j)
 {
     std::visit(
         [&w](const auto& v) {
@@ -131,7 +131,7 @@ template <>
 struct StringMaker<Json> {
     static std::string convert(const Json& j)
     {
-        qk::report::JsonWriter w(0);
+        qk::JsonWriter w(0);
         write(w, j);
         return w.str();
     }

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include "qk/util/string_hash.hpp"
 
 namespace qk::record {
 
@@ -23,16 +24,10 @@ public:
     // directory), the last component too when `follow_last`. Parts that no longer exist stay lexical.
     std::string canonical(std::string_view base, std::string_view name, bool follow_last);
 
-    // Looked up by string_view: the recorder's hot path finds what it resolved before without
-    // allocating.
-    struct Hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-
 private:
     std::string canonical_dir(const std::string& dir);
-    using Cache = std::unordered_map<std::string, std::string, Hash, std::equal_to<>>;
+    // Looked up by string_view: the hot path finds what it resolved before without allocating.
+    using Cache = StringMap<std::string>;
     // Shared by copies: a sink and the engine feeding it resolve against one cache.
     std::shared_ptr<Cache> dir_cache_ = std::make_shared<Cache>();
     std::shared_ptr<Cache> follow_cache_ = std::make_shared<Cache>();

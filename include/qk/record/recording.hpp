@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+#include "qk/util/string_hash.hpp"
 
 namespace qk::record {
 
@@ -37,11 +38,7 @@ struct Process {
 
 class Recording {
 public:
-    struct Hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    using PathMap = std::unordered_map<std::string, std::uint16_t, Hash, std::equal_to<>>;
+    using PathMap = StringMap<std::uint16_t>;
 
     void add(std::string_view path, std::uint16_t access);
     void add_rename(std::string from, std::string to);

@@ -37,7 +37,7 @@ private:
     Recording& out_;
     PathResolver resolver_;
     // Spellings already given to add_alias ("base\0name\0target"), so a repeated open costs a lookup.
-    std::unordered_set<std::string, PathResolver::Hash, std::equal_to<>> spellings_;
+    StringSet spellings_;
     std::string spelling_;
     bool probes_ = true;
 };

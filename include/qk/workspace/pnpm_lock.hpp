@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "qk/util/result.hpp"
+#include "qk/util/string_hash.hpp"
 
 namespace qk::workspace {
 
@@ -171,13 +172,9 @@ public:
     const std::vector<std::pair<std::uint32_t, std::uint32_t>>& collisions() const { return collisions_; }
 
 private:
-    struct Hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
     PnpmLayout layout_;
     std::vector<std::string> dirs_, names_;
-    std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> by_dir_;
+    StringMap<std::uint32_t> by_dir_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> collisions_;
 };
 

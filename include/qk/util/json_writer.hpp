@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-namespace qk::report {
+namespace qk {
 
 class JsonWriter {
 public:
@@ -53,4 +53,4 @@ private:
     bool after_key_ = false;
 };
 
-}  // namespace qk::report
+}  // namespace qk

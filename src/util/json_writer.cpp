@@ -1,8 +1,8 @@
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 
 #include <fmt/core.h>
 
-namespace qk::report {
+namespace qk {
 namespace {
 
 // Length of the valid UTF-8 sequence at s[i], or 0 if it is not one.
@@ -181,4 +181,4 @@ JsonWriter& JsonWriter::strings(const std::vector<std::string>& items)
     return end_array();
 }
 
-}  // namespace qk::report
+}  // namespace qk

@@ -1,0 +1,56 @@
+#include "qk/util/io.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "qk/util/unique_fd.hpp"
+
+namespace qk {
+
+Status write_all(int fd, std::string_view data)
+{
+    while (!data.empty()) {
+        ssize_t n = retry_eintr([&] { return ::write(fd, data.data(), data.size()); });
+        if (n <= 0)
+            return sys_error("write", n == 0 ? EIO : errno);
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return {};
+}
+
+Status read_all(int fd, std::string& out, std::size_t size_hint)
+{
+    std::size_t have = out.size();
+    out.resize(have + (size_hint ? size_hint : 64 * 1024));
+    for (;;) {
+        if (have == out.size())
+            out.resize(out.size() * 2);
+        ssize_t n = retry_eintr([&] { return ::read(fd, out.data() + have, out.size() - have); });
+        if (n < 0) {
+            int err = errno;
+            out.resize(have);
+            return sys_error("read", err);
+        }
+        if (n == 0)
+            break;
+        have += static_cast<std::size_t>(n);
+    }
+    out.resize(have);
+    return {};
+}
+
+Result<std::string> read_file(const std::string& path)
+{
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!fd.valid())
+        return sys_error("cannot read " + path);
+    std::string text;
+    struct stat st {};
+    std::size_t hint = ::fstat(fd.get(), &st) == 0 && st.st_size > 0 ? static_cast<std::size_t>(st.st_size) + 1 : 0;
+    if (Status s = read_all(fd.get(), text, hint); !s)
+        return sys_error("cannot read " + path, s.error().sys_errno);
+    return text;
+}
+
+}  // namespace qk
