@@ -34,8 +34,8 @@
 #include "qk/audit/classify.hpp"
 #include "qk/record/recording.hpp"
 #include "qk/rules/rules.hpp"
-#include "run/sandbox_audit.hpp"
-#include "run/session.hpp"
+#include "qk/run/task_rules.hpp"
+#include "qk/run/session.hpp"
 
 using namespace qk;
 namespace fs = std::filesystem;

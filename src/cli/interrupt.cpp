@@ -1,4 +1,4 @@
-#include "cli/interrupt.hpp"
+#include "interrupt.hpp"
 
 #include <pthread.h>
 #include <signal.h>
@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "record/cgroup.hpp"
+#include "qk/record/cgroup.hpp"
 
 namespace qk::cli {
 namespace {

@@ -6,9 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/interrupt.hpp"
-#include "cli/run_command.hpp"
-#include "cli/show_command.hpp"
+#include "interrupt.hpp"
+#include "run_command.hpp"
+#include "show_command.hpp"
 #include "qk/util/result.hpp"
 
 namespace {

@@ -3,8 +3,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "cli/interrupt.hpp"
-#include "cli/trace_command.hpp"
+#include "interrupt.hpp"
+#include "trace_command.hpp"
 #include "qk/util/result.hpp"
 
 int main(int argc, char** argv)

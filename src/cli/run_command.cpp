@@ -1,12 +1,12 @@
-#include "cli/run_command.hpp"
+#include "run_command.hpp"
 
 #include <unistd.h>
 
 #include <cstdlib>
 
-#include "cli/interrupt.hpp"
+#include "interrupt.hpp"
 #include "qk/util/result.hpp"
-#include "run/run_many.hpp"
+#include "qk/run/run_many.hpp"
 
 namespace qk::cli {
 

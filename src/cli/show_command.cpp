@@ -1,16 +1,16 @@
-#include "cli/show_command.hpp"
+#include "show_command.hpp"
 
 #include <cstdio>
 
 #include <fmt/format.h>
 
-#include "cli/show_key.hpp"
+#include "show_key.hpp"
 #include "qk/util/json_writer.hpp"
 #include "qk/util/result.hpp"
 #include "qk/rules/rules.hpp"
-#include "run/sandbox_audit.hpp"
-#include "run/scratch.hpp"
-#include "run/session.hpp"
+#include "qk/run/task_rules.hpp"
+#include "qk/run/scratch.hpp"
+#include "qk/run/session.hpp"
 
 namespace qk::cli {
 

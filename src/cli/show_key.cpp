@@ -1,6 +1,6 @@
 // A task key printed for a person (`qk show task`) and as JSON (`--json`): every part, with the files
 // each input selected, so that a user can see why a key moved or why a file is not in it.
-#include "cli/show_key.hpp"
+#include "show_key.hpp"
 
 #include <fmt/format.h>
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "qk/key/task_key.hpp"
-#include "run/session.hpp"
+#include "qk/run/session.hpp"
 
 namespace qk::cli {
 

@@ -1,4 +1,4 @@
-#include "cli/trace_command.hpp"
+#include "trace_command.hpp"
 
 #include <signal.h>
 
@@ -13,10 +13,11 @@
 
 #include <fmt/core.h>
 
-#include "cli/interrupt.hpp"
+#include "interrupt.hpp"
 #include "qk/record/recorder.hpp"
-#include "qk/report/trace_report.hpp"
-#include "record/spawn.hpp"
+#include "qk/report/trace_json.hpp"
+#include "qk/report/trace_summary.hpp"
+#include "qk/record/process.hpp"
 #include "qk/util/atomic_file.hpp"
 
 namespace qk::cli {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "cache_fs.hpp"
+#include "cache/cache_fs.hpp"
 #include "qk/util/special_names.hpp"
 
 namespace qk::key {

@@ -1,4 +1,4 @@
-#include "record/cgroup.hpp"
+#include "qk/record/cgroup.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "record/ebpf_decode.hpp"
+#include "ebpf_decode.hpp"
 
 #include <cstddef>
 #include <cstring>

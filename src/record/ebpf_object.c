@@ -1,5 +1,5 @@
 /* The light skeleton behind struct qk_bpf_object (see ebpf_object.h). */
-#include "record/ebpf_object.h"
+#include "ebpf_object.h"
 
 #include <errno.h>
 #include <stdio.h>

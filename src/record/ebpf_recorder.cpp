@@ -1,4 +1,4 @@
-#include "record/ebpf_recorder.hpp"
+#include "ebpf_recorder.hpp"
 
 #include <signal.h>
 #include <unistd.h>
@@ -9,8 +9,8 @@
 
 #include <fmt/core.h>
 
-#include "record/cgroup.hpp"
-#include "record/spawn.hpp"
+#include "qk/record/cgroup.hpp"
+#include "qk/record/process.hpp"
 
 namespace qk::record {
 

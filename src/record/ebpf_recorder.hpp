@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "qk/record/recorder.hpp"
-#include "record/ebpf_session.hpp"
+#include "ebpf_session.hpp"
 
 namespace qk::record {
 

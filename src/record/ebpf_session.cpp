@@ -1,4 +1,4 @@
-#include "record/ebpf_session.hpp"
+#include "ebpf_session.hpp"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -14,8 +14,8 @@
 
 #include <fmt/core.h>
 
-#include "record/ebpf_decode.hpp"
-#include "record/ebpf_object.h"
+#include "ebpf_decode.hpp"
+#include "ebpf_object.h"
 
 namespace qk::record {
 namespace {

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "events.h"
-#include "record/ebpf_object.h"
+#include "ebpf_object.h"
 #include "qk/record/recording_sink.hpp"
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"

@@ -1,4 +1,4 @@
-#include "record/replay_recorder.hpp"
+#include "replay_recorder.hpp"
 
 #include <fstream>
 #include <unordered_map>
@@ -7,7 +7,7 @@
 #include <simdjson.h>
 
 #include "qk/record/recording_sink.hpp"
-#include "record/spawn.hpp"
+#include "qk/record/process.hpp"
 
 namespace qk::record {
 namespace {

@@ -1,10 +1,10 @@
-#include "record/strace_line.hpp"
+#include "strace_line.hpp"
 
 #include <charconv>
 
 #include <fmt/core.h>
 
-#include "record/strace_names.hpp"
+#include "strace_names.hpp"
 
 namespace qk::record::strace {
 namespace {

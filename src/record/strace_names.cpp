@@ -1,4 +1,4 @@
-#include "record/strace_names.hpp"
+#include "strace_names.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>

@@ -1,4 +1,4 @@
-#include "record/strace_output.hpp"
+#include "strace_output.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

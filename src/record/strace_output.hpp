@@ -14,8 +14,8 @@
 
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
-#include "record/cgroup.hpp"
-#include "record/strace_parser.hpp"
+#include "qk/record/cgroup.hpp"
+#include "strace_parser.hpp"
 
 namespace qk::record {
 

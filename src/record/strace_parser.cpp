@@ -1,13 +1,13 @@
 // The line machinery of the strace parser: who a line belongs to, calls strace split in two, exit
 // lines, and the lines of new processes that show up before their parent's fork returned.
-#include "record/strace_parser.hpp"
+#include "strace_parser.hpp"
 
 #include <algorithm>
 #include <charconv>
 
 #include <fmt/core.h>
 
-#include "record/strace_names.hpp"
+#include "strace_names.hpp"
 
 namespace qk::record {
 namespace {

@@ -16,7 +16,7 @@
 #include "qk/record/path_resolver.hpp"
 #include "qk/record/recording_sink.hpp"
 #include "qk/util/result.hpp"
-#include "record/strace_line.hpp"
+#include "strace_line.hpp"
 
 namespace qk::record {
 

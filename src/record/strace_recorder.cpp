@@ -1,4 +1,4 @@
-#include "record/strace_recorder.hpp"
+#include "strace_recorder.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -15,10 +15,10 @@
 
 #include "qk/record/recording_sink.hpp"
 #include "qk/util/unique_fd.hpp"
-#include "record/cgroup.hpp"
-#include "record/spawn.hpp"
-#include "record/strace_output.hpp"
-#include "record/strace_parser.hpp"
+#include "qk/record/cgroup.hpp"
+#include "qk/record/process.hpp"
+#include "strace_output.hpp"
+#include "strace_parser.hpp"
 
 extern char** environ;
 

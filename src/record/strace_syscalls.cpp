@@ -10,8 +10,8 @@
 
 #include <fmt/core.h>
 
-#include "record/strace_names.hpp"
-#include "record/strace_parser.hpp"
+#include "strace_names.hpp"
+#include "strace_parser.hpp"
 
 namespace qk::record {
 namespace {

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <set>
 
-#include "qk/report/sandbox_report.hpp"
+#include "qk/report/sandbox_summary.hpp"
 
 namespace qk::report {
 

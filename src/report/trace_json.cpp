@@ -1,7 +1,7 @@
 #include <string.h>
 
 #include "qk/util/json_writer.hpp"
-#include "qk/report/trace_report.hpp"
+#include "qk/report/trace_json.hpp"
 
 namespace qk::report {
 

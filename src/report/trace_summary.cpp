@@ -2,7 +2,7 @@
 
 #include <fmt/core.h>
 
-#include "qk/report/trace_report.hpp"
+#include "qk/report/trace_summary.hpp"
 
 namespace qk::report {
 

@@ -1,4 +1,4 @@
-#include "rules/path_kinds.hpp"
+#include "path_kinds.hpp"
 
 #include <array>
 

@@ -8,8 +8,8 @@
 
 #include <fmt/core.h>
 
-#include "rules/path_kinds.hpp"
-#include "rules/rules_data.hpp"
+#include "path_kinds.hpp"
+#include "rules_data.hpp"
 
 namespace qk::rules {
 namespace {

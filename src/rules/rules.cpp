@@ -5,8 +5,8 @@
 #include <algorithm>
 
 #include "qk/util/special_names.hpp"
-#include "rules/path_kinds.hpp"
-#include "rules/rules_data.hpp"
+#include "path_kinds.hpp"
+#include "rules_data.hpp"
 
 namespace qk::rules {
 

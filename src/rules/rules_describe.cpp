@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <set>
 
-#include "rules/rules_data.hpp"
+#include "rules_data.hpp"
 
 namespace qk::rules {
 namespace {

@@ -1,4 +1,4 @@
-#include "run/command_runner.hpp"
+#include "command_runner.hpp"
 
 #include <sys/stat.h>
 

@@ -10,9 +10,9 @@
 #include "qk/record/recorder.hpp"
 #include "qk/util/result.hpp"
 #include "qk/workspace/workspace.hpp"
-#include "run/launcher.hpp"
-#include "run/output_pipe.hpp"
-#include "run/task_env.hpp"
+#include "launcher.hpp"
+#include "output_pipe.hpp"
+#include "task_env.hpp"
 
 namespace qk::run {
 

@@ -1,4 +1,4 @@
-#include "run/dotenv.hpp"
+#include "dotenv.hpp"
 
 #include <fstream>
 #include <sstream>

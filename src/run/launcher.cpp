@@ -1,4 +1,4 @@
-#include "run/launcher.hpp"
+#include "launcher.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "qk/util/unique_fd.hpp"
-#include "record/spawn.hpp"
+#include "qk/record/process.hpp"
 
 namespace qk::run {
 

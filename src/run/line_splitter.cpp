@@ -1,4 +1,4 @@
-#include "run/line_splitter.hpp"
+#include "line_splitter.hpp"
 
 namespace qk::run {
 

@@ -1,4 +1,4 @@
-#include "run/output_directories.hpp"
+#include "output_directories.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "run/output_display.hpp"
+#include "output_display.hpp"
 
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "qk/util/io.hpp"
-#include "run/line_splitter.hpp"
+#include "line_splitter.hpp"
 
 namespace qk::run {
 

@@ -1,4 +1,4 @@
-#include "run/output_pipe.hpp"
+#include "output_pipe.hpp"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -11,7 +11,7 @@
 
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
-#include "run/line_splitter.hpp"
+#include "line_splitter.hpp"
 
 namespace qk::run {
 

@@ -1,7 +1,7 @@
 // The closing summary of OutputDisplay, in Nx's words where Nx has some.
 #include <fmt/format.h>
 
-#include "run/output_display.hpp"
+#include "output_display.hpp"
 
 namespace qk::run {
 

@@ -1,4 +1,4 @@
-#include "run/recording_launcher.hpp"
+#include "recording_launcher.hpp"
 
 #include <optional>
 

@@ -6,7 +6,7 @@
 
 #include "qk/record/recorder.hpp"
 #include "qk/record/recording.hpp"
-#include "run/launcher.hpp"
+#include "launcher.hpp"
 
 namespace qk::run {
 

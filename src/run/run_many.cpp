@@ -1,4 +1,4 @@
-#include "run/run_many.hpp"
+#include "qk/run/run_many.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -16,8 +16,14 @@
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/report/sandbox_report.hpp"
+#include "qk/report/sandbox_summary.hpp"
 #include "qk/util/atomic_file.hpp"
-#include "run/scratch.hpp"
+#include "qk/run/scratch.hpp"
+#include "command_runner.hpp"
+#include "launcher.hpp"
+#include "output_display.hpp"
+#include "sandbox_audit.hpp"
+#include "scheduler.hpp"
 
 namespace qk::run {
 
@@ -26,6 +32,19 @@ namespace {
 constexpr const char* kVersion = "qk 0.1.0";
 
 }  // namespace
+
+Result<SandboxMode> parse_sandbox_mode(std::string_view text)
+{
+    if (text.empty() || text == "audit")
+        return SandboxMode::audit;
+    if (text == "enforce")
+        return SandboxMode::enforce;
+    return error(fmt::format("--sandbox={} is not a mode: use --sandbox (or --sandbox=audit) or --sandbox=enforce",
+                             text));
+}
+
+RunMany::RunMany() : launcher_(std::make_unique<ProcessLauncher>()) {}
+RunMany::~RunMany() = default;
 
 Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
 {
@@ -254,7 +273,7 @@ Outcome RunMany::run_task(std::size_t i)
 
     std::unique_ptr<SandboxAudit::TaskRun> recorded = audit_ ? audit_->start(i, scratch_[i]) : nullptr;
     display_->started(t.id);
-    CommandRunner runner(recorded ? static_cast<Launcher&>(recorded->launcher) : launcher_);
+    CommandRunner runner(recorded ? static_cast<Launcher&>(recorded->launcher) : *launcher_);
     {
         std::lock_guard l(running_mutex_);
         running_.insert(&runner);

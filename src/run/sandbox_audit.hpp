@@ -12,23 +12,12 @@
 #include "qk/record/recorder.hpp"
 #include "qk/rules/rules.hpp"
 #include "qk/util/result.hpp"
-#include "run/launcher.hpp"
-#include "run/output_directories.hpp"
-#include "run/recording_launcher.hpp"
-#include "run/session.hpp"
+#include "launcher.hpp"
+#include "output_directories.hpp"
+#include "recording_launcher.hpp"
+#include "qk/run/session.hpp"
 
 namespace qk::run {
-
-enum class SandboxMode { off, audit, enforce };
-
-// "" and "audit" are audit; "enforce"; anything else is an error naming the choices.
-Result<SandboxMode> parse_sandbox_mode(std::string_view text);
-
-// Task `i`'s rules, as the audit judges it and `qk show task --rules` prints them. The keys of its
-// dependencies must have been computed (they name the outputs it may read).
-// `installed` places reads of installed packages (null: none are reported).
-Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch,
-                                std::shared_ptr<const rules::InstalledPackages> installed = nullptr);
 
 class SandboxAudit {
 public:

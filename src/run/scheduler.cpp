@@ -1,4 +1,4 @@
-#include "run/scheduler.hpp"
+#include "scheduler.hpp"
 
 #include <algorithm>
 #include <thread>

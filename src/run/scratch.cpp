@@ -1,7 +1,7 @@
 // Scratch directories: resolving the entries, the rules they must keep, and emptying them. Emptying
 // deletes without asking, so it trusts nothing checked earlier: it walks from the workspace root by file
 // descriptors, refusing any symbolic link on the way, and deletes by unlinkat so nothing is followed.
-#include "run/scratch.hpp"
+#include "qk/run/scratch.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>

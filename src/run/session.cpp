@@ -1,4 +1,4 @@
-#include "run/session.hpp"
+#include "qk/run/session.hpp"
 
 namespace qk::run {
 

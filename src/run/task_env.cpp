@@ -1,8 +1,8 @@
-#include "run/task_env.hpp"
+#include "task_env.hpp"
 
 #include <unistd.h>
 
-#include "run/dotenv.hpp"
+#include "dotenv.hpp"
 
 extern char** environ;
 

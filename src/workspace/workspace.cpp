@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "config_loader.hpp"
+#include "config/config_loader.hpp"
 
 namespace qk::workspace {
 

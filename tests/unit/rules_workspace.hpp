@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "qk/rules/rules.hpp"
-#include "run/sandbox_audit.hpp"
-#include "run/session.hpp"
+#include "qk/run/task_rules.hpp"
+#include "qk/run/session.hpp"
 #include "test_support.hpp"
 
 namespace qk::test {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "key/ignore_rules.hpp"
+#include "key/index/ignore_rules.hpp"
 
 using qk::key::IgnoreFile;
 using qk::key::IgnoreStack;

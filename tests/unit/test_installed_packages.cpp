@@ -4,6 +4,7 @@
 
 #include "qk/audit/findings.hpp"
 #include "qk/report/sandbox_report.hpp"
+#include "qk/report/sandbox_summary.hpp"
 #include "qk/rules/installed_packages.hpp"
 #include "test_support.hpp"
 

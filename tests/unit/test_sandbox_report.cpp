@@ -8,6 +8,7 @@
 
 #include "qk/util/json_writer.hpp"
 #include "qk/report/sandbox_report.hpp"
+#include "qk/report/sandbox_summary.hpp"
 
 using namespace qk::audit;
 using qk::report::sandbox_report_json;

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "run/scratch.hpp"
+#include "qk/run/scratch.hpp"
 
 namespace fs = std::filesystem;
 using namespace qk::run;

@@ -1,5 +1,5 @@
-// The audit as the user reads it: the summary printed at the end of a sandboxed run, and the
-// --sandbox-report JSON (schemas/sandbox-report.schema.json), a contract with dashboards.
+// The --sandbox-report JSON (schemas/sandbox-report.schema.json): the audit as dashboards read it, a
+// contract whose field names never change.
 #pragma once
 
 #include <string>
@@ -7,10 +7,6 @@
 #include "qk/audit/findings.hpp"
 
 namespace qk::report {
-
-// The closing summary, lines ending in '\n', in the shape of the spec's example:
-// "Sandbox audit: 1 of 2 tasks went beyond what they declare", then per task what it did.
-std::string sandbox_summary(const audit::RunAudit& audit);
 
 // The --sandbox-report document (schemaVersion 1), ending in '\n'.
 std::string sandbox_report_json(const audit::RunAudit& audit);

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "qk/util/result.hpp"
-#include "workspace/pnpm_yaml.hpp"
+#include "pnpm_yaml.hpp"
 
 namespace qk::workspace::pnpm_read {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "qk/util/io.hpp"
-#include "workspace/pnpm_read.hpp"
+#include "pnpm_read.hpp"
 
 namespace qk::workspace {
 

@@ -1,4 +1,4 @@
-#include "workspace/pnpm_yaml.hpp"
+#include "pnpm_yaml.hpp"
 
 #include <yaml.h>
 

@@ -1,8 +1,8 @@
-// The outputs of qk-trace: the trace JSON document (schemas/trace.schema.json) and the short human
-// summary printed on stderr.
+// The trace JSON document qk-trace writes with --json (schemas/trace.schema.json).
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "qk/record/recorder.hpp"
 
@@ -15,7 +15,6 @@ struct TraceRequest {
 };
 
 std::string trace_json(const TraceRequest& request, const record::Trace& trace);
-std::string trace_summary(const TraceRequest& request, const record::Trace& trace);
 
 // "SIGKILL" for 9; "SIG42" for a number without a name.
 std::string signal_name(int signal);

@@ -1,9 +1,9 @@
 #include <memory>
 
 #include "qk/record/recorder.hpp"
-#include "record/strace_recorder.hpp"
+#include "strace_recorder.hpp"
 #ifdef QK_WITH_BPF
-#include "record/ebpf_recorder.hpp"
+#include "ebpf_recorder.hpp"
 #endif
 
 namespace qk::record {

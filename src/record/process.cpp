@@ -1,4 +1,4 @@
-#include "record/spawn.hpp"
+#include "qk/record/process.hpp"
 
 #include <fcntl.h>
 #include <linux/close_range.h>

@@ -9,16 +9,26 @@
 #include <set>
 
 #include "qk/key/cache.hpp"
+#include "qk/record/recorder.hpp"
+#include "qk/run/session.hpp"
 #include "qk/util/result.hpp"
 #include "qk/workspace/task_graph.hpp"
-#include "run/command_runner.hpp"
-#include "run/launcher.hpp"
-#include "run/output_display.hpp"
-#include "run/sandbox_audit.hpp"
-#include "run/scheduler.hpp"
-#include "run/session.hpp"
 
 namespace qk::run {
+
+// The runner's own parts (src/run): only pointers to them are kept here.
+class CommandRunner;
+class OutputDisplay;
+class ProcessLauncher;
+class SandboxAudit;
+class Scheduler;
+struct TaskContext;
+enum class Outcome : std::uint8_t;
+
+enum class SandboxMode { off, audit, enforce };
+
+// "" and "audit" are audit; "enforce"; anything else is an error naming the choices.
+Result<SandboxMode> parse_sandbox_mode(std::string_view text);
 
 struct RunRequest {
     workspace::TaskRequest tasks;
@@ -38,6 +48,7 @@ public:
     // Loads the workspace, builds the task graph and checks every task can run and be keyed: all
     // before anything runs. Errors are the user's to fix (bad configuration, unknown names, a cycle).
     static Result<std::unique_ptr<RunMany>> prepare(const RunRequest& request);
+    ~RunMany();
 
     // Runs the tasks (or prints their hashes for a dry run). Returns the exit status: 0 when every task
     // succeeded, 1 when one failed or was skipped. An Error when the run itself could not go on.
@@ -48,7 +59,7 @@ public:
     bool cancelled() const { return cancelled_; }
 
 private:
-    RunMany() = default;
+    RunMany();
     Outcome run_task(std::size_t i);
     // The key of task i, computed again when it hashes what its dependencies wrote.
     Result<std::shared_ptr<const key::TaskKey>> key_for(std::size_t i);
@@ -62,7 +73,7 @@ private:
     std::unique_ptr<key::LocalCache> cache_;
     std::unique_ptr<OutputDisplay> display_;
     std::unique_ptr<Scheduler> scheduler_;
-    ProcessLauncher launcher_;
+    std::unique_ptr<ProcessLauncher> launcher_;
     std::unique_ptr<SandboxAudit> audit_;
     std::vector<std::string> environment_;
     // Tasks whose key must be computed again as they start (their inputs hash dependencies' outputs).

@@ -1,4 +1,4 @@
-#include "workspace/pnpm_read.hpp"
+#include "pnpm_read.hpp"
 
 #include <algorithm>
 #include <cerrno>

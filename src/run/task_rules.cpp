@@ -1,0 +1,30 @@
+#include "qk/run/task_rules.hpp"
+
+#include <fmt/core.h>
+
+namespace qk::run {
+
+Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch,
+                                std::shared_ptr<const rules::InstalledPackages> installed)
+{
+    const workspace::Task& t = session.tasks().tasks()[i];
+    rules::TaskDeclarations d;
+    d.workspace = &session.workspace();
+    d.graph = &session.graph();
+    d.files = &session.files();
+    d.key = session.keys().shared(i);
+    if (!d.key)
+        return error(fmt::format("{}: its key has not been computed", t.id));
+    d.project = t.project;
+    d.target = t.target;
+    d.scratch = scratch;
+    d.installed = std::move(installed);
+    for (std::size_t dep : session.tasks().transitive_deps(i))
+        if (const key::TaskKey* k = session.keys().computed(dep)) {
+            d.dependency_outputs.emplace_back(session.tasks().tasks()[dep].id, k->outputs.paths);
+            d.dependency_packages.push_back(k->packages.closure);
+        }
+    return rules::Rules::build(d);
+}
+
+}  // namespace qk::run
