@@ -15,7 +15,7 @@
 #include <fmt/core.h>
 
 #include "qk/rules/installed_packages.hpp"
-#include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_store_index.hpp"
 
 namespace {
 

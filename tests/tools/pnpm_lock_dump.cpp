@@ -11,6 +11,9 @@
 
 #include "qk/util/json_writer.hpp"
 #include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_modules.hpp"
+#include "qk/workspace/pnpm_store_index.hpp"
+#include "qk/workspace/pnpm_closure.hpp"
 
 using namespace qk::workspace;
 using qk::JsonWriter;

@@ -8,6 +8,9 @@
 #include <string>
 
 #include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_dep_path.hpp"
+#include "qk/workspace/pnpm_store_index.hpp"
+#include "qk/workspace/pnpm_modules.hpp"
 
 using namespace qk::workspace;
 

@@ -9,6 +9,8 @@
 #include <string>
 
 #include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_store_index.hpp"
+#include "qk/workspace/pnpm_closure.hpp"
 
 using namespace qk::workspace;
 

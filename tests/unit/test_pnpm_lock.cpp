@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_closure.hpp"
 
 using namespace qk::workspace;
 

@@ -14,7 +14,7 @@
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/util/result.hpp"
-#include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_closure.hpp"
 #include "qk/workspace/task_graph.hpp"
 
 namespace qk::key {

@@ -11,7 +11,8 @@
 #include <string_view>
 
 #include "qk/util/result.hpp"
-#include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_modules.hpp"
+#include "qk/workspace/pnpm_store_index.hpp"
 
 namespace qk::rules {
 

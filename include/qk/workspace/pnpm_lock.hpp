@@ -1,6 +1,6 @@
 // The pnpm lockfile (pnpm-lock.yaml, lockfileVersion '9.0', written by pnpm 9, 10 and 11) as a package
-// model: importers, packages and snapshots; what a set of importers installs, closed over dependencies;
-// the node_modules/.pnpm directory of each snapshot and back; a stable text of a package set for keys.
+// model: importers, packages and snapshots. What a set of importers installs is pnpm_closure.hpp; where
+// pnpm puts each snapshot, pnpm_store_index.hpp; dep path syntax, pnpm_dep_path.hpp.
 #pragma once
 
 #include <cstddef>
@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "qk/util/result.hpp"
-#include "qk/util/string_hash.hpp"
 
 namespace qk::workspace {
 
@@ -120,110 +119,5 @@ struct PnpmLock {
 Result<PnpmLock> parse_pnpm_lock(const std::string& path);
 // The same from text; `file` names it in messages.
 Result<PnpmLock> parse_pnpm_lock_text(std::string_view text, const std::string& file);
-
-// ---- dep paths (pnpm's @pnpm/dependency-path, v9 semantics) ----
-
-struct PnpmDepPath {
-    std::string_view name;        // "@babel/core"
-    std::string_view version;     // "7.26.9", without patch hash or peers
-    std::string_view patch_hash;  // "(patch_hash=...)" or empty
-    std::string_view peers;       // "(react@18.2.0)(...)" or empty
-};
-PnpmDepPath parse_dep_path(std::string_view dep_path);
-// The package id: the dep path without patch hash and peers (pnpm's removeSuffix).
-std::string_view remove_dep_path_suffix(std::string_view dep_path);
-// The dep path a ref names under an alias (pnpm's refToRelative); nullopt for `link:` refs.
-std::optional<std::string> ref_to_dep_path(std::string_view ref, std::string_view alias);
-
-// ---- node_modules/.pnpm directory names ----
-
-// What decides the names: the pnpm major that made the install and its virtual-store-dir-max-length,
-// both recorded in node_modules/.modules.yaml (`packageManager`, `virtualStoreDirMaxLength`).
-struct PnpmLayout {
-    int pnpm_major = 9;
-    std::size_t max_length = 120;
-};
-
-// pnpm's depPathToFilename: `/` and other reserved characters become `+` (and `#` from pnpm 10), peer
-// groups `_`; a name longer than max_length or with an upper-case letter keeps a prefix and a hash:
-// md5 in base32 up to pnpm 9, sha256 in hex from pnpm 10.
-std::string pnpm_dir_name(std::string_view dep_path, const PnpmLayout& layout = {});
-
-// The directory under node_modules/.pnpm of every snapshot, and back.
-class PnpmStoreIndex {
-public:
-    PnpmStoreIndex(const PnpmLock& lock, PnpmLayout layout);
-
-    const PnpmLayout& layout() const { return layout_; }
-    const std::string& dir(std::uint32_t snapshot) const { return dirs_[snapshot]; }
-    // The snapshot whose directory is `dir` (one path component), if any.
-    std::optional<std::uint32_t> find(std::string_view dir) const;
-
-    // A path relative to node_modules/.pnpm, "<dir>/node_modules/<name>[/<rest>]".
-    struct Place {
-        std::uint32_t snapshot;
-        std::string_view name;  // the entry under <dir>/node_modules
-        std::string_view rest;  // the path inside it, may be empty
-        bool own;               // `name` is the snapshot's own package, not a link to one of its dependencies
-    };
-    std::optional<Place> place(std::string_view path_in_virtual_store) const;
-
-    // Pairs of snapshots whose directories coincide (a hash collision); the first one is indexed.
-    const std::vector<std::pair<std::uint32_t, std::uint32_t>>& collisions() const { return collisions_; }
-
-private:
-    PnpmLayout layout_;
-    std::vector<std::string> dirs_, names_;
-    StringMap<std::uint32_t> by_dir_;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> collisions_;
-};
-
-// ---- what importers install ----
-
-struct PnpmClosureOptions {
-    bool dev = true;       // importers' devDependencies
-    bool optional = true;  // optionalDependencies, of importers and of snapshots
-    // Through `link:` to other importers, taking what they install too (their dev dependencies by `dev`).
-    // Off, as for Nx's external nodes: a workspace project is a project-graph edge, not a package.
-    bool follow_links = false;
-};
-
-struct PnpmClosure {
-    std::vector<bool> member;            // member[i]: snapshots[i] is in the set
-    std::vector<std::string> importers;  // importers whose dependencies were taken, sorted
-    std::vector<std::string> links;      // link: targets met (importer dirs or others), sorted
-    bool contains(std::uint32_t snapshot) const { return snapshot < member.size() && member[snapshot]; }
-    std::size_t size() const;
-    std::vector<std::string> keys(const PnpmLock& lock) const;
-};
-
-// The snapshots the importers at `paths` install, closed over dependencies. An unknown importer is an
-// error (the lockfile is older than the workspace: run pnpm install).
-Result<PnpmClosure> importer_closure(const PnpmLock& lock, std::span<const std::string> paths,
-                                     const PnpmClosureOptions& options = {});
-// The snapshots of the packages `names` names, as externalDependencies does: `name` takes every installed
-// version of it (or, failing that, of the package an importer installs under that alias), `name@version`
-// those of that version; each closed over dependencies. An unknown name is an error.
-Result<PnpmClosure> package_closure(const PnpmLock& lock, std::span<const std::string> names,
-                                    const PnpmClosureOptions& options = {});
-
-// A stable text of a package set for a cache key: one line per snapshot, sorted by key,
-// "<snapshot key> <integrity>", or the resolution's fields where there is no integrity.
-std::string pnpm_key_text(const PnpmLock& lock, const PnpmClosure& set);
-
-// ---- node_modules/.modules.yaml ----
-
-// What pnpm recorded about an install (pnpm 9 writes YAML, pnpm 10 JSON).
-struct PnpmModules {
-    std::string package_manager;  // "pnpm@9.15.9"
-    std::string node_linker;      // "isolated", "hoisted", "pnp"
-    std::string virtual_store_dir = ".pnpm";
-    PnpmLayout layout;  // from packageManager and virtualStoreDirMaxLength
-    std::vector<std::string> hoist_pattern, public_hoist_pattern;
-    // depPath or importer dir -> alias -> "private" | "public"
-    std::map<std::string, std::map<std::string, std::string, std::less<>>, std::less<>> hoisted_dependencies;
-};
-Result<PnpmModules> parse_pnpm_modules_yaml(const std::string& path);
-Result<PnpmModules> parse_pnpm_modules_yaml_text(std::string_view text, const std::string& file);
 
 }  // namespace qk::workspace

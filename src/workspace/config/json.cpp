@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "qk/workspace/workspace.hpp"
+#include "qk/workspace/json.hpp"
 #include "qk/util/json_writer.hpp"
 
 namespace qk::workspace {

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "qk/workspace/workspace.hpp"
+#include "qk/workspace/json.hpp"
 
 namespace qk::workspace {
 namespace {

@@ -1,7 +1,7 @@
 // What importers install, closed over dependencies, and the key text of such a set. Edges are the
 // snapshots' `dependencies` and `optionalDependencies`, as Nx's pnpm parser makes them (research §1.6);
 // `link:` edges lead to importers, which are project-graph edges rather than packages.
-#include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_closure.hpp"
 
 #include <algorithm>
 #include <set>

@@ -2,6 +2,7 @@
 // lockfile/fs/src/lockfileFormatConverters.ts (the inline single-project form) and yamlDocuments.ts (pnpm
 // 11's env document); research §3.
 #include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_dep_path.hpp"
 
 #include <algorithm>
 #include <fstream>

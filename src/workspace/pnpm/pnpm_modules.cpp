@@ -1,6 +1,6 @@
 // node_modules/.modules.yaml: what pnpm recorded about an install (pnpm/pnpm:pkg-manager/modules-yaml;
 // research §3.5). pnpm 9 writes block YAML, pnpm 10 JSON, which is YAML too.
-#include "qk/workspace/pnpm_lock.hpp"
+#include "qk/workspace/pnpm_modules.hpp"
 
 #include <fmt/format.h>
 
