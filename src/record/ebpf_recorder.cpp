@@ -11,6 +11,7 @@
 
 #include "qk/record/cgroup.hpp"
 #include "qk/record/process.hpp"
+#include "stop_window.hpp"
 
 namespace qk::record {
 

@@ -5,6 +5,7 @@
 #include <linux/sched.h>
 #include <sched.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -138,6 +139,76 @@ private:
     sigset_t saved_;
 };
 
+Error cwd_error(const SpawnRequest& req, int err)
+{
+    return sys_error(fmt::format("cannot run {} in {}: the working directory cannot be entered; check the target's cwd",
+                                 req.argv.at(0), req.cwd),
+                     err);
+}
+
+struct FileActions {
+    posix_spawn_file_actions_t a;
+    FileActions() { posix_spawn_file_actions_init(&a); }
+    ~FileActions() { posix_spawn_file_actions_destroy(&a); }
+};
+
+struct SpawnAttr {
+    posix_spawnattr_t a;
+    SpawnAttr() { posix_spawnattr_init(&a); }
+    ~SpawnAttr() { posix_spawnattr_destroy(&a); }
+};
+
+// No cgroup to start in: posix_spawn, which glibc runs as a vfork and which reports exec failures. The
+// same clean start as exec_child gives.
+Result<pid_t> spawn_plain(const SpawnRequest& req, char* const* argv, char* const* envp)
+{
+    // The child's own dup2 onto 1 and 2 would clobber an output fd that is itself 0, 1 or 2.
+    UniqueFd moved_output;
+    int output = req.output_fd;
+    if (output >= 0 && output <= 2) {
+        auto copy = above_stdio(output, fmt::format("the output fd {}", output));
+        if (!copy)
+            return copy.error();
+        moved_output = std::move(copy).value();
+        output = moved_output.get();
+    }
+    FileActions actions;
+    if (output >= 0) {
+        posix_spawn_file_actions_addopen(&actions.a, 0, "/dev/null", O_RDONLY, 0);
+        posix_spawn_file_actions_adddup2(&actions.a, output, 1);
+        posix_spawn_file_actions_adddup2(&actions.a, output, 2);
+        // Whatever other threads opened without O_CLOEXEC (another task's pipe) must not reach the
+        // command: a pipe held open by an unrelated process never reaches end of file.
+        posix_spawn_file_actions_addclosefrom_np(&actions.a, 3);
+    }
+    posix_spawn_file_actions_addchdir_np(&actions.a, req.cwd.c_str());
+
+    SpawnAttr attr;
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (req.own_process_group)
+        flags |= POSIX_SPAWN_SETPGROUP;
+    posix_spawnattr_setflags(&attr.a, flags);
+    posix_spawnattr_setpgroup(&attr.a, 0);
+    posix_spawnattr_setsigmask(&attr.a, &none);
+    posix_spawnattr_setsigdefault(&attr.a, &all);
+
+    pid_t pid = -1;
+    const char* program = req.program.empty() ? argv[0] : req.program.c_str();
+    // glibc's posix_spawn returns once the exec succeeded or failed, so a process group exists now.
+    if (int rc = ::posix_spawn(&pid, program, &actions.a, &attr.a, argv, envp); rc != 0) {
+        // posix_spawn says only errno: a working directory that cannot be entered is told apart here.
+        struct stat st {};
+        int cwd_err = ::stat(req.cwd.c_str(), &st) != 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        if (cwd_err != 0)
+            return cwd_error(req, cwd_err);
+        return sys_error(fmt::format("cannot run {}", program), rc);
+    }
+    return pid;
+}
+
 }  // namespace
 
 std::optional<std::string> command_path(const std::vector<std::string>& env)
@@ -158,7 +229,7 @@ Result<std::string> find_program(const std::string& name, const std::string& cwd
     if (name.find('/') != std::string::npos) {
         std::string full = name.front() == '/' ? name : cwd + "/" + name;
         if (::access(full.c_str(), F_OK) != 0)
-            return sys_error(fmt::format("cannot run '{}'", name));
+            return sys_error(fmt::format("cannot run {}", name));
         return name;
     }
     std::string path_var;
@@ -197,6 +268,8 @@ Result<pid_t> spawn(const SpawnRequest& req)
     for (const auto& e : req.env)
         envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
+    if (req.cgroup_fd < 0)
+        return spawn_plain(req, argv.data(), req.env.empty() ? environ : envp.data());
 
     UniqueFd dev_null, output;
     if (req.output_fd >= 0) {
@@ -256,7 +329,7 @@ Result<pid_t> spawn(const SpawnRequest& req)
         while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
         }
         switch (report[0]) {
-        case kChdir: return sys_error(fmt::format("cannot change to the directory '{}'", req.cwd), report[1]);
+        case kChdir: return cwd_error(req, report[1]);
         case kJoinCgroup: return sys_error("cannot join the task's cgroup", report[1]);
         case kSetup:
             return sys_error(fmt::format("cannot set up the process group or standard fds of '{}'", req.argv.at(0)),

@@ -8,6 +8,7 @@
 
 #include "qk/record/recording_sink.hpp"
 #include "qk/record/process.hpp"
+#include "stop_window.hpp"
 
 namespace qk::record {
 namespace {

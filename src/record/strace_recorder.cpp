@@ -17,6 +17,7 @@
 #include "qk/util/unique_fd.hpp"
 #include "qk/record/cgroup.hpp"
 #include "qk/record/process.hpp"
+#include "stop_window.hpp"
 #include "strace_output.hpp"
 #include "strace_parser.hpp"
 

@@ -1,7 +1,7 @@
-// Starting a command: looked up in PATH by the parent, started directly inside a cgroup
-// (clone3 CLONE_INTO_CGROUP, so even its first exec is attributed), its exec failure reported back.
-// The child starts clean, as posix_spawn with POSIX_SPAWN_SETSIGMASK | SETSIGDEF would leave it: no
-// blocked or ignored signal, and no fd but 0, 1 and 2.
+// Starting a command, for the recorders and for the runner's plain launches alike: looked up in PATH by
+// the parent, started directly inside a cgroup when asked (clone3 CLONE_INTO_CGROUP, so even its first
+// exec is attributed), its exec failure reported back. The child starts clean: no blocked or ignored
+// signal and, when its output is redirected, no fd but 0, 1 and 2.
 #pragma once
 
 #include <sys/types.h>
@@ -34,7 +34,8 @@ struct SpawnRequest {
     bool own_process_group = false;  // setpgid(0, 0) before exec
 };
 
-// Starts the process. An Error when it could not be started or its exec failed (with errno).
+// Starts the process. An Error when it could not be started or its exec failed (with errno). Without a
+// cgroup it is posix_spawn (vfork-fast, which a runner starting thousands of commands notices).
 Result<pid_t> spawn(const SpawnRequest& req);
 
 // Waits for a child started by spawn().
@@ -49,30 +50,5 @@ ExitStatus exit_status_of(int wait_status);
 
 // The exit status a shell would report: the code, or 128 + the signal.
 inline int shell_status(const ExitStatus& s) { return s.signal ? 128 + s.signal : s.code; }
-
-// Calls a Command's on_start when constructed and its on_finish when closed (or destroyed), so that
-// every path out of a recorder after the command started keeps the pair.
-class StopWindow {
-public:
-    StopWindow(const Command& cmd, StopFn stop) : cmd_(cmd)
-    {
-        if (cmd_.on_start)
-            cmd_.on_start(std::move(stop));
-    }
-    StopWindow(const StopWindow&) = delete;
-    StopWindow& operator=(const StopWindow&) = delete;
-    ~StopWindow() { close(); }
-
-    void close()
-    {
-        if (open_ && cmd_.on_finish)
-            cmd_.on_finish();
-        open_ = false;
-    }
-
-private:
-    const Command& cmd_;
-    bool open_ = true;
-};
 
 }  // namespace qk::record
