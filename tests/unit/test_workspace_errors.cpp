@@ -28,7 +28,10 @@ TEST_CASE("malformed JSON in a workspace file names file:line:column", "[workspa
 
 TEST_CASE("malformed YAML in pnpm-workspace.yaml names line:column", "[workspace]")
 {
-    CHECK(load_error("malformed/yaml") == "pnpm-workspace.yaml:2:1: malformed YAML: end of sequence flow not found");
+    // libyaml's words (the one YAML reader, as for the lockfile), at the place it stopped.
+    CHECK(load_error("malformed/yaml") == "pnpm-workspace.yaml:2:1: malformed YAML: did not find expected ',' or ']' "
+                                          "(while parsing a flow sequence at line 1 column 11); fix it: pnpm reads the "
+                                          "same file");
     CHECK(load_error("malformed/yaml-shape") == "pnpm-workspace.yaml:1:11: packages must be a list of globs, such as\n"
                                                 "  packages:\n    - \"packages/*\"");
 }

@@ -11,15 +11,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "config_loader.hpp"
 #include "config_validate.hpp"
 #include "qk/workspace/glob.hpp"
+#include "pnpm/pnpm_yaml.hpp"
+#include "qk/util/io.hpp"
 #include "qk/util/special_names.hpp"
 
 namespace qk::workspace::detail {
@@ -27,11 +26,6 @@ namespace qk::workspace::detail {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string yaml_where(const YAML::Mark& m)
-{
-    return fmt::format("pnpm-workspace.yaml:{}:{}", m.line + 1, m.column + 1);
-}
 
 // pnpm-workspace.yaml `packages`, or an error naming the line and column.
 Result<std::vector<std::string>> read_pnpm_workspace(const fs::path& root, bool* found)
@@ -41,32 +35,36 @@ Result<std::vector<std::string>> read_pnpm_workspace(const fs::path& root, bool*
     *found = fs::is_regular_file(p, ec);
     if (!*found)
         return std::vector<std::string>{};
-    std::ifstream in(p, std::ios::binary);
-    if (!in)
-        return sys_error("pnpm-workspace.yaml: cannot read");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    YAML::Node doc;
-    try {
-        doc = YAML::Load(ss.str());
-    } catch (const YAML::Exception& e) {
-        return error(fmt::format("{}: malformed YAML: {}", yaml_where(e.mark), e.msg));
-    }
+    auto text = read_file(p.string());
+    if (!text)
+        return error("pnpm-workspace.yaml: " + text.error().message);
+    auto docs = pnpm_yaml::parse(*text, "pnpm-workspace.yaml", "fix it: pnpm reads the same file");
+    if (!docs)
+        return docs.error();
     std::vector<std::string> globs;
-    if (!doc || doc.IsNull())
+    if (docs->empty())
         return globs;
-    if (!doc.IsMap())
-        return error(fmt::format("{}: the top level must be a mapping (packages: [...])", yaml_where(doc.Mark())));
-    YAML::Node packages = doc["packages"];
-    if (!packages || packages.IsNull())
+    const pnpm_yaml::Doc& doc = docs->front();
+    const pnpm_yaml::Node& top = doc.root_node();
+    auto where = [](const pnpm_yaml::Node& n) { return fmt::format("pnpm-workspace.yaml:{}:{}", n.line, n.column); };
+    if (top.is_null())
         return globs;
-    if (!packages.IsSequence())
+    if (!top.is_map())
+        return error(fmt::format("{}: the top level must be a mapping (packages: [...])", where(top)));
+    const pnpm_yaml::Node* packages = nullptr;
+    for (std::uint32_t i = 0; i < top.count; i += 2)
+        if (const pnpm_yaml::Node& key = doc.child(top, i); key.is_scalar() && key.text == "packages")
+            packages = &doc.child(top, i + 1);
+    if (!packages || packages->is_null())
+        return globs;
+    if (!packages->is_seq())
         return error(fmt::format("{}: packages must be a list of globs, such as\n  packages:\n    - \"packages/*\"",
-                                 yaml_where(packages.Mark())));
-    for (const auto& item : packages) {
-        if (!item.IsScalar())
-            return error(fmt::format("{}: each entry of packages must be a glob string", yaml_where(item.Mark())));
-        globs.push_back(item.Scalar());
+                                 where(*packages)));
+    for (std::uint32_t i = 0; i < packages->count; ++i) {
+        const pnpm_yaml::Node& item = doc.child(*packages, i);
+        if (!item.is_scalar() || item.is_null())
+            return error(fmt::format("{}: each entry of packages must be a glob string", where(item)));
+        globs.push_back(item.text);
     }
     return globs;
 }
