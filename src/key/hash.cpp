@@ -16,15 +16,6 @@ namespace {
 
 Hash128 from_xxh(XXH128_hash_t h) { return Hash128{h.high64, h.low64}; }
 
-int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 }  // namespace
 
 std::string Hash128::hex() const
@@ -36,21 +27,6 @@ std::string Hash128::hex() const
         out[31 - i] = digits[(low >> (4 * i)) & 0xf];
     }
     return out;
-}
-
-std::optional<Hash128> Hash128::from_hex(std::string_view text)
-{
-    if (text.size() != 32)
-        return std::nullopt;
-    Hash128 h;
-    for (int i = 0; i < 32; ++i) {
-        int d = hex_digit(text[i]);
-        if (d < 0)
-            return std::nullopt;
-        std::uint64_t& half = i < 16 ? h.high : h.low;
-        half = (half << 4) | static_cast<std::uint64_t>(d);
-    }
-    return h;
 }
 
 Hash128 hash_bytes(std::string_view bytes) { return from_xxh(XXH3_128bits(bytes.data(), bytes.size())); }

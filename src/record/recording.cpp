@@ -57,13 +57,4 @@ std::vector<const Recording::PathMap::value_type*> Recording::sorted_paths() con
     return out;
 }
 
-std::vector<std::string> Recording::paths_with(std::uint16_t access) const
-{
-    std::vector<std::string> out;
-    for (const auto* entry : sorted_paths())
-        if (entry->second & access)
-            out.push_back(entry->first);
-    return out;
-}
-
 }  // namespace qk::record

@@ -167,16 +167,4 @@ std::vector<std::size_t> ProjectGraph::transitive_dependencies(std::size_t i) co
     return out;
 }
 
-Result<std::vector<std::string>> ProjectGraph::dependency_names(std::string_view project) const
-{
-    auto p = ws_->project(project);
-    if (!p)
-        return p.error();
-    std::size_t i = *ws_->project_index(project);
-    std::vector<std::string> out;
-    for (const auto& e : out_[i])
-        out.push_back(ws_->projects()[e.target].name);
-    return out;
-}
-
 }  // namespace qk::workspace

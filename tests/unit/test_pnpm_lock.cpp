@@ -262,17 +262,6 @@ TEST_CASE("key text: sorted snapshot keys with integrity, or the resolution", "[
     CHECK(pnpm_key_text(lock, *again) == pnpm_key_text(lock, *r));
 }
 
-TEST_CASE("importer_holding finds the deepest importer of a path", "[pnpm]")
-{
-    const PnpmLock& lock = workspace_lock();
-    CHECK(lock.importer_holding("packages/a/src/index.js")->path == "packages/a");
-    CHECK(lock.importer_holding("packages/a/e2e/test.js")->path == "packages/a/e2e");
-    CHECK(lock.importer_holding("packages/a/e2e")->path == "packages/a/e2e");
-    CHECK(lock.importer_holding("packages/ab/x")->path == ".");
-    CHECK(lock.importer_holding("README.md")->path == ".");
-    CHECK(lock.importer_holding("../elsewhere") == nullptr);
-}
-
 TEST_CASE("the single-project form: the root importer's dependencies at top level", "[pnpm]")
 {
     auto r = parse_pnpm_lock_text(R"(lockfileVersion: '9.0'

@@ -24,6 +24,9 @@
 #include "qk/util/unique_fd.hpp"
 #include "record/strace_recorder.hpp"
 #include "test_support.hpp"
+#include "recording_queries.hpp"
+
+using qk::test::paths_with;
 
 using namespace qk::record;
 using qk::UniqueFd;
@@ -266,8 +269,8 @@ TEST_CASE("on_start's stop ends the command and everything it started", "[record
         CHECK_FALSE(alive(background));
         // What it did before it was stopped is recorded.
         const Recording& rec = trace->recording;
-        CHECK(has(rec.paths_with(kRead), std::filesystem::canonical("/etc/hostname").string()));
-        CHECK(has(rec.paths_with(kWrite), marker));  // created too, which strace cannot tell
+        CHECK(has(paths_with(rec, kRead), std::filesystem::canonical("/etc/hostname").string()));
+        CHECK(has(paths_with(rec, kWrite), marker));  // created too, which strace cannot tell
         CHECK(rec.processes().size() >= 4);  // sh, cat, two sleeps, touch
     }
 }
@@ -399,9 +402,9 @@ TEST_CASE("record_probes = false leaves failed lookups out, and nothing else", "
             auto trace = recorder->record(cmd);
             REQUIRE(trace);
             CHECK(trace->recording.complete());
-            CHECK(has(trace->recording.paths_with(kRead), "/etc/hostname"));
-            CHECK(has(trace->recording.paths_with(kProbe), "/nonexistent-qk-probe") == probes);
-            CHECK(trace->recording.paths_with(kProbe).empty() == !probes);
+            CHECK(has(paths_with(trace->recording, kRead), "/etc/hostname"));
+            CHECK(has(paths_with(trace->recording, kProbe), "/nonexistent-qk-probe") == probes);
+            CHECK(paths_with(trace->recording, kProbe).empty() == !probes);
         }
     }
 }

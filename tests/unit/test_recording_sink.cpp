@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include "qk/record/recording_sink.hpp"
+#include "recording_queries.hpp"
+
+using qk::test::paths_with;
 
 using namespace qk::record;
 using Paths = std::vector<std::string>;
@@ -58,11 +61,11 @@ TEST_CASE("opens are reads, writes, creations or listings by their flags and res
     denied.a = PathArg{"/w", "secret"};
     sink.on_fs(denied);
 
-    CHECK(rec.paths_with(kRead) == Paths{"/w/r", "/w/rw", "/w/t"});
-    CHECK(rec.paths_with(kWrite) == Paths{"/w/c", "/w/rw", "/w/t", "/w/w"});
-    CHECK(rec.paths_with(kCreate) == Paths{"/w/c"});
-    CHECK(rec.paths_with(kList) == Paths{"/w/d"});
-    CHECK(rec.paths_with(kProbe) == Paths{"/w/missing"});
+    CHECK(paths_with(rec, kRead) == Paths{"/w/r", "/w/rw", "/w/t"});
+    CHECK(paths_with(rec, kWrite) == Paths{"/w/c", "/w/rw", "/w/t", "/w/w"});
+    CHECK(paths_with(rec, kCreate) == Paths{"/w/c"});
+    CHECK(paths_with(rec, kList) == Paths{"/w/d"});
+    CHECK(paths_with(rec, kProbe) == Paths{"/w/missing"});
     CHECK(rec.paths().size() == 7);  // neither the O_PATH handle nor the O_TMPFILE inode nor the EACCES
     CHECK(rec.complete());
 }
@@ -90,9 +93,9 @@ TEST_CASE("namespace operations: rename, exchange, unlink, mkdir, link, symlink,
 
     using Pair = std::pair<std::string, std::string>;
     CHECK(rec.renames() == std::set<Pair>{{"/w/a", "/w/b"}, {"/w/x", "/w/y"}, {"/w/y", "/w/x"}});
-    CHECK(rec.paths_with(kRemove) == Paths{"/w/dir", "/w/gone"});
-    CHECK(rec.paths_with(kCreate) == Paths{"/w/hard", "/w/new", "/w/soft"});
-    CHECK(rec.paths_with(kWrite) == Paths{"/w/trunc"});
+    CHECK(paths_with(rec, kRemove) == Paths{"/w/dir", "/w/gone"});
+    CHECK(paths_with(rec, kCreate) == Paths{"/w/hard", "/w/new", "/w/soft"});
+    CHECK(paths_with(rec, kWrite) == Paths{"/w/trunc"});
     CHECK(rec.paths().count("/w/src") == 0);
     CHECK(rec.paths().count("/w/failed") == 0);
 }
@@ -118,8 +121,8 @@ TEST_CASE("processes: fork, exec, exit codes and signals", "[record][sink]")
     CHECK(p.exit_code == 3);
     CHECK(!p.signal);
     CHECK(rec.processes().at(100).signal == 9);
-    CHECK(rec.paths_with(kProbe) == Paths{"/w/nope"});
-    CHECK(rec.paths_with(kRead).size() == 1);  // /bin/true, wherever it resolves to
+    CHECK(paths_with(rec, kProbe) == Paths{"/w/nope"});
+    CHECK(paths_with(rec, kRead).size() == 1);  // /bin/true, wherever it resolves to
 }
 
 TEST_CASE("a path too long to hold makes the recording incomplete, never wrong", "[record][sink]")

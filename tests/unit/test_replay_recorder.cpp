@@ -4,6 +4,9 @@
 #include <fstream>
 
 #include "record/replay_recorder.hpp"
+#include "recording_queries.hpp"
+
+using qk::test::paths_with;
 
 using namespace qk::record;
 
@@ -31,8 +34,8 @@ TEST_CASE("the replay engine turns recorded events into the same Recording", "[r
     CHECK(trace->recorder == "replay");
     CHECK(trace->status.code == 1);
     const auto& rec = trace->recording;
-    CHECK(rec.paths_with(kRead) == std::vector<std::string>{"/w/in.txt", "/w/tool"});
-    CHECK(rec.paths_with(kProbe) == std::vector<std::string>{"/w/missing"});
+    CHECK(paths_with(rec, kRead) == std::vector<std::string>{"/w/in.txt", "/w/tool"});
+    CHECK(paths_with(rec, kProbe) == std::vector<std::string>{"/w/missing"});
     CHECK(rec.renames().size() == 1);
     CHECK(rec.processes().at(2).exit_code == 1);
     CHECK(rec.processes().at(2).argv == std::vector<std::string>{"tool", "-v"});

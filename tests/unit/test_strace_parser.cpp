@@ -19,6 +19,9 @@
 #include "record/strace_line.hpp"
 #include "record/strace_names.hpp"
 #include "record/strace_parser.hpp"
+#include "recording_queries.hpp"
+
+using qk::test::paths_with;
 
 using namespace qk::record;
 using Paths = std::vector<std::string>;
@@ -165,13 +168,13 @@ TEST_CASE("strace opens: reads, writes, O_EXCL creations, probes, listings", "[s
         R"(100   +++ exited with 0 +++)",
     });
     CHECK(p.errors.empty());
-    CHECK(p.rec.paths_with(kRead) == Paths{"/qkt/w/lock", "/qkt/w/src/a.c", "/qkt/w/two"});
-    CHECK(p.rec.paths_with(kWrite) == Paths{"/qkt/w/lock", "/qkt/w/made", "/qkt/w/out/b.o"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/w/lock", "/qkt/w/src/a.c", "/qkt/w/two"});
+    CHECK(paths_with(p.rec, kWrite) == Paths{"/qkt/w/lock", "/qkt/w/made", "/qkt/w/out/b.o"});
     // strace cannot see FMODE_CREATED: only O_EXCL proves a creation.
-    CHECK(p.rec.paths_with(kCreate) == Paths{"/qkt/w/lock"});
-    CHECK(p.rec.paths_with(kProbe) == Paths{"/qkt/w/rel/x.h"});
+    CHECK(paths_with(p.rec, kCreate) == Paths{"/qkt/w/lock"});
+    CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/w/rel/x.h"});
     // O_DIRECTORY, or a directory found by stat when the flags do not say.
-    CHECK(p.rec.paths_with(kList) == Paths{"/qkt/w/src", "/usr"});
+    CHECK(paths_with(p.rec, kList) == Paths{"/qkt/w/src", "/usr"});
     CHECK(p.rec.complete());
 }
 
@@ -189,12 +192,12 @@ TEST_CASE("strace -X raw constants decode like the symbolic ones", "[strace]")
         R"(101 openat(-100</qkt/w>, "t", 0) = 3</qkt/w/t>)",
     });
     CHECK(p.errors.empty());
-    CHECK(p.rec.paths_with(kRead) == Paths{"/qkt/w/a", "/qkt/w/c", "/qkt/w/t"});
-    CHECK(p.rec.paths_with(kWrite) == Paths{"/qkt/w/b", "/qkt/w/c"});
-    CHECK(p.rec.paths_with(kCreate) == Paths{"/qkt/w/c"});
-    CHECK(p.rec.paths_with(kList) == Paths{"/qkt/w/d"});
-    CHECK(p.rec.paths_with(kProbe) == Paths{"/qkt/w/a/e"});
-    CHECK(p.rec.paths_with(kRemove) == Paths{"/qkt/w/dir"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/w/a", "/qkt/w/c", "/qkt/w/t"});
+    CHECK(paths_with(p.rec, kWrite) == Paths{"/qkt/w/b", "/qkt/w/c"});
+    CHECK(paths_with(p.rec, kCreate) == Paths{"/qkt/w/c"});
+    CHECK(paths_with(p.rec, kList) == Paths{"/qkt/w/d"});
+    CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/w/a/e"});
+    CHECK(paths_with(p.rec, kRemove) == Paths{"/qkt/w/dir"});
     using Rename = std::pair<std::string, std::string>;
     CHECK(p.rec.renames() == std::set<Rename>{{"/qkt/w/x", "/qkt/w/y"}, {"/qkt/w/y", "/qkt/w/x"}});
     // 0x3d0f00 holds CLONE_THREAD: 101 is a thread of 100, not a process.
@@ -208,8 +211,8 @@ TEST_CASE("strace paths keep every byte: newline, quote, space, backslash, non-A
         R"(100 openat(AT_FDCWD</qkt/w>, "tab\there", O_RDONLY) = -1 ENOENT (No such file or directory))",
     });
     CHECK(p.errors.empty());
-    CHECK(p.rec.paths_with(kWrite) == Paths{"/qkt/d<x>/a\nb\"c d\xe9\\"});
-    CHECK(p.rec.paths_with(kProbe) == Paths{"/qkt/w/tab\there"});
+    CHECK(paths_with(p.rec, kWrite) == Paths{"/qkt/d<x>/a\nb\"c d\xe9\\"});
+    CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/w/tab\there"});
 }
 
 TEST_CASE("strace paths strace cut, or too long once joined, make the recording incomplete", "[strace]")
@@ -231,7 +234,7 @@ TEST_CASE("strace paths strace cut, or too long once joined, make the recording 
     {
         auto p = parse({joined});
         CHECK(p.errors.empty());
-        CHECK(p.rec.paths_with(kProbe).empty());
+        CHECK(paths_with(p.rec, kProbe).empty());
         CHECK(p.rec.incomplete_reasons() == Paths{kTooLong});
     }
 }
@@ -265,11 +268,11 @@ TEST_CASE("strace renames, removals, directories, links, symlinks, truncation", 
                                               {"/qkt/d/c", "/qkt/e"},
                                               {"/qkt/w/x", "/qkt/d/y"},
                                               {"/qkt/d/y", "/qkt/w/x"}});
-    CHECK(p.rec.paths_with(kRemove) == Paths{"/qkt/d/gone2", "/qkt/d/olddir", "/qkt/w/gone", "/qkt/w/olddir2"});
-    CHECK(p.rec.paths_with(kCreate) ==
+    CHECK(paths_with(p.rec, kRemove) == Paths{"/qkt/d/gone2", "/qkt/d/olddir", "/qkt/w/gone", "/qkt/w/olddir2"});
+    CHECK(paths_with(p.rec, kCreate) ==
           Paths{"/qkt/d/hard2", "/qkt/d/newdir2", "/qkt/d/sym2", "/qkt/w/hard", "/qkt/w/newdir", "/qkt/w/sym", "/x"});
-    CHECK(p.rec.paths_with(kWrite) == Paths{"/qkt/w/ftrunc", "/qkt/w/trunc"});
-    CHECK(p.rec.paths_with(kRead).empty());
+    CHECK(paths_with(p.rec, kWrite) == Paths{"/qkt/w/ftrunc", "/qkt/w/trunc"});
+    CHECK(paths_with(p.rec, kRead).empty());
     CHECK(p.rec.complete());
 }
 
@@ -305,8 +308,8 @@ TEST_CASE("strace processes: forks, execs, exit codes and signals", "[strace]")
     CHECK(WIFEXITED(*p.root_status));
     CHECK(WEXITSTATUS(*p.root_status) == 7);
     // Execs are reads of the file exec'd (relative to the cwd); a missing one is a probe.
-    CHECK(p.rec.paths_with(kRead) == Paths{"/qkt/bin/sh", "/qkt/w/tool"});
-    CHECK(p.rec.paths_with(kProbe) == Paths{"/qkt/missing"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/bin/sh", "/qkt/w/tool"});
+    CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/missing"});
 }
 
 TEST_CASE("strace: a root whose exec failed never ran the command", "[strace]")
@@ -349,7 +352,7 @@ TEST_CASE("strace unfinished calls resume per pid across interleaved lines", "[s
         R"(200 +++ exited with 0 +++)",
     });
     CHECK(p.errors.empty());
-    CHECK(p.rec.paths_with(kRead) == Paths{"/qkt/bin/sh", "/qkt/w/child", "/qkt/w/mine"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/bin/sh", "/qkt/w/child", "/qkt/w/mine"});
     CHECK(p.rec.processes().at(201).ppid == 200);
     CHECK(p.rec.processes().at(201).argv == Paths{"sh", "-c", "exit 5"});
     CHECK(p.rec.processes().at(201).exit_code == 5);
@@ -371,9 +374,9 @@ TEST_CASE("strace: a child's lines before its parent's fork returned wait for it
         R"(301 mkdir("z", 0755) = 0)",
     });
     CHECK(p.errors.empty());
-    CHECK(p.rec.paths_with(kProbe) == Paths{"/qkt/w/sub/rel", "/qkt/w/sub/y"});
-    CHECK(p.rec.paths_with(kRead) == Paths{"/qkt/other/x", "/qkt/w/sub/tool"});
-    CHECK(p.rec.paths_with(kCreate) == Paths{"/qkt/third/z"});
+    CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/w/sub/rel", "/qkt/w/sub/y"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/other/x", "/qkt/w/sub/tool"});
+    CHECK(paths_with(p.rec, kCreate) == Paths{"/qkt/third/z"});
     CHECK(p.rec.processes().at(301).ppid == 300);
     CHECK(p.rec.complete());
 }
@@ -396,9 +399,9 @@ TEST_CASE("strace: threads are their process; a thread's exec continues in the l
     CHECK(p.rec.processes().size() == 1);
     CHECK(p.rec.processes().at(400).argv == Paths{"true"});
     CHECK(p.rec.processes().at(400).exit_code == 0);
-    CHECK(p.rec.paths_with(kRead) == Paths{"/etc/passwd", "/qkt/bin/true"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/etc/passwd", "/qkt/bin/true"});
     // CLONE_FS: the thread's chdir moved the whole process.
-    CHECK(p.rec.paths_with(kProbe) == Paths{"/qkt/t/shared-cwd"});
+    CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/t/shared-cwd"});
 }
 
 TEST_CASE("strace lines without a pid belong to the root, or the only task", "[strace]")
@@ -418,7 +421,7 @@ TEST_CASE("strace lines without a pid belong to the root, or the only task", "[s
         "/qkt/w", 10);
     CHECK(p.errors.empty());
     CHECK(p.rec.processes().at(11).ppid == 10);
-    CHECK(p.rec.paths_with(kRead) == Paths{"/qkt/bin/sh", "/qkt/bin/true", "/qkt/w/last"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/bin/sh", "/qkt/bin/true", "/qkt/w/last"});
     REQUIRE(p.root_status);
     CHECK(WEXITSTATUS(*p.root_status) == 4);
 
@@ -478,7 +481,7 @@ TEST_CASE("strace garbage lines are errors naming the line; the parser goes on",
     CHECK_THAT(p.errors[4], Catch::Contains("line 6") && Catch::Contains("no unfinished openat"));
     CHECK_THAT(p.errors[5], Catch::Contains("line 7"));
     CHECK_THAT(p.errors[6], Catch::Contains("line 8"));
-    CHECK(p.rec.paths_with(kRead) == Paths{"/qkt/w/a", "/qkt/w/d"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/w/a", "/qkt/w/d"});
     REQUIRE(p.root_status);
     CHECK(WEXITSTATUS(*p.root_status) == 2);
 }
@@ -487,7 +490,7 @@ TEST_CASE("strace: a relative path against an fd strace did not name is not gues
 {
     auto p = parse({R"(800 openat(5, "x", O_RDONLY) = 3</qkt/x>)", R"(800 openat(5, "/abs", O_RDONLY) = 4</abs>)"});
     CHECK(p.errors.empty());
-    CHECK(p.rec.paths_with(kRead) == Paths{"/abs"});
+    CHECK(paths_with(p.rec, kRead) == Paths{"/abs"});
     CHECK(p.rec.incomplete_reasons() == Paths{"strace did not show the directory a relative path was resolved in"});
 }
 
@@ -503,19 +506,19 @@ TEST_CASE("strace 6.1 output of the syscall program, symbolic and -X raw, record
         Paths read = {real("/bin/sh"), real("/bin/true"), real("/etc/hostname"), "/etc/ld.so.cache", "/etc/passwd",
                       odd, d + "x", d + "y", "/tmp/qk-fx/t", "/usr/lib/x86_64-linux-gnu/libc.so.6"};
         std::sort(read.begin(), read.end());
-        CHECK(p.rec.paths_with(kRead) == read);
+        CHECK(paths_with(p.rec, kRead) == read);
         // ftruncate through the O_TMPFILE fd names the inode "#<ino>" (a different one in each file).
-        Paths written = p.rec.paths_with(kWrite);
+        Paths written = paths_with(p.rec, kWrite);
         std::erase_if(written, [](const std::string& path) { return path.starts_with("/tmp/qk-fx/d/#"); });
         Paths expected_written = {odd, d + "x", d + "y", d + "z"};
         std::sort(expected_written.begin(), expected_written.end());
         CHECK(written == expected_written);
-        CHECK(p.rec.paths_with(kCreate) ==
+        CHECK(paths_with(p.rec, kCreate) ==
               Paths{"/tmp/qk-fx/d", d + "lnk", d + "lnk2", d + "sub", d + "sub2", d + "tmpf", d + "x", d + "y2"});
-        CHECK(p.rec.paths_with(kRemove) ==
+        CHECK(paths_with(p.rec, kRemove) ==
               Paths{d + "lnk", d + "lnk2", d + "sub", d + "sub2", d + "tmpf", d + "y", d + "y2", d + "z"});
-        CHECK(p.rec.paths_with(kList) == Paths{"/", "/tmp/qk-fx/d"});
-        CHECK(p.rec.paths_with(kProbe) == Paths{"/nonexist", "/nonexistent", d + "rel"});
+        CHECK(paths_with(p.rec, kList) == Paths{"/", "/tmp/qk-fx/d"});
+        CHECK(paths_with(p.rec, kProbe) == Paths{"/nonexist", "/nonexistent", d + "rel"});
         using Rename = std::pair<std::string, std::string>;
         CHECK(p.rec.renames() == std::set<Rename>{{d + "x", d + "y"}, {d + "y", d + "x"}, {d + "x", d + "z"}});
         CHECK(p.rec.incomplete_reasons() == Paths{"io_uring in use: its file operations are invisible to strace"});
@@ -534,14 +537,14 @@ TEST_CASE("strace 6.1 output of a thread's exec", "[strace]")
     auto p = parse_file("thread-exec.txt");
     CHECK(p.errors.empty());
     CHECK(p.rec.processes().size() == 1);
-    CHECK(p.rec.paths_with(kWrite) == Paths{"/tmp/qk-fx/w<e>i,r(d)\" x"});
-    CHECK(p.rec.paths_with(kRemove) == Paths{"/tmp/qk-fx/w<e>i,r(d)\" x"});
+    CHECK(paths_with(p.rec, kWrite) == Paths{"/tmp/qk-fx/w<e>i,r(d)\" x"});
+    CHECK(paths_with(p.rec, kRemove) == Paths{"/tmp/qk-fx/w<e>i,r(d)\" x"});
     // An O_RDONLY open of a directory is a listing only if the directory still exists when parsed:
     // /tmp/qk-fx is gone, so here it reads as a file.
     Paths read = {real("/bin/true"), "/etc/ld.so.cache", "/tmp/qk-fx", "/tmp/qk-fx/te",
                   "/usr/lib/x86_64-linux-gnu/libc.so.6"};
     std::sort(read.begin(), read.end());
-    CHECK(p.rec.paths_with(kRead) == read);
+    CHECK(paths_with(p.rec, kRead) == read);
 }
 
 TEST_CASE("strace trace list names every decoded call", "[strace]")
@@ -564,8 +567,8 @@ TEST_CASE("strace: a renamed cwd moves the process's relative names with it", "[
         R"(900 unlink("gone") = 0)",
     });
     CHECK(p.errors.empty());
-    CHECK(p.rec.paths_with(kCreate) == Paths{"/qkt/w/moved/n"});
-    CHECK(p.rec.paths_with(kRemove) == Paths{"/qkt/v/moved/gone"});
+    CHECK(paths_with(p.rec, kCreate) == Paths{"/qkt/w/moved/n"});
+    CHECK(paths_with(p.rec, kRemove) == Paths{"/qkt/v/moved/gone"});
 }
 
 TEST_CASE("strace: a #! script's process runs its interpreter, as the kernel builds argv", "[strace]")

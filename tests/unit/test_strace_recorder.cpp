@@ -15,6 +15,9 @@
 #include "qk/record/recording_sink.hpp"
 #include "record/strace_parser.hpp"
 #include "record/strace_recorder.hpp"
+#include "recording_queries.hpp"
+
+using qk::test::paths_with;
 
 using namespace qk::record;
 using Paths = std::vector<std::string>;
@@ -63,11 +66,11 @@ TEST_CASE("strace recorder: reads, probes and the exit code of a shell pipeline"
     const Recording& rec = trace->recording;
     INFO("incomplete: " << (rec.complete() ? "" : rec.incomplete_reasons().front()));
     CHECK(rec.complete());
-    CHECK(has(rec.paths_with(kRead), real("/etc/hostname")));
-    CHECK(has(rec.paths_with(kRead), real("/bin/sh")));
-    CHECK(has(rec.paths_with(kProbe), "/nonexistent-qk"));
-    CHECK(has(rec.paths_with(kWrite), "/dev/null"));
-    CHECK_FALSE(has(rec.paths_with(kRead), "/nonexistent-qk"));
+    CHECK(has(paths_with(rec, kRead), real("/etc/hostname")));
+    CHECK(has(paths_with(rec, kRead), real("/bin/sh")));
+    CHECK(has(paths_with(rec, kProbe), "/nonexistent-qk"));
+    CHECK(has(paths_with(rec, kWrite), "/dev/null"));
+    CHECK_FALSE(has(paths_with(rec, kRead), "/nonexistent-qk"));
     // ls exits 2 on a missing operand; the shell passes it on.
     CHECK(trace->status.signal == 0);
     CHECK(trace->status.code == 2);
@@ -127,11 +130,11 @@ TEST_CASE("strace recorder: relative paths resolve against the command's cwd and
     REQUIRE(trace);
     const Recording& rec = trace->recording;
     CHECK(trace->status.code == 0);
-    CHECK(has(rec.paths_with(kRead), d + "/in.txt"));
-    CHECK(has(rec.paths_with(kRead), d + "/sub/deep.txt"));
-    CHECK(has(rec.paths_with(kWrite), d + "/out.txt"));
-    CHECK(has(rec.paths_with(kCreate), d + "/made"));
-    CHECK(has(rec.paths_with(kRemove), d + "/moved.txt"));
+    CHECK(has(paths_with(rec, kRead), d + "/in.txt"));
+    CHECK(has(paths_with(rec, kRead), d + "/sub/deep.txt"));
+    CHECK(has(paths_with(rec, kWrite), d + "/out.txt"));
+    CHECK(has(paths_with(rec, kCreate), d + "/made"));
+    CHECK(has(paths_with(rec, kRemove), d + "/moved.txt"));
     CHECK(rec.renames().count({d + "/out.txt", d + "/moved.txt"}) == 1);
     fs::remove_all(dir);
 }

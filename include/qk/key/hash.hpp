@@ -19,7 +19,6 @@ struct Hash128 {
 
     // 32 lowercase hex digits, high half first.
     std::string hex() const;
-    static std::optional<Hash128> from_hex(std::string_view text);
     friend auto operator<=>(const Hash128&, const Hash128&) = default;
 };
 

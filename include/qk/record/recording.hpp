@@ -55,15 +55,12 @@ public:
     bool complete() const { return incomplete_.empty(); }
     const std::vector<std::string>& incomplete_reasons() const { return incomplete_; }
     const PathMap& paths() const { return paths_; }
-    // The paths that have any of `access`, sorted.
-    std::vector<std::string> paths_with(std::uint16_t access) const;
     // Every path with its accesses, sorted by path, pointing into this recording: one sort serves
     // every list of a report.
     std::vector<const PathMap::value_type*> sorted_paths() const;
 
     const std::set<std::pair<std::string, std::string>>& renames() const { return renames_; }
     const std::map<std::string, std::string, std::less<>>& aliases() const { return aliases_; }
-    bool has_alias(std::string_view spelled) const { return aliases_.find(spelled) != aliases_.end(); }
     const std::map<pid_t, Process>& processes() const { return processes_; }
 
 private:

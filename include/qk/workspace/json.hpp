@@ -31,7 +31,6 @@ public:
     Kind kind() const { return static_cast<Kind>(v_.index()); }
     bool is_null() const { return kind() == Kind::null; }
     bool is_bool() const { return kind() == Kind::boolean; }
-    bool is_number() const { return kind() == Kind::number; }
     bool is_string() const { return kind() == Kind::string; }
     bool is_array() const { return kind() == Kind::array; }
     bool is_object() const { return kind() == Kind::object; }

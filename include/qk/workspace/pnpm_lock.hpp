@@ -104,13 +104,8 @@ struct PnpmLock {
     std::map<std::string, std::vector<std::uint32_t>, std::less<>> snapshots_by_name;  // package name -> indices
 
     std::optional<std::uint32_t> find_snapshot(std::string_view key) const;
-    const PnpmPackage* find_package(std::string_view id) const;
     const PnpmImporter* find_importer(std::string_view path) const;
     const PnpmPackage& package_of(const PnpmSnapshot& s) const { return packages[s.package]; }
-    // The importer whose directory holds `rel_path` (relative to the lockfile's directory), the deepest
-    // one where importers nest ("packages/a/e2e" inside "packages/a"), else the root importer; null for a
-    // path outside the lockfile's directory.
-    const PnpmImporter* importer_holding(std::string_view rel_path) const;
 };
 
 // Reads a pnpm lockfile. Errors say file:line:column, what was expected, and what to do. Accepted:

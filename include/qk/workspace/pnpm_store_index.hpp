@@ -46,14 +46,10 @@ public:
     };
     std::optional<Place> place(std::string_view path_in_virtual_store) const;
 
-    // Pairs of snapshots whose directories coincide (a hash collision); the first one is indexed.
-    const std::vector<std::pair<std::uint32_t, std::uint32_t>>& collisions() const { return collisions_; }
-
 private:
     PnpmLayout layout_;
     std::vector<std::string> dirs_, names_;
     StringMap<std::uint32_t> by_dir_;
-    std::vector<std::pair<std::uint32_t, std::uint32_t>> collisions_;
 };
 
 }  // namespace qk::workspace

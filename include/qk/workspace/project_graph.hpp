@@ -42,9 +42,6 @@ public:
     // Every project `i` depends on, directly or not, without `i` itself; sorted. Cycles are fine here.
     std::vector<std::size_t> transitive_dependencies(std::size_t i) const;
 
-    // By name; an unknown name is an error.
-    Result<std::vector<std::string>> dependency_names(std::string_view project) const;
-
 private:
     const Workspace* ws_ = nullptr;
     std::vector<std::vector<ProjectEdge>> out_;

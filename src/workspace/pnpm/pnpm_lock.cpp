@@ -506,37 +506,11 @@ std::optional<std::uint32_t> PnpmLock::find_snapshot(std::string_view key) const
     return static_cast<std::uint32_t>(it - snapshots.begin());
 }
 
-const PnpmPackage* PnpmLock::find_package(std::string_view id) const
-{
-    auto it = std::lower_bound(packages.begin(), packages.end(), id,
-                               [](const PnpmPackage& p, std::string_view k) { return p.id < k; });
-    return it == packages.end() || it->id != id ? nullptr : &*it;
-}
-
 const PnpmImporter* PnpmLock::find_importer(std::string_view path) const
 {
     auto it = importers.find(path);
     return it == importers.end() ? nullptr : &it->second;
 }
 
-const PnpmImporter* PnpmLock::importer_holding(std::string_view rel_path) const
-{
-    while (rel_path.starts_with("./"))
-        rel_path.remove_prefix(2);
-    if (rel_path == ".." || rel_path.starts_with("../") || rel_path.starts_with('/'))
-        return nullptr;
-    const PnpmImporter* best = find_importer(".");
-    std::size_t best_len = 0;
-    for (const auto& [path, imp] : importers) {
-        if (path == ".")
-            continue;
-        if (rel_path.starts_with(path) && (rel_path.size() == path.size() || rel_path[path.size()] == '/') &&
-            path.size() > best_len) {
-            best = &imp;
-            best_len = path.size();
-        }
-    }
-    return best;
-}
 
 }  // namespace qk::workspace

@@ -119,9 +119,8 @@ PnpmStoreIndex::PnpmStoreIndex(const PnpmLock& lock, PnpmLayout layout) : layout
     for (std::uint32_t i = 0; i < lock.snapshots.size(); ++i) {
         dirs_.push_back(pnpm_dir_name(lock.snapshots[i].key, layout));
         names_.push_back(lock.snapshots[i].name);
-        auto [it, inserted] = by_dir_.emplace(dirs_.back(), i);
-        if (!inserted)
-            collisions_.emplace_back(it->second, i);
+        // Two snapshots in one directory (a hash collision): the first is the one indexed.
+        by_dir_.emplace(dirs_.back(), i);
     }
 }
 
