@@ -97,8 +97,7 @@ Status Expander::run(const Json& inputs)
     if (!inputs.is_array())
         return fail(fmt::format("inputs must be an array, found {}", inputs.describe()));
     for (const Json& item : inputs.as_array())
-        if (auto s = top_level(item); !s)
-            return s;
+        QK_TRY_STATUS(top_level(item));
     return {};
 }
 
@@ -144,8 +143,8 @@ Status Expander::top_level(const Json& item)
             return fail(fmt::format("input {}: `projects` matches no project", item.dump()));
         for (std::size_t p : *matched) {
             std::vector<std::string> st;
-            if (auto s = named(p, input->as_string(), fmt::format("{} of {}", input->as_string(), project(p).name), st); !s)
-                return s;
+            QK_TRY_STATUS(
+                named(p, input->as_string(), fmt::format("{} of {}", input->as_string(), project(p).name), st));
         }
         return {};
     }
@@ -198,8 +197,7 @@ Status Expander::named(std::size_t p, const std::string& name, const std::string
         return fail(fmt::format("named input \"{}\" must be an array, found {}", name, def->describe()));
     stack.push_back(name);
     for (const Json& item : def->as_array())
-        if (auto s = definition_item(p, item, origin, stack); !s)
-            return s;
+        QK_TRY_STATUS(definition_item(p, item, origin, stack));
     stack.pop_back();
     return {};
 }
@@ -377,9 +375,7 @@ Result<workspace::GlobSet> InputCache::compile(const std::vector<std::string>& p
         if (auto it = globs_.find(key); it != globs_.end())
             return it->second;
     }
-    auto set = workspace::GlobSet::compile_fileset(patterns);
-    if (!set)
-        return set.error();
+    QK_TRY(set, workspace::GlobSet::compile_fileset(patterns));
     std::lock_guard l(mutex_);
     return globs_.emplace(key, std::move(*set)).first->second;
 }
@@ -426,8 +422,7 @@ Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t 
     InputCache& shared = cache ? *cache : local;
     Expander ex(graph, project, fmt::format("{}:{}", graph.workspace().projects()[project].name, target.name), shared);
     Json defaults = Json::array({Json::string("default"), Json::string("^default")});
-    if (auto s = ex.run(target.inputs ? *target.inputs : defaults); !s)
-        return s.error();
+    QK_TRY_STATUS(ex.run(target.inputs ? *target.inputs : defaults));
     return ex.finish();
 }
 

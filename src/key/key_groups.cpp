@@ -29,8 +29,7 @@ Result<GroupResult> KeyBuilder::State::group(const FilesetGroup& g)
         for (std::size_t f = begin; f < end; ++f)
             consider(static_cast<std::uint32_t>(f));
     }
-    if (auto st = files.hash(*matched); !st)
-        return st.error();
+    QK_TRY_STATUS(files.hash(*matched));
     Hasher h;
     h.field(std::uint64_t(matched->size()));
     for (std::uint32_t f : *matched)

@@ -45,8 +45,7 @@ Status always_files(KeyBuilder::State& s, const workspace::Project& project, std
         if (!i)
             continue;
         std::uint32_t f = static_cast<std::uint32_t>(*i);
-        if (auto st = s.files.hash(std::span(&f, 1)); !st)
-            return st;
+        QK_TRY_STATUS(s.files.hash(std::span(&f, 1)));
         out.push_back({p, s.files.hash_of(f)});
     }
     return {};
@@ -153,9 +152,7 @@ Result<std::vector<KeyJsonFile>> json_files(KeyBuilder::State& s, const JsonInpu
             part.hash = Hasher().field("json").field(select_json_fields(*doc, in.fields, in.exclude_fields)).digest();
         } else {
             // Nx hashes a file that is not JSON whole.
-            auto h = hash_file(s.graph.workspace().root() / p);
-            if (!h)
-                return h.error();
+            QK_TRY(h, hash_file(s.graph.workspace().root() / p));
             part.hash = Hasher().field("raw").field(*h).digest();
         }
         out.push_back(std::move(part));
@@ -179,15 +176,11 @@ Status dependency_outputs(KeyBuilder::State& s, std::size_t task, TaskKey& key)
             }
             if (!dk)
                 continue;
-            auto found = collect_output_files(s.graph.workspace().root(), dk->outputs.paths);
-            if (!found)
-                return found.error();
+            QK_TRY(found, collect_output_files(s.graph.workspace().root(), dk->outputs.paths));
             for (const OutputFile& f : *found) {
                 if (f.kind == OutputFile::Kind::directory || !glob->matches(f.path))
                     continue;
-                auto h = hash_file(s.graph.workspace().root() / f.path);
-                if (!h)
-                    return h.error();
+                QK_TRY(h, hash_file(s.graph.workspace().root() / f.path));
                 key.dependency_outputs.push_back({f.path, *h});
             }
         }

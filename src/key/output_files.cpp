@@ -79,9 +79,7 @@ public:
                         continue;  // replaced since the listing
                     return sys_error(fmt::format("cannot open output directory {}", child));
                 }
-                auto r = walk(std::move(sub), child, whole);
-                if (!r)
-                    return r.error();
+                QK_TRY(r, walk(std::move(sub), child, whole));
                 added = *r;
             }
             if (whole && !added && set_.matches(child))
@@ -126,12 +124,8 @@ Result<OutputSet> OutputSet::compile(std::span<const std::string> patterns)
         };
         if (auto why = refusal(body))
             return refuse(*why);
-        auto glob = workspace::Glob::compile(body);
-        if (!glob)
-            return glob.error();
-        auto fileset = workspace::Glob::compile_fileset(pattern);
-        if (!fileset)
-            return fileset.error();
+        QK_TRY(glob, workspace::Glob::compile(body));
+        QK_TRY(fileset, workspace::Glob::compile_fileset(pattern));
         out.set_.add(*fileset);
         if (negated)
             continue;
@@ -162,9 +156,7 @@ Result<std::vector<OutputFile>> collect_output_files(int root_fd, const OutputSe
             return sys_error(fmt::format("cannot open {} to find outputs", parent.at), parent.err);
         }
         if (root.path.empty()) {  // a glob walked from the workspace root
-            auto r = walker.walk(std::move(parent.fd), "", false);
-            if (!r)
-                return r.error();
+            QK_TRY(r, walker.walk(std::move(parent.fd), "", false));
             continue;
         }
         std::string name(name_of(root.path));
@@ -184,9 +176,7 @@ Result<std::vector<OutputFile>> collect_output_files(int root_fd, const OutputSe
         UniqueFd fd(::openat(parent.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!fd.valid())
             return sys_error(fmt::format("cannot open output directory {}", root.path));
-        auto added = walker.walk(std::move(fd), root.path, root.whole);
-        if (!added)
-            return added.error();
+        QK_TRY(added, walker.walk(std::move(fd), root.path, root.whole));
         if (root.whole && !*added && outputs.matches(root.path))
             out.push_back({root.path, OutputFile::Kind::directory});
     }
@@ -200,9 +190,7 @@ Result<std::vector<OutputFile>> collect_output_files(int root_fd, const OutputSe
 Result<std::vector<OutputFile>> collect_output_files(const std::filesystem::path& root,
                                                      std::span<const std::string> patterns)
 {
-    auto outputs = OutputSet::compile(patterns);
-    if (!outputs)
-        return outputs.error();
+    QK_TRY(outputs, OutputSet::compile(patterns));
     UniqueFd fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!fd.valid())
         return sys_error(fmt::format("cannot open the workspace root {}", root.string()));

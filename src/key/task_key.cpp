@@ -23,9 +23,7 @@ Result<KeyBuilder> KeyBuilder::create(const workspace::ProjectGraph& graph, cons
     fs::path lock = graph.workspace().root() / "pnpm-lock.yaml";
     std::error_code ec;
     if (fs::exists(lock, ec)) {
-        auto parsed = workspace::parse_pnpm_lock(lock.string());
-        if (!parsed)
-            return parsed.error();
+        QK_TRY(parsed, workspace::parse_pnpm_lock(lock.string()));
         b.s_->lock = std::make_unique<workspace::PnpmLock>(std::move(*parsed));
         b.s_->lock_path = "pnpm-lock.yaml";
     }
@@ -61,13 +59,9 @@ Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
     auto owned = std::make_shared<TaskKey>();
     TaskKey& key = *owned;
     key.task = task.id;
-    auto plan = plan_inputs(s.graph, task.project, target, &s.inputs);
-    if (!plan)
-        return plan.error();
+    QK_TRY(plan, plan_inputs(s.graph, task.project, target, &s.inputs));
     key.inputs = std::move(*plan);
-    auto outputs = resolve_outputs(project, target, task.configuration);
-    if (!outputs)
-        return outputs.error();
+    QK_TRY(outputs, resolve_outputs(project, target, task.configuration));
     key.outputs = std::move(*outputs);
     key.command_hash = command_hash(task, project);
 

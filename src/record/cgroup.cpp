@@ -169,9 +169,7 @@ TaskCgroup::~TaskCgroup() { destroy(); }
 
 Result<TaskCgroup> TaskCgroup::create(std::string_view label)
 {
-    auto mount = cgroup2_mount();
-    if (!mount)
-        return mount.error();
+    QK_TRY(mount, cgroup2_mount());
     static std::atomic<unsigned> counter{0};
     std::string parent = *mount + "/qk";
     if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)

@@ -153,9 +153,7 @@ Result<EbpfRecord> decode_ebpf_record(const void* data, std::size_t size)
         Pieces p;
         if (!read_pieces(&ev.p, bytes, size, p))
             break;
-        auto op = decode_file(ev, p);
-        if (!op)
-            return op.error();
+        QK_TRY(op, decode_file(ev, p));
         rec.event = std::move(op).value();
         return rec;
     }

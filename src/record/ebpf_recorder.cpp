@@ -31,12 +31,8 @@ Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
     if (const char* env = std::getenv("QK_EBPF_IO_URING_TRACEPOINT"); env && std::string_view(env) == "0")
         options.io_uring = false;
     // Probe the cgroup side first: without it nothing could be attributed.
-    auto mount = cgroup2_mount();
-    if (!mount)
-        return mount.error();
-    auto session = EbpfSession::open(options);
-    if (!session)
-        return session.error();
+    QK_TRY(mount, cgroup2_mount());
+    QK_TRY(session, EbpfSession::open(options));
     return std::unique_ptr<EbpfRecorder>(new EbpfRecorder(std::move(session).value()));
 }
 
@@ -44,20 +40,15 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
 {
     if (cmd.argv.empty())
         return error("no command given");
-    auto program = find_program(cmd.argv[0], cmd.cwd, command_path(cmd.env));
-    if (!program)
-        return program.error();
-    auto cgroup = TaskCgroup::create("trace");
-    if (!cgroup)
-        return cgroup.error();
+    QK_TRY(program, find_program(cmd.argv[0], cmd.cwd, command_path(cmd.env)));
+    QK_TRY(cgroup, TaskCgroup::create("trace"));
 
     Trace trace;
     trace.recorder = "ebpf";
     RecordingSink sink(trace.recording);
     if (!cmd.record_probes)
         sink.skip_probes();
-    if (auto s = session_->track(cgroup->id(), cgroup->level(), &sink, cmd.record_probes); !s)
-        return s.error();
+    QK_TRY_STATUS(session_->track(cgroup->id(), cgroup->level(), &sink, cmd.record_probes));
     const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd,
                                   cmd.own_process_group});

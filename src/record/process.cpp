@@ -166,9 +166,7 @@ Result<pid_t> spawn_plain(const SpawnRequest& req, char* const* argv, char* cons
     UniqueFd moved_output;
     int output = req.output_fd;
     if (output >= 0 && output <= 2) {
-        auto copy = above_stdio(output, fmt::format("the output fd {}", output));
-        if (!copy)
-            return copy.error();
+        QK_TRY(copy, above_stdio(output, fmt::format("the output fd {}", output)));
         moved_output = std::move(copy).value();
         output = moved_output.get();
     }
@@ -276,12 +274,8 @@ Result<pid_t> spawn(const SpawnRequest& req)
         UniqueFd opened(::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (!opened.valid())
             return sys_error("cannot open /dev/null");
-        auto null_fd = above_stdio(opened.get(), "/dev/null");
-        if (!null_fd)
-            return null_fd.error();
-        auto out_fd = above_stdio(req.output_fd, fmt::format("the output fd {}", req.output_fd));
-        if (!out_fd)
-            return out_fd.error();
+        QK_TRY(null_fd, above_stdio(opened.get(), "/dev/null"));
+        QK_TRY(out_fd, above_stdio(req.output_fd, fmt::format("the output fd {}", req.output_fd)));
         dev_null = std::move(null_fd).value();
         output = std::move(out_fd).value();
     }

@@ -350,9 +350,7 @@ Result<std::vector<std::string>> parse_string_array(std::string_view text)
     for (size_t k = 0; k < items.size(); k++) {
         if (items[k] == "..." && k + 1 == items.size())
             break;
-        auto q = parse_quoted(items[k]);
-        if (!q)
-            return q.error();
+        QK_TRY(q, parse_quoted(items[k]));
         out.push_back(std::move(q->bytes));
     }
     return out;

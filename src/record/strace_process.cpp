@@ -63,16 +63,13 @@ std::vector<std::string> argv_as_run(std::string path, std::string filename, std
 
 Status StraceParser::decode_chdir(Task& t, const Call& call, const Return& ret)
 {
-    if (auto s = strace::need_args(call, 1); !s)
-        return s;
+    QK_TRY_STATUS(strace::need_args(call, 1));
     FsOp op;
     op.kind = FsOpKind::Chdir;
     op.pid = t.tgid;
     op.result = ret.value;
     if (call.name == "chdir") {
-        auto a = path_arg(cwd_of(t), call.args[0], ret.value);
-        if (!a)
-            return a.error();
+        QK_TRY(a, path_arg(cwd_of(t), call.args[0], ret.value));
         if (*a) {
             op.a = std::move(**a);
             // The kernel follows every symlink to the new cwd; resolving now races with renames.
@@ -81,9 +78,7 @@ Status StraceParser::decode_chdir(Task& t, const Call& call, const Return& ret)
             op.resolved_truncated = op.a.truncated;
         }
     } else {
-        auto fd = strace::parse_fd(call.args[0]);
-        if (!fd)
-            return fd.error();
+        QK_TRY(fd, strace::parse_fd(call.args[0]));
         if (fd->path && fd->path->starts_with('/'))
             op.resolved = *fd->path;
     }
@@ -124,24 +119,17 @@ void StraceParser::follow_rename(const FsOp& op)
 Status StraceParser::decode_exec(Task& t, const Call& call, const Return& ret)
 {
     bool at = call.name == "execveat";
-    if (auto s = strace::need_args(call, at ? 5 : 3); !s)
-        return s;
+    QK_TRY_STATUS(strace::need_args(call, at ? 5 : 3));
     std::optional<std::string> base = cwd_of(t);
     long dirfd = strace::kAtFdcwd;
     if (at) {
-        auto fd = strace::parse_fd(call.args[0]);
-        if (!fd)
-            return fd.error();
+        QK_TRY(fd, strace::parse_fd(call.args[0]));
         dirfd = fd->fd;
-        auto d = dirfd_base(t, call.args[0]);
-        if (!d)
-            return d.error();
+        QK_TRY(d, dirfd_base(t, call.args[0]));
         base = *d;
     }
     // execveat(fd, "", ..., AT_EMPTY_PATH) runs the file behind fd: an empty name relative to it.
-    auto a = path_arg(base, call.args[at ? 1 : 0], ret.value);
-    if (!a)
-        return a.error();
+    QK_TRY(a, path_arg(base, call.args[at ? 1 : 0], ret.value));
     if (t.tgid == root_ && ret.value < 0)
         root_exec_errno_ = static_cast<int>(-ret.value);
     root_execed_ |= t.tgid == root_ && ret.value == 0;
@@ -156,9 +144,7 @@ Status StraceParser::decode_exec(Task& t, const Call& call, const Return& ret)
         }
         return {};
     }
-    auto argv = strace::parse_string_array(call.args[at ? 2 : 1]);
-    if (!argv)
-        return argv.error();
+    QK_TRY(argv, strace::parse_string_array(call.args[at ? 2 : 1]));
     ProcExec exec;
     exec.pid = t.tgid;
     exec.ppid = t.ppid;
@@ -195,9 +181,7 @@ Status StraceParser::decode_fork(Task& t, const Call& call, const Return& ret)
                                          : strace::struct_field(call.args[0], "flags");
         if (!text)
             return error(fmt::format("{} without flags", call.name));
-        auto f = strace::parse_flags(*text, strace::clone_flag);
-        if (!f)
-            return f.error();
+        QK_TRY(f, strace::parse_flags(*text, strace::clone_flag));
         flags = *f;
     }
     auto child = static_cast<pid_t>(ret.value);

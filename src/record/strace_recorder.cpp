@@ -137,9 +137,7 @@ Result<std::unique_ptr<StraceRecorder>> StraceRecorder::create()
     auto strace = find_program("strace", "/");
     if (!strace)
         return error("strace is not installed (on Debian: apt-get install strace)");
-    auto version = run_captured({*strace, "-V"});
-    if (!version)
-        return version.error();
+    QK_TRY(version, run_captured({*strace, "-V"}));
     if (version->wait_status != 0 || version->output.find("strace -- version") == std::string::npos)
         return error(fmt::format("{} -V did not print a strace version: {}", *strace, version->output));
     auto true_program = find_program("true", "/");
@@ -157,9 +155,7 @@ Result<std::unique_ptr<StraceRecorder>> StraceRecorder::create()
         for (const char* a : {"-o", "/dev/null", "--"})
             argv.push_back(a);
         argv.push_back(*true_program);
-        auto probe = run_captured(argv);
-        if (!probe)
-            return probe.error();
+        QK_TRY(probe, run_captured(argv));
         if (probe->wait_status == 0) {
             recorder->raw_constants_ = raw;
             why.clear();
@@ -189,15 +185,10 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     if (cmd.argv.empty())
         return error("no command given");
     std::optional<std::string> path = command_path(cmd.env);
-    auto program = find_program(cmd.argv[0], cmd.cwd, path);
-    if (!program)
-        return program.error();
+    QK_TRY(program, find_program(cmd.argv[0], cmd.cwd, path));
     // strace's own "exec: Permission denied" would land in the command's output: say it here instead.
-    if (auto s = check_runnable(*program, cmd); !s)
-        return s.error();
-    auto fifo = StraceOutputFifo::create();
-    if (!fifo)
-        return fifo.error();
+    QK_TRY_STATUS(check_runnable(*program, cmd));
+    QK_TRY(fifo, StraceOutputFifo::create());
     // Without a cgroup, leftovers are still found: strace -f follows every process the command starts.
     std::optional<TaskCgroup> cgroup;
     if (auto cg = TaskCgroup::create("trace"))

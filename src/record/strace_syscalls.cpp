@@ -95,12 +95,8 @@ Status StraceParser::on_call(pid_t tid, std::string_view text)
 {
     if (!decodes(strace::call_name(text)))
         return {};
-    auto call = strace::parse_call(text);
-    if (!call)
-        return call.error();
-    auto ret = strace::parse_return(call->result);
-    if (!ret)
-        return ret.error();
+    QK_TRY(call, strace::parse_call(text));
+    QK_TRY(ret, strace::parse_return(call->result));
     return decode(tid, *call, *ret);
 }
 
@@ -113,9 +109,7 @@ std::optional<std::string> StraceParser::cwd_of(const Task& t) const
 
 Result<std::optional<std::string>> StraceParser::dirfd_base(Task& t, std::string_view arg)
 {
-    auto fd = strace::parse_fd(arg);
-    if (!fd)
-        return fd.error();
+    QK_TRY(fd, strace::parse_fd(arg));
     bool absolute = fd->path && fd->path->starts_with('/');
     if (fd->fd == strace::kAtFdcwd) {
         if (absolute)
@@ -186,20 +180,14 @@ Status StraceParser::decode_open(Task& t, const Call& call, const Return& ret)
     std::size_t path = 0;
     std::uint64_t flags = O_CREAT | O_WRONLY | O_TRUNC;  // creat()
     if (call.name == "open" || call.name == "creat") {
-        if (auto s = strace::need_args(call, call.name == "open" ? 2 : 1); !s)
-            return s;
+        QK_TRY_STATUS(strace::need_args(call, call.name == "open" ? 2 : 1));
         if (call.name == "open") {
-            auto f = strace::parse_flags(call.args[1], strace::open_flag);
-            if (!f)
-                return f.error();
+            QK_TRY(f, strace::parse_flags(call.args[1], strace::open_flag));
             flags = *f;
         }
     } else {
-        if (auto s = strace::need_args(call, 3); !s)
-            return s;
-        auto dir = dirfd_base(t, call.args[0]);
-        if (!dir)
-            return dir.error();
+        QK_TRY_STATUS(strace::need_args(call, 3));
+        QK_TRY(dir, dirfd_base(t, call.args[0]));
         base = *dir;
         path = 1;
         std::string_view flags_text = call.args[2];
@@ -209,14 +197,10 @@ Status StraceParser::decode_open(Task& t, const Call& call, const Return& ret)
                 return error("openat2 without flags in its open_how");
             flags_text = *field;
         }
-        auto f = strace::parse_flags(flags_text, strace::open_flag);
-        if (!f)
-            return f.error();
+        QK_TRY(f, strace::parse_flags(flags_text, strace::open_flag));
         flags = *f;
     }
-    auto a = path_arg(base, call.args[path], ret.value);
-    if (!a)
-        return a.error();
+    QK_TRY(a, path_arg(base, call.args[path], ret.value));
     if (!*a)
         return {};
     FsOp op;
@@ -246,11 +230,8 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
     op.pid = t.tgid;
     op.result = ret.value;
     if (call.name == "ftruncate") {
-        if (auto s = strace::need_args(call, 1); !s)
-            return s;
-        auto fd = strace::parse_fd(call.args[0]);
-        if (!fd)
-            return fd.error();
+        QK_TRY_STATUS(strace::need_args(call, 1));
+        QK_TRY(fd, strace::parse_fd(call.args[0]));
         if (!fd->path || !fd->path->starts_with('/')) {
             if (ret.value == 0)
                 sink_.mark_incomplete("strace did not name the file a file descriptor was truncated through");
@@ -264,29 +245,22 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
     }
     const Shape* shape = path_op(call.name);
     int last = std::max({shape->a_dir, shape->a_path, shape->b_dir, shape->b_path, shape->flags});
-    if (auto s = strace::need_args(call, static_cast<std::size_t>(last) + 1); !s)
-        return s;
+    QK_TRY_STATUS(strace::need_args(call, static_cast<std::size_t>(last) + 1));
     op.kind = shape->kind;
     auto path = [&](int dir, int arg) -> Result<std::optional<PathArg>> {
         std::optional<std::string> base = cwd_of(t);
         if (dir != kCwd) {
-            auto d = dirfd_base(t, call.args[dir]);
-            if (!d)
-                return d.error();
+            QK_TRY(d, dirfd_base(t, call.args[dir]));
             base = *d;
         }
         return path_arg(base, call.args[arg], ret.value);
     };
-    auto a = path(shape->a_dir, shape->a_path);
-    if (!a)
-        return a.error();
+    QK_TRY(a, path(shape->a_dir, shape->a_path));
     if (!*a)
         return {};
     op.a = std::move(**a);
     if (shape->b_path != kNone) {
-        auto b = path(shape->b_dir, shape->b_path);
-        if (!b)
-            return b.error();
+        QK_TRY(b, path(shape->b_dir, shape->b_path));
         if (!*b)
             return {};
         op.b = std::move(**b);
@@ -297,9 +271,7 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
             op.b.name = std::move(target->bytes);
     }
     if (shape->flags != kNone) {
-        auto f = strace::parse_flags(call.args[shape->flags], shape->lookup);
-        if (!f)
-            return f.error();
+        QK_TRY(f, strace::parse_flags(call.args[shape->flags], shape->lookup));
         op.flags = static_cast<std::uint32_t>(*f);
     }
     if (op.kind == FsOpKind::Unlink && (op.flags & AT_REMOVEDIR))

@@ -153,9 +153,7 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
     if (task.target && !task.target->warm.empty()) {
         std::vector<std::string> warm;
         for (const std::string& w : task.target->warm) {
-            auto resolved = resolve_tokens(w, project, where + ": qk:warm");
-            if (!resolved)
-                return resolved.error();
+            QK_TRY(resolved, resolve_tokens(w, project, where + ": qk:warm"));
             warm.push_back(std::move(resolved).value());
         }
         auto set = key::OutputSet::compile(warm);
@@ -171,18 +169,12 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
                 dependency.push_back(g.substr(1));
                 continue;
             }
-            auto resolved = resolve_tokens(g, project, where + ": qk:ultracache.ignoreReads");
-            if (!resolved)
-                return resolved.error();
+            QK_TRY(resolved, resolve_tokens(g, project, where + ": qk:ultracache.ignoreReads"));
             plain.push_back(std::move(resolved).value());
         }
-        auto a = compile_patterns(std::move(plain), false, where + ": qk:ultracache.ignoreReads");
-        if (!a)
-            return a.error();
+        QK_TRY(a, compile_patterns(std::move(plain), false, where + ": qk:ultracache.ignoreReads"));
         d->ignore_reads = std::move(a).value();
-        auto b = compile_patterns(std::move(dependency), false, where + ": qk:ultracache.ignoreReads");
-        if (!b)
-            return b.error();
+        QK_TRY(b, compile_patterns(std::move(dependency), false, where + ": qk:ultracache.ignoreReads"));
         d->ignore_dependency_reads = std::move(b).value();
     }
 

@@ -61,9 +61,7 @@ Result<record::ExitStatus> ProcessLauncher::run(const LaunchRequest& req, Cancel
     if (cancel.cancelled())
         return Error{fmt::format("{} was not started: the run is being cancelled", req.argv[0]), ECANCELED};
     // Looked up in the command's own PATH, not ours.
-    auto program = record::find_program(req.argv[0], req.cwd, record::command_path(req.env));
-    if (!program)
-        return program.error();
+    QK_TRY(program, record::find_program(req.argv[0], req.cwd, record::command_path(req.env)));
     record::SpawnRequest spawn;
     spawn.program = *program;
     spawn.argv = req.argv;
@@ -77,9 +75,7 @@ Result<record::ExitStatus> ProcessLauncher::run(const LaunchRequest& req, Cancel
     }
     spawn.output_fd = req.output_fd >= 0 ? req.output_fd : dev_null.get();
     spawn.own_process_group = true;
-    auto pid = record::spawn(spawn);
-    if (!pid)
-        return pid.error();
+    QK_TRY(pid, record::spawn(spawn));
     {
         // The group is killed, not just the shell: `sh -c` leaves its children running otherwise.
         CancelToken::Watch watch = cancel.watch([pid = *pid](bool force) { ::kill(-pid, force ? SIGKILL : SIGTERM); });

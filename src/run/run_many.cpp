@@ -62,13 +62,10 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
             return error(fmt::format("--sandbox-report {}: the directory {} does not exist", request.sandbox_report,
                                      dir.string()));
     }
-    auto session = Session::open(request.directory);
-    if (!session)
-        return session.error();
+    QK_TRY(session, Session::open(request.directory));
     self->session_ = std::move(*session);
     Session& s = *self->session_;
-    if (auto st = s.plan(request.tasks); !st)
-        return st.error();
+    QK_TRY_STATUS(s.plan(request.tasks));
 
     // Everything that can be found wrong is found now, before any task starts.
     const auto& tasks = s.tasks().tasks();
@@ -79,36 +76,27 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
         const workspace::Task& t = tasks[i];
         if (!t.target->run.problem.empty())
             return error(fmt::format("task {} cannot run: {}", t.id, t.target->run.problem));
-        auto dirs = resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target);
-        if (!dirs)
-            return dirs.error();
+        QK_TRY(dirs, resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target));
         if (auto st = check_scratch(s.workspace(), *dirs); !st)
             return error(fmt::format("{}: {}", t.id, st.error().message));
         scratch.emplace_back(t.id, *dirs);
         self->scratch_[i] = std::move(*dirs);
-        auto k = s.keys().key(i);
-        if (!k)
-            return k.error();
+        QK_TRY(k, s.keys().key(i));
         bool rekey = !(*k)->inputs.dependent_outputs.empty();
         for (std::size_t d : t.deps)
             rekey = rekey || self->rekey_[d];
         self->rekey_[i] = rekey;
     }
-    if (auto st = check_scratch_overlaps(scratch); !st)
-        return st.error();
+    QK_TRY_STATUS(check_scratch_overlaps(scratch));
     (void)s.files().save_hash_cache();  // a cache that cannot be written costs time, not correctness
     if (request.dry_run)
         return self;
 
-    auto cache = key::LocalCache::open(s.workspace().root());
-    if (!cache)
-        return cache.error();
+    QK_TRY(cache, key::LocalCache::open(s.workspace().root()));
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
     if (request.sandbox != SandboxMode::off) {
-        auto audit = SandboxAudit::open(request.recorder, s);
-        if (!audit)
-            return audit.error();
+        QK_TRY(audit, SandboxAudit::open(request.recorder, s));
         self->audit_ = std::move(audit).value();
     }
     return self;

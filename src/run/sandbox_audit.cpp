@@ -10,14 +10,10 @@ namespace qk::run {
 Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, Session& session)
 {
     std::unique_ptr<SandboxAudit> self(new SandboxAudit(session));
-    auto installed = rules::InstalledPackages::load(session.workspace().root(), session.keys().lockfile());
-    if (!installed)
-        return installed.error();
+    QK_TRY(installed, rules::InstalledPackages::load(session.workspace().root(), session.keys().lockfile()));
     self->installed_ = std::move(installed).value();
     std::string why;
-    auto recorder = record::make_recorder(choice, &why);
-    if (!recorder)
-        return recorder.error();
+    QK_TRY(recorder, record::make_recorder(choice, &why));
     self->recorder_ = std::move(recorder).value();
     if (self->recorder_)
         self->audit_.recorder = std::string(self->recorder_->name());

@@ -31,8 +31,7 @@ Status Scheduler::validate() const
 
 Result<std::vector<NodeResult>> Scheduler::run(const RunFn& run, const NotRunFn& not_run)
 {
-    if (Status s = validate(); !s)
-        return s.error();
+    QK_TRY_STATUS(validate());
     const std::size_t n = nodes_.size();
     std::vector<Settled> initially_not_run;
     {

@@ -212,9 +212,7 @@ Status remove_entry(int at, const std::string& name, const std::string& shown)
 // Removes everything in the directory `fd` (on device `dev`), never following a link.
 Status clear_dir(int fd, const std::string& shown, dev_t dev)
 {
-    auto names = list_names(fd, shown);
-    if (!names)
-        return names.error();
+    QK_TRY(names, list_names(fd, shown));
     for (const std::string& name : *names) {
         std::string path = shown + "/" + name;
         struct stat st {};
@@ -224,8 +222,7 @@ Status clear_dir(int fd, const std::string& shown, dev_t dev)
             return sys_error(fmt::format("cannot examine {} in a scratch directory", path));
         }
         if (!S_ISDIR(st.st_mode)) {
-            if (Status s = remove_entry(fd, name, path); !s)
-                return s;
+            QK_TRY_STATUS(remove_entry(fd, name, path));
             continue;
         }
         // Its entries can only be removed with write and search rights on it.
@@ -234,15 +231,13 @@ Status clear_dir(int fd, const std::string& shown, dev_t dev)
             ::fchmodat(fd, name.c_str(), (st.st_mode & 07777) | 0700, AT_SYMLINK_NOFOLLOW) != 0) {
             if (errno != EOPNOTSUPP)
                 return sys_error(fmt::format("cannot make {} writable to empty it; check who owns it", path));
-            if (Status s = remove_entry(fd, name, path); !s)
-                return s;
+            QK_TRY_STATUS(remove_entry(fd, name, path));
             continue;
         }
         UniqueFd sub(::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!sub.valid()) {
             if (errno == ELOOP || errno == ENOTDIR) {
-                if (Status s = remove_entry(fd, name, path); !s)
-                    return s;
+                QK_TRY_STATUS(remove_entry(fd, name, path));
                 continue;
             }
             if (errno == ENOENT)
@@ -256,8 +251,7 @@ Status clear_dir(int fd, const std::string& shown, dev_t dev)
             return error(fmt::format("{} is a mount point inside a scratch directory; qk does not empty another "
                                      "file system: unmount it, or change the scratch entry",
                                      path));
-        if (Status s = clear_dir(sub.get(), path, dev); !s)
-            return s;
+        QK_TRY_STATUS(clear_dir(sub.get(), path, dev));
         sub.reset();
         if (::unlinkat(fd, name.c_str(), AT_REMOVEDIR) != 0 && errno != ENOENT)
             return sys_error(fmt::format("cannot remove the directory {} from a scratch directory", path));
@@ -273,9 +267,7 @@ Result<std::vector<std::string>> resolve_scratch(const workspace::Workspace&, co
     std::string task = project.name + ":" + target.name;
     std::vector<std::string> dirs;
     for (const std::string& written : target.sandbox.scratch) {
-        auto dir = resolve_entry(project, task, written);
-        if (!dir)
-            return dir.error();
+        QK_TRY(dir, resolve_entry(project, task, written));
         if (std::find(dirs.begin(), dirs.end(), *dir) == dirs.end())
             dirs.push_back(std::move(*dir));
     }
@@ -351,9 +343,7 @@ Status empty_scratch(const std::filesystem::path& root, const std::string& dir)
     std::string shown;
     for (const std::string& c : parts) {
         shown += shown.empty() ? c : "/" + c;
-        auto next = open_step(at.get(), c, shown, dir);
-        if (!next)
-            return next.error();
+        QK_TRY(next, open_step(at.get(), c, shown, dir));
         at = std::move(*next);
     }
     struct stat st {};

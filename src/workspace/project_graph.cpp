@@ -97,9 +97,7 @@ Result<ProjectGraph> ProjectGraph::build(const Workspace& ws)
         if (!positives.empty()) {
             for (const auto& pattern : positives) {
                 std::vector<std::string> one{pattern};
-                auto hit = ws.match_projects(one);
-                if (!hit)
-                    return hit.error();
+                QK_TRY(hit, ws.match_projects(one));
                 if (hit->empty())
                     return error(fmt::format("project \"{}\": implicitDependencies names \"{}\", which matches no "
                                              "project; fix the name or remove it",
@@ -107,9 +105,7 @@ Result<ProjectGraph> ProjectGraph::build(const Workspace& ws)
             }
             std::vector<std::string> all = positives;
             all.insert(all.end(), negatives.begin(), negatives.end());
-            auto matched = ws.match_projects(all);
-            if (!matched)
-                return matched.error();
+            QK_TRY(matched, ws.match_projects(all));
             for (std::size_t target : *matched) {
                 if (target == i)
                     continue;
@@ -120,9 +116,7 @@ Result<ProjectGraph> ProjectGraph::build(const Workspace& ws)
             std::vector<std::string> stripped;
             for (const auto& n : negatives)
                 stripped.push_back(n.substr(1));
-            auto removed = ws.match_projects(stripped);
-            if (!removed)
-                return removed.error();
+            QK_TRY(removed, ws.match_projects(stripped));
             for (std::size_t target : *removed)
                 edges[i].erase(target);
         }

@@ -118,17 +118,13 @@ struct Builder {
                     if (!pattern.empty() && pattern[0] == '!')
                         continue;
                     std::vector<std::string> one{pattern};
-                    auto hit = ws.match_projects(one);
-                    if (!hit)
-                        return hit.error();
+                    QK_TRY(hit, ws.match_projects(one));
                     if (hit->empty())
                         return error(fmt::format("{}: dependsOn names the project \"{}\", which matches no project; "
                                                  "fix the name in its dependsOn",
                                                  tasks[index].id, pattern));
                 }
-                auto matched = ws.match_projects(d.projects);
-                if (!matched)
-                    return matched.error();
+                QK_TRY(matched, ws.match_projects(d.projects));
                 for (std::size_t q : *matched)
                     for (const auto& n : names)
                         add_edge(index, q, n);
@@ -164,9 +160,7 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
         // `qk run P:T` names its project exactly: no patterns, no word matches.
         if (request.projects.size() != 1 || request.targets.size() != 1)
             return error("qk run names one task, as project:target");
-        auto t = ws.target(request.projects[0], request.targets[0]);
-        if (!t)
-            return t.error();
+        QK_TRY(t, ws.target(request.projects[0], request.targets[0]));
         selected.push_back(*ws.project_index(request.projects[0]));
     } else if (request.projects.empty()) {
         for (std::size_t i = 0; i < ws.projects().size(); ++i)
@@ -180,18 +174,14 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
                 continue;
             }
             std::vector<std::string> one{pattern};
-            auto hit = ws.match_projects(one);
-            if (!hit)
-                return hit.error();
+            QK_TRY(hit, ws.match_projects(one));
             if (hit->empty()) {
                 if (!detail::is_glob_pattern(pattern) && pattern.find(':') == std::string::npos)
                     return ws.project(pattern).error();
                 return error(fmt::format("no project matches \"{}\"", pattern));
             }
         }
-        auto matched = ws.match_projects(request.projects);
-        if (!matched)
-            return matched.error();
+        QK_TRY(matched, ws.match_projects(request.projects));
         selected = std::move(*matched);
     }
 
@@ -226,8 +216,7 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
     while (!b.pending.empty()) {
         std::size_t i = b.pending.front();
         b.pending.pop_front();
-        if (auto s = b.process(i); !s)
-            return s.error();
+        QK_TRY_STATUS(b.process(i));
     }
     std::vector<Task> tasks = std::move(b.tasks);
     if (request.exclude_task_dependencies) {
@@ -250,9 +239,7 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
         tasks = std::move(kept);
     }
 
-    auto ordered = detail::order_tasks(std::move(tasks));
-    if (!ordered)
-        return ordered.error();
+    QK_TRY(ordered, detail::order_tasks(std::move(tasks)));
     TaskGraph g;
     g.tasks_ = std::move(*ordered);
     for (std::size_t i = 0; i < g.tasks_.size(); ++i) {

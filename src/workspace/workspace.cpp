@@ -53,9 +53,7 @@ Result<Workspace> Workspace::load(const fs::path& root)
 
 Result<Workspace> Workspace::discover(const fs::path& start)
 {
-    auto root = find_root(start);
-    if (!root)
-        return root.error();
+    QK_TRY(root, find_root(start));
     return load(*root);
 }
 
@@ -67,33 +65,25 @@ Result<Workspace> WorkspaceLoader::load(const fs::path& root_in)
     if (!ws.root_.has_filename() && ws.root_ != ws.root_.root_path())
         ws.root_ = ws.root_.parent_path();
 
-    auto nx = detail::read_nx_config(ws.root_, ws.files_);
-    if (!nx)
-        return nx.error();
+    QK_TRY(nx, detail::read_nx_config(ws.root_, ws.files_));
     ws.nx_ = std::move(*nx);
 
     bool found = false;
-    auto root_pkg = detail::read_optional_json(ws.root_, "package.json", &found);
-    if (!root_pkg)
-        return root_pkg.error();
+    QK_TRY(root_pkg, detail::read_optional_json(ws.root_, "package.json", &found));
     if (found) {
         ws.files_.root_package_json = "package.json";
         if (!root_pkg->is_object())
             return error(fmt::format("package.json:{}:{}: the file's top level must be an object, found {}",
                                      root_pkg->line(), root_pkg->column(), root_pkg->describe()));
     }
-    auto discovery = detail::discover_projects(ws.root_, found ? *root_pkg : Json::object(), ws.files_);
-    if (!discovery)
-        return discovery.error();
+    QK_TRY(discovery, detail::discover_projects(ws.root_, found ? *root_pkg : Json::object(), ws.files_));
     ws.package_globs_ = std::move(discovery->package_globs);
 
     std::vector<detail::RawProject> raws;
     std::set<std::string, std::less<>> names;
     std::map<std::string, std::string> root_of_name;
     for (const auto& project_root : discovery->project_roots) {
-        auto raw = detail::read_project(ws.root_, project_root);
-        if (!raw)
-            return raw.error();
+        QK_TRY(raw, detail::read_project(ws.root_, project_root));
         Project p;
         p.name = detail::project_name(*raw, ws.root_);
         auto [it, inserted] = root_of_name.emplace(p.name, project_root);
@@ -126,8 +116,7 @@ Result<Workspace> WorkspaceLoader::load(const fs::path& root_in)
                 p.implicit_dependencies.push_back(d.as_string());
         const Json* named = raw.merged.find("namedInputs");
         p.named_inputs = named ? *named : Json::object();
-        if (auto s = detail::resolve_targets(p, raw, ws.nx_, names); !s)
-            return s.error();
+        QK_TRY_STATUS(detail::resolve_targets(p, raw, ws.nx_, names));
         p.raw = raw.merged;
         p.raw.set("name", Json::string(p.name));
         Json targets = Json::object();
@@ -187,9 +176,7 @@ Result<const Project*> Workspace::project(std::string_view name) const
 
 Result<const Target*> Workspace::target(std::string_view project_name, std::string_view target_name) const
 {
-    auto p = project(project_name);
-    if (!p)
-        return p.error();
+    QK_TRY(p, project(project_name));
     if (const Target* t = (*p)->find_target(target_name))
         return t;
     std::vector<std::string> all;

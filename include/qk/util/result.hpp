@@ -73,6 +73,20 @@ private:
     int exit_code_;
 };
 
+// The early return every function returning a Result or Status makes when a call fails:
+//   QK_TRY(doc, parse_json(text, file));  // `doc` is that Result, holding a value from here on
+//   QK_TRY_STATUS(write_all(fd, bytes));
+// The error is returned unchanged: a caller that has something to add says so itself.
+#define QK_TRY(name, ...)      \
+    auto name = (__VA_ARGS__); \
+    if (!name)                 \
+    return name.error()
+#define QK_TRY_STATUS(...)                                 \
+    do {                                                   \
+        if (auto qk_status_ = (__VA_ARGS__); !qk_status_) \
+            return qk_status_.error();                     \
+    } while (false)
+
 // Unwraps a Result or throws its error as fatal.
 template <class T>
 T or_fatal(Result<T> r)

@@ -89,9 +89,7 @@ Result<LocalCache> LocalCache::open(const std::filesystem::path& workspace_root)
     if (!root_fd.valid())
         return sys_error(fmt::format("cannot open the workspace root {}", workspace_root.string()));
     bool created = false;
-    auto qk = make_dir(root_fd.get(), ".qk", workspace_root / ".qk", &created);
-    if (!qk)
-        return qk.error();
+    QK_TRY(qk, make_dir(root_fd.get(), ".qk", workspace_root / ".qk", &created));
     // qk's state never belongs in Git; only the process that made .qk writes this, so a user's edit stays.
     if (created) {
         Status s = cache_fs::write_file_at(qk->get(), ".gitignore", "*\n", 0644);
@@ -100,12 +98,8 @@ Result<LocalCache> LocalCache::open(const std::filesystem::path& workspace_root)
                 fmt::format("cannot write {}: {}", (workspace_root / ".qk/.gitignore").string(), s.error().message));
     }
     std::filesystem::path dir = workspace_root / ".qk" / "cache";
-    auto cache = make_dir(qk->get(), "cache", dir);
-    if (!cache)
-        return cache.error();
-    auto tmp = make_dir(cache->get(), "tmp", dir / "tmp");
-    if (!tmp)
-        return tmp.error();
+    QK_TRY(cache, make_dir(qk->get(), "cache", dir));
+    QK_TRY(tmp, make_dir(cache->get(), "tmp", dir / "tmp"));
     remove_dead_builds(tmp->get());
     return LocalCache(workspace_root, std::move(dir), std::move(root_fd), std::move(*cache));
 }

@@ -49,16 +49,12 @@ struct Reader {
     }
     Result<std::string> string(std::string_view key) const
     {
-        auto v = member(key, Json::Kind::string, "a string");
-        if (!v)
-            return v.error();
+        QK_TRY(v, member(key, Json::Kind::string, "a string"));
         return (*v)->as_string();
     }
     Result<std::uint64_t> count(std::string_view key) const
     {
-        auto v = member(key, Json::Kind::number, "a number");
-        if (!v)
-            return v.error();
+        QK_TRY(v, member(key, Json::Kind::number, "a number"));
         double d = (*v)->as_number();
         if (d < 0 || d > 9007199254740992.0 || std::floor(d) != d)
             return error(fmt::format("{}{} should be a whole number, found {}", where, key, d));
@@ -81,9 +77,7 @@ Result<CachedFile> read_file_entry(const Json& item, std::size_t index)
     f.path = *path;
     if (*kind == "file" || *kind == "directory") {
         f.kind = *kind == "file" ? OutputFile::Kind::file : OutputFile::Kind::directory;
-        auto mode = r.string("mode");
-        if (!mode)
-            return mode.error();
+        QK_TRY(mode, r.string("mode"));
         char* end = nullptr;
         unsigned long m = std::strtoul(mode->c_str(), &end, 8);
         if (mode->empty() || *end != '\0' || m > 07777)
@@ -91,17 +85,13 @@ Result<CachedFile> read_file_entry(const Json& item, std::size_t index)
         f.mode = static_cast<std::uint32_t>(m);
     } else if (*kind == "symlink") {
         f.kind = OutputFile::Kind::symlink;
-        auto target = r.string("target");
-        if (!target)
-            return target.error();
+        QK_TRY(target, r.string("target"));
         f.target = *target;
     } else {
         return error(fmt::format("files[{}].kind \"{}\" is none of file, symlink, directory", index, *kind));
     }
     if (f.kind != OutputFile::Kind::directory) {
-        auto size = r.count("size");
-        if (!size)
-            return size.error();
+        QK_TRY(size, r.count("size"));
         f.size = *size;
     }
     return f;
@@ -155,47 +145,33 @@ Result<std::string> write(const Hash128& hash, const CacheRecord& record, std::s
 
 Result<Parsed> read(std::string_view text, const Hash128& hash)
 {
-    auto doc = workspace::parse_json(text, "meta.json");
-    if (!doc)
-        return doc.error();
+    QK_TRY(doc, workspace::parse_json(text, "meta.json"));
     if (!doc->is_object())
         return error(fmt::format("meta.json should hold an object, found {}", doc->describe()));
     Reader r{*doc, ""};
-    auto schema = r.count("schemaVersion");
-    if (!schema)
-        return schema.error();
+    QK_TRY(schema, r.count("schemaVersion"));
     if (*schema != LocalCache::schema_version)
         return error(
             fmt::format("meta.json has schemaVersion {}, this qk reads {}", *schema, LocalCache::schema_version));
     Parsed p;
     p.hit.hash = hash;
-    auto stored_hash = r.string("hash");
-    if (!stored_hash)
-        return stored_hash.error();
+    QK_TRY(stored_hash, r.string("hash"));
     if (*stored_hash != hash.hex())
         return error(fmt::format("meta.json is for hash {}", *stored_hash));
     for (auto [key, field] : {std::pair{"task", &p.hit.task}, std::pair{"qkVersion", &p.hit.qk_version},
                               std::pair{"created", &p.hit.created}}) {
-        auto v = r.string(key);
-        if (!v)
-            return v.error();
+        QK_TRY(v, r.string(key));
         *field = std::move(*v);
     }
-    auto outputs = r.member("outputs", Json::Kind::array, "an array");
-    if (!outputs)
-        return outputs.error();
+    QK_TRY(outputs, r.member("outputs", Json::Kind::array, "an array"));
     for (const Json& o : (*outputs)->as_array()) {
         if (!o.is_string())
             return error(fmt::format("outputs should hold strings, found {}", o.describe()));
         p.hit.outputs.push_back(o.as_string());
     }
-    auto files = r.member("files", Json::Kind::array, "an array");
-    if (!files)
-        return files.error();
+    QK_TRY(files, r.member("files", Json::Kind::array, "an array"));
     for (const Json& item : (*files)->as_array()) {
-        auto f = read_file_entry(item, p.hit.files.size());
-        if (!f)
-            return f.error();
+        QK_TRY(f, read_file_entry(item, p.hit.files.size()));
         p.hit.files.push_back(std::move(*f));
     }
     auto duration = r.count("durationMs");

@@ -58,8 +58,7 @@ Status prune(const OutputSet& set, UniqueFd fd, const std::string& rel, bool who
             UniqueFd sub(::openat(at, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
             if (!sub.valid())
                 return sys_error(fmt::format("cannot open {}", child));
-            if (Status s = prune(set, std::move(sub), child, whole); !s)
-                return s;
+            QK_TRY_STATUS(prune(set, std::move(sub), child, whole));
         }
         // Not empty: it holds something the outputs exclude, which stays.
         if (whole && set.matches(child) && ::unlinkat(at, e->d_name, AT_REMOVEDIR) != 0 && errno != ENOTEMPTY &&
@@ -93,8 +92,7 @@ Status remove_current(int root_fd, const OutputSet& set)
         if (!parent.fd.valid())
             continue;  // nothing there
         if (root.path.empty()) {
-            if (Status s = prune(set, std::move(parent.fd), "", false); !s)
-                return s;
+            QK_TRY_STATUS(prune(set, std::move(parent.fd), "", false));
             continue;
         }
         std::string name(name_of(root.path));
@@ -109,8 +107,7 @@ Status remove_current(int root_fd, const OutputSet& set)
         UniqueFd fd(::openat(parent.fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
         if (!fd.valid())
             return sys_error(fmt::format("cannot open {}", root.path));
-        if (Status s = prune(set, std::move(fd), root.path, root.whole); !s)
-            return s;
+        QK_TRY_STATUS(prune(set, std::move(fd), root.path, root.whole));
         if (root.whole && set.matches(root.path) && ::unlinkat(parent.fd.get(), name.c_str(), AT_REMOVEDIR) != 0 &&
             errno != ENOTEMPTY && errno != EEXIST && errno != ENOENT)
             return sys_error(fmt::format("cannot remove {}", root.path));
@@ -124,8 +121,7 @@ template <class Make> Result<int> create_replacing(int dir, const std::string& n
 {
     int r = make();
     if (r < 0 && errno == EEXIST) {
-        if (Status s = cache_fs::remove_tree(dir, name, path); !s)
-            return s.error();
+        QK_TRY_STATUS(cache_fs::remove_tree(dir, name, path));
         r = make();
     }
     if (r < 0)
@@ -168,8 +164,7 @@ public:
         if (!made)
             return made.error();
         UniqueFd out(*made);
-        if (Status s = cache_fs::copy_data(in.get(), out.get(), f.path); !s)
-            return s;
+        QK_TRY_STATUS(cache_fs::copy_data(in.get(), out.get(), f.path));
         // After the data: the mode may deny us writing, and writing clears set-id bits.
         if (::fchmod(out.get(), f.mode) != 0)
             return sys_error(fmt::format("cannot set the mode of {}", f.path));

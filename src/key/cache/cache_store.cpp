@@ -78,8 +78,7 @@ public:
                                (st.st_mode & 0777) | S_IRUSR));
         if (!copy.valid())
             return sys_error(fmt::format("cannot create the cached copy of {}", out.path));
-        if (Status s = cache_fs::copy_data(in.get(), copy.get(), out.path); !s)
-            return s.error();
+        QK_TRY_STATUS(cache_fs::copy_data(in.get(), copy.get(), out.path));
         struct stat copied;
         if (::fstat(copy.get(), &copied) != 0)
             return sys_error(fmt::format("cannot stat the cached copy of {}", out.path));
@@ -158,9 +157,7 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record)
             return fail(f.error());
         stored.push_back(std::move(*f));
     }
-    auto meta = cache_meta::write(hash, record, stored, record.terminal_output.size(), cache_meta::now_utc());
-    if (!meta)
-        return meta.error();
+    QK_TRY(meta, cache_meta::write(hash, record, stored, record.terminal_output.size(), cache_meta::now_utc()));
     // meta.json last: an entry renamed into place without it could only come from a damaged disk.
     if (Status s = cache_fs::write_file_at(entry.get(), "terminal.log", record.terminal_output, 0644); !s)
         return fail(s.error());

@@ -179,8 +179,7 @@ Status FileIndex::save_hash_cache()
     for (std::size_t i = 0; i < files_.size(); ++i)
         if (h.known[i].valid)
             entries.push_back({files_[i], &h.known[i]});
-    if (Status s = write_hash_cache(root_, hash_cache_path(root_), entries); !s)
-        return s;
+    QK_TRY_STATUS(write_hash_cache(root_, hash_cache_path(root_), entries));
     h.dirty = false;
     return {};
 }

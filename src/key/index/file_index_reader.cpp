@@ -35,8 +35,7 @@ Status FileReader::enter(std::string_view path)
 
 Status FileReader::stat(std::string_view path, struct stat& st)
 {
-    if (Status s = enter(path); !s)
-        return s;
+    QK_TRY_STATUS(enter(path));
     if (::fstatat(dir_fd(), base_.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         return sys_error("stat");
     return {};

@@ -69,14 +69,11 @@ Status FileIndex::walk(const workspace::Workspace& ws, int root_fd)
          ++level) {
         std::vector<Piece*> next;
         for (Piece* piece : frontier) {
-            auto fd = open_piece(root_fd, *piece, context);
-            if (!fd)
-                return fd.error();
+            QK_TRY(fd, open_piece(root_fd, *piece, context));
             if (!fd->valid())
                 continue;
             std::vector<WalkStart> subdirs;
-            if (Status s = Walker(context, piece->start, piece->out).expand(fd->get(), subdirs); !s)
-                return s;
+            QK_TRY_STATUS(Walker(context, piece->start, piece->out).expand(fd->get(), subdirs));
             for (WalkStart& sub : subdirs) {
                 piece->children.push_back(std::make_unique<Piece>());
                 piece->children.back()->start = std::move(sub);

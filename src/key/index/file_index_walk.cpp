@@ -153,8 +153,7 @@ Status Walker::dir(int fd, std::size_t depth, std::int32_t owner, std::vector<Wa
     if (listings_.size() <= depth)
         listings_.push_back(std::make_unique<Listing>());
     Listing& listing = *listings_[depth];
-    if (Status s = list(fd, listing); !s)
-        return s;
+    QK_TRY_STATUS(list(fd, listing));
 
     static constexpr const char* sources[ignore_source_count] = {".nxignore", ".ignore", ".gitignore",
                                                                  ".git/info/exclude"};
@@ -195,9 +194,7 @@ Status Walker::dir(int fd, std::size_t depth, std::int32_t owner, std::vector<Wa
             subdirs->push_back({path_ + '/', ignores_, child_owner, out_.files.size()});
         } else {
             std::string child_name(name);  // its key in `names` runs on into the '/' after it
-            auto child = open_dir(fd, child_name.c_str(), path_, context_);
-            if (!child)
-                return child.error();
+            QK_TRY(child, open_dir(fd, child_name.c_str(), path_, context_));
             if (child->valid()) {
                 path_.push_back('/');
                 s = dir(child->get(), depth + 1, child_owner, nullptr);

@@ -38,9 +38,7 @@ Result<std::vector<std::string>> read_pnpm_workspace(const fs::path& root, bool*
     auto text = read_file(p.string());
     if (!text)
         return error("pnpm-workspace.yaml: " + text.error().message);
-    auto docs = pnpm_yaml::parse(*text, "pnpm-workspace.yaml", "fix it: pnpm reads the same file");
-    if (!docs)
-        return docs.error();
+    QK_TRY(docs, pnpm_yaml::parse(*text, "pnpm-workspace.yaml", "fix it: pnpm reads the same file"));
     std::vector<std::string> globs;
     if (docs->empty())
         return globs;
@@ -167,8 +165,7 @@ Status walk(const fs::path& root, std::vector<std::string>& package_jsons, std::
     int fd = ::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return sys_error(fmt::format("{}: cannot list the workspace", root.string()));
-    if (auto s = walk_dir(fd, "", package_jsons, project_jsons); !s)
-        return s;
+    QK_TRY_STATUS(walk_dir(fd, "", package_jsons, project_jsons));
     std::sort(package_jsons.begin(), package_jsons.end());
     std::sort(project_jsons.begin(), project_jsons.end());
     return {};
@@ -186,14 +183,10 @@ Result<Discovery> discover_projects(const fs::path& root, const Json& root_packa
 {
     Discovery d;
     bool pnpm_found = false;
-    auto pnpm_globs = read_pnpm_workspace(root, &pnpm_found);
-    if (!pnpm_globs)
-        return pnpm_globs.error();
+    QK_TRY(pnpm_globs, read_pnpm_workspace(root, &pnpm_found));
     if (pnpm_found)
         files.pnpm_workspace_yaml = "pnpm-workspace.yaml";
-    auto pkg_globs = package_json_workspaces(root_package_json);
-    if (!pkg_globs)
-        return pkg_globs.error();
+    QK_TRY(pkg_globs, package_json_workspaces(root_package_json));
     d.package_globs = *pkg_globs;
     d.package_globs.insert(d.package_globs.end(), pnpm_globs->begin(), pnpm_globs->end());
 
@@ -222,8 +215,7 @@ Result<Discovery> discover_projects(const fs::path& root, const Json& root_packa
     }
 
     std::vector<std::string> package_jsons, project_jsons;
-    if (auto s = walk(root, package_jsons, project_jsons); !s)
-        return s.error();
+    QK_TRY_STATUS(walk(root, package_jsons, project_jsons));
     std::set<std::string> roots;
     for (const auto& pj : project_jsons)
         roots.insert(dir_of(pj));

@@ -247,9 +247,7 @@ Status merge_project_layer(Json& into, const Json& layer, std::string_view file)
         } else if (k == "targets") {
             Json targets = into.find(k) ? *into.find(k) : Json::object();
             for (const auto& [name, t] : v.as_object()) {
-                auto sugared = resolve_command_sugar(t, fmt::format("{}: targets.{}", file, name));
-                if (!sugared)
-                    return sugared.error();
+                QK_TRY(sugared, resolve_command_sugar(t, fmt::format("{}: targets.{}", file, name)));
                 targets.set(name, merge_target_configurations(*sugared, targets.find(name)));
             }
             into.set(k, std::move(targets));
@@ -296,9 +294,7 @@ Result<Json> resolve_tokens_in_options(const Json& options, std::string_view pro
     if (options.is_array()) {
         Json out = options;
         for (auto& item : out.as_array()) {
-            auto r = resolve_tokens_in_options(item, project_root, project_name, where);
-            if (!r)
-                return r.error();
+            QK_TRY(r, resolve_tokens_in_options(item, project_root, project_name, where));
             item = std::move(*r);
         }
         return out;
@@ -306,9 +302,7 @@ Result<Json> resolve_tokens_in_options(const Json& options, std::string_view pro
     if (options.is_object()) {
         Json out = options;
         for (auto& [k, v] : out.as_object()) {
-            auto r = resolve_tokens_in_options(v, project_root, project_name, fmt::format("{}.{}", where, k));
-            if (!r)
-                return r.error();
+            QK_TRY(r, resolve_tokens_in_options(v, project_root, project_name, fmt::format("{}.{}", where, k)));
             v = std::move(*r);
         }
         return out;

@@ -59,24 +59,16 @@ Result<NxConfig> read_nx_config(const fs::path& root, Workspace::Files& files)
 {
     NxConfig config;
     bool found = false;
-    auto nx = read_optional_json(root, "nx.json", &found);
-    if (!nx)
-        return nx.error();
+    QK_TRY(nx, read_optional_json(root, "nx.json", &found));
     Json merged = Json::object();
     if (found) {
         files.nx_json = "nx.json";
-        if (auto s = validate_nx_json(*nx, "nx.json"); !s)
-            return s.error();
+        QK_TRY_STATUS(validate_nx_json(*nx, "nx.json"));
         merged = *nx;
         if (const Json* extends = nx->find("extends")) {
-            auto rel = resolve_extends(root, *extends);
-            if (!rel)
-                return rel.error();
-            auto base = read_json_file(root / *rel, *rel);
-            if (!base)
-                return base.error();
-            if (auto s = validate_nx_json(*base, *rel); !s)
-                return s.error();
+            QK_TRY(rel, resolve_extends(root, *extends));
+            QK_TRY(base, read_json_file(root / *rel, *rel));
+            QK_TRY_STATUS(validate_nx_json(*base, *rel));
             files.nx_extends = *rel;
             Json shallow = *base;
             for (const auto& [k, v] : nx->as_object())
@@ -84,12 +76,9 @@ Result<NxConfig> read_nx_config(const fs::path& root, Workspace::Files& files)
             merged = std::move(shallow);
         }
     }
-    auto local = read_optional_json(root, "nx.local.json", &found);
-    if (!local)
-        return local.error();
+    QK_TRY(local, read_optional_json(root, "nx.local.json", &found));
     if (found) {
-        if (auto s = validate_nx_json(*local, "nx.local.json"); !s)
-            return s.error();
+        QK_TRY_STATUS(validate_nx_json(*local, "nx.local.json"));
         files.nx_local_json = "nx.local.json";
         merged = deep_merge(merged, *local);
     }

@@ -31,8 +31,7 @@ Result<Json> package_json_layer(const Json& pkg, const std::string& file, const 
         return shape_error(file, pkg, "the file's top level", "an object");
     const Json* nx = pkg.find("nx");
     if (nx)
-        if (auto s = validate_project_layer(*nx, file, "nx"); !s)
-            return s.error();
+        QK_TRY_STATUS(validate_project_layer(*nx, file, "nx"));
     const Json* scripts = pkg.find("scripts");
     if (scripts) {
         if (!scripts->is_object())
@@ -43,8 +42,7 @@ Result<Json> package_json_layer(const Json& pkg, const std::string& file, const 
     }
     if (nx)
         if (const Json* inc = nx->find("includedScripts"))
-            if (auto s = validate_string_array(*inc, file, "nx.includedScripts"); !s)
-                return s.error();
+            QK_TRY_STATUS(validate_string_array(*inc, file, "nx.includedScripts"));
 
     Json layer = Json::object();
     if (const Json* name = pkg.find("name"); name && name->is_string())
@@ -82,9 +80,7 @@ Result<Json> package_json_layer(const Json& pkg, const std::string& file, const 
             if (script_target && (t.find("executor") || t.find("command"))) {
                 targets.set(name, t);
             } else {
-                auto sugared = resolve_command_sugar(t, fmt::format("{}: nx.targets.{}", file, name));
-                if (!sugared)
-                    return sugared.error();
+                QK_TRY(sugared, resolve_command_sugar(t, fmt::format("{}: nx.targets.{}", file, name)));
                 targets.set(name, merge_target_configurations(*sugared, script_target));
             }
         }
@@ -114,9 +110,7 @@ Status add_layer(RawProject& raw, const Json& layer, const std::string& file)
         for (const auto& [name, t] : targets->as_object()) {
             auto& files = raw.target_files[name];
             const Json* below = existing ? existing->find(name) : nullptr;
-            auto sugared = resolve_command_sugar(t, fmt::format("{}: targets.{}", file, name));
-            if (!sugared)
-                return sugared.error();
+            QK_TRY(sugared, resolve_command_sugar(t, fmt::format("{}: targets.{}", file, name)));
             if (below && !is_compatible_target(*below, *sugared))
                 files.clear();
             files.push_back(file);
@@ -136,32 +130,23 @@ Result<RawProject> read_project(const fs::path& root, const std::string& project
 
     bool found = false;
     std::string pkg_file = in_dir(project_root, "package.json");
-    auto pkg = read_optional_json(root, pkg_file, &found);
-    if (!pkg)
-        return pkg.error();
+    QK_TRY(pkg, read_optional_json(root, pkg_file, &found));
     if (found) {
         raw.package_json = pkg_file;
-        auto layer = package_json_layer(*pkg, pkg_file, project_root);
-        if (!layer)
-            return layer.error();
+        QK_TRY(layer, package_json_layer(*pkg, pkg_file, project_root));
         raw.manifest = std::move(*pkg);
-        if (auto s = add_layer(raw, *layer, pkg_file); !s)
-            return s.error();
+        QK_TRY_STATUS(add_layer(raw, *layer, pkg_file));
     }
     for (const char* name : {"project.json", "project.local.json"}) {
         std::string file = in_dir(project_root, name);
-        auto layer = read_optional_json(root, file, &found);
-        if (!layer)
-            return layer.error();
+        QK_TRY(layer, read_optional_json(root, file, &found));
         if (!found)
             continue;
-        if (auto s = validate_project_layer(*layer, file, ""); !s)
-            return s.error();
+        QK_TRY_STATUS(validate_project_layer(*layer, file, ""));
         (std::string_view(name) == "project.json" ? raw.project_json : raw.project_local_json) = file;
         Json l = std::move(*layer);
         l.erase("root");  // the directory is the root, whatever the file says
-        if (auto s = add_layer(raw, l, file); !s)
-            return s.error();
+        QK_TRY_STATUS(add_layer(raw, l, file));
     }
     return raw;
 }

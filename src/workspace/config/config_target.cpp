@@ -37,15 +37,11 @@ std::string target_default_key(const Json& defaults, const std::string& name, co
 Result<Json> resolve_target_tokens(Json t, const Project& p, std::string_view where)
 {
     if (const Json* opts = t.find("options")) {
-        auto r = resolve_tokens_in_options(*opts, p.root, p.name, fmt::format("{}.options", where));
-        if (!r)
-            return r.error();
+        QK_TRY(r, resolve_tokens_in_options(*opts, p.root, p.name, fmt::format("{}.options", where)));
         t.set("options", std::move(*r));
     }
     if (const Json* cfgs = t.find("configurations")) {
-        auto r = resolve_tokens_in_options(*cfgs, p.root, p.name, fmt::format("{}.configurations", where));
-        if (!r)
-            return r.error();
+        QK_TRY(r, resolve_tokens_in_options(*cfgs, p.root, p.name, fmt::format("{}.configurations", where)));
         t.set("configurations", std::move(*r));
     }
     return t;
@@ -168,23 +164,15 @@ Status resolve_targets(Project& project, const RawProject& raw, const NxConfig& 
         return {};
     for (const auto& [name, definition] : targets->as_object()) {
         std::string where = fmt::format("project \"{}\" ({}), target \"{}\"", project.name, project.root, name);
-        auto t = resolve_command_sugar(definition, where);
-        if (!t)
-            return t.error();
-        auto resolved = resolve_target_tokens(std::move(*t), project, where);
-        if (!resolved)
-            return resolved.error();
+        QK_TRY(t, resolve_command_sugar(definition, where));
+        QK_TRY(resolved, resolve_target_tokens(std::move(*t), project, where));
         Json target_json = std::move(*resolved);
 
         std::string key = target_default_key(nx.target_defaults, name, string_or(target_json, "executor"));
         if (!key.empty()) {
             std::string td_where = fmt::format("nx.json: targetDefaults.{} (applied to {}:{})", key, project.name, name);
-            auto td = resolve_command_sugar(*nx.target_defaults.find(key), td_where);
-            if (!td)
-                return td.error();
-            auto td_resolved = resolve_target_tokens(std::move(*td), project, td_where);
-            if (!td_resolved)
-                return td_resolved.error();
+            QK_TRY(td, resolve_command_sugar(*nx.target_defaults.find(key), td_where));
+            QK_TRY(td_resolved, resolve_target_tokens(std::move(*td), project, td_where));
             if (is_compatible_target(target_json, *td_resolved))
                 target_json = merge_target_default(target_json, *td_resolved);
             else

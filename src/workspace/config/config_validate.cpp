@@ -58,8 +58,7 @@ Status validate_depends_on(const Json& v, std::string_view file, std::string_vie
                                  "true or false");
             !s)
             return s;
-        if (auto s = expect_kind(entry.find("inputs"), Json::Kind::boolean, file, p + ".inputs", "true or false"); !s)
-            return s;
+        QK_TRY_STATUS(expect_kind(entry.find("inputs"), Json::Kind::boolean, file, p + ".inputs", "true or false"));
         for (const char* key : {"params", "options"}) {
             const Json* m = entry.find(key);
             if (m && !(m->is_string() && (m->as_string() == "ignore" || m->as_string() == "forward")))
@@ -100,14 +99,12 @@ Status validate_target(const Json& t, std::string_view file, std::string_view pa
     if (!t.is_object())
         return shape_error(file, t, path, "an object");
     auto p = [&](std::string_view key) { return join_path(path, key); };
-    if (auto s = expect_kind(t.find("executor"), Json::Kind::string, file, p("executor"), "a string"); !s)
-        return s;
+    QK_TRY_STATUS(expect_kind(t.find("executor"), Json::Kind::string, file, p("executor"), "a string"));
     if (const Json* c = t.find("command"); c && !c->is_string()) {
         if (!validate_string_array(*c, file, p("command")))
             return shape_error(file, *c, p("command"), "a string or an array of strings");
     }
-    if (auto s = expect_kind(t.find("options"), Json::Kind::object, file, p("options"), "an object"); !s)
-        return s;
+    QK_TRY_STATUS(expect_kind(t.find("options"), Json::Kind::object, file, p("options"), "an object"));
     if (const Json* cfgs = t.find("configurations")) {
         if (!cfgs->is_object())
             return shape_error(file, *cfgs, p("configurations"), "an object");
@@ -120,22 +117,17 @@ Status validate_target(const Json& t, std::string_view file, std::string_view pa
         !s)
         return s;
     if (const Json* d = t.find("dependsOn"))
-        if (auto s = validate_depends_on(*d, file, p("dependsOn")); !s)
-            return s;
+        QK_TRY_STATUS(validate_depends_on(*d, file, p("dependsOn")));
     if (const Json* in = t.find("inputs"))
-        if (auto s = validate_inputs_array(*in, file, p("inputs")); !s)
-            return s;
+        QK_TRY_STATUS(validate_inputs_array(*in, file, p("inputs")));
     if (const Json* out = t.find("outputs"))
-        if (auto s = validate_string_array(*out, file, p("outputs")); !s)
-            return s;
+        QK_TRY_STATUS(validate_string_array(*out, file, p("outputs")));
     for (const char* key : {"cache", "continuous", "parallelism"})
-        if (auto s = expect_kind(t.find(key), Json::Kind::boolean, file, p(key), "true or false"); !s)
-            return s;
+        QK_TRY_STATUS(expect_kind(t.find(key), Json::Kind::boolean, file, p(key), "true or false"));
     if (const Json* sb = t.find("qk:sandbox")) {
         if (sb->is_object()) {
             if (const Json* scratch = sb->find("scratch"))
-                if (auto s = validate_string_array(*scratch, file, p("qk:sandbox.scratch")); !s)
-                    return s;
+                QK_TRY_STATUS(validate_string_array(*scratch, file, p("qk:sandbox.scratch")));
         } else if (!sb->is_bool()) {
             return shape_error(file, *sb, p("qk:sandbox"), "false, true or an object { \"scratch\": [...] }");
         }
@@ -144,12 +136,10 @@ Status validate_target(const Json& t, std::string_view file, std::string_view pa
         if (!uc->is_object())
             return shape_error(file, *uc, p("qk:ultracache"), "an object { \"ignoreReads\": [...] }");
         if (const Json* ir = uc->find("ignoreReads"))
-            if (auto s = validate_string_array(*ir, file, p("qk:ultracache.ignoreReads")); !s)
-                return s;
+            QK_TRY_STATUS(validate_string_array(*ir, file, p("qk:ultracache.ignoreReads")));
     }
     if (const Json* warm = t.find("qk:warm"))
-        if (auto s = validate_string_array(*warm, file, p("qk:warm")); !s)
-            return s;
+        QK_TRY_STATUS(validate_string_array(*warm, file, p("qk:warm")));
     return {};
 }
 
@@ -158,25 +148,21 @@ Status validate_project_layer(const Json& project, std::string_view file, std::s
     if (!project.is_object())
         return shape_error(file, project, path.empty() ? "the file's top level" : path, "an object");
     auto p = [&](std::string_view key) { return join_path(path, key); };
-    if (auto s = expect_kind(project.find("name"), Json::Kind::string, file, p("name"), "a string"); !s)
-        return s;
+    QK_TRY_STATUS(expect_kind(project.find("name"), Json::Kind::string, file, p("name"), "a string"));
     for (const char* key : {"tags", "implicitDependencies"})
         if (const Json* v = project.find(key))
-            if (auto s = validate_string_array(*v, file, p(key)); !s)
-                return s;
+            QK_TRY_STATUS(validate_string_array(*v, file, p(key)));
     if (const Json* named = project.find("namedInputs")) {
         if (!named->is_object())
             return shape_error(file, *named, p("namedInputs"), "an object");
         for (const auto& [name, def] : named->as_object())
-            if (auto s = validate_inputs_array(def, file, p("namedInputs." + name)); !s)
-                return s;
+            QK_TRY_STATUS(validate_inputs_array(def, file, p("namedInputs." + name)));
     }
     if (const Json* targets = project.find("targets")) {
         if (!targets->is_object())
             return shape_error(file, *targets, p("targets"), "an object");
         for (const auto& [name, t] : targets->as_object())
-            if (auto s = validate_target(t, file, p("targets." + name)); !s)
-                return s;
+            QK_TRY_STATUS(validate_target(t, file, p("targets." + name)));
     }
     return {};
 }
@@ -185,14 +171,12 @@ Status validate_nx_json(const Json& nx, std::string_view file)
 {
     if (!nx.is_object())
         return shape_error(file, nx, "the file's top level", "an object");
-    if (auto s = expect_kind(nx.find("extends"), Json::Kind::string, file, "extends", "a string"); !s)
-        return s;
+    QK_TRY_STATUS(expect_kind(nx.find("extends"), Json::Kind::string, file, "extends", "a string"));
     if (const Json* named = nx.find("namedInputs")) {
         if (!named->is_object())
             return shape_error(file, *named, "namedInputs", "an object");
         for (const auto& [name, def] : named->as_object())
-            if (auto s = validate_inputs_array(def, file, "namedInputs." + name); !s)
-                return s;
+            QK_TRY_STATUS(validate_inputs_array(def, file, "namedInputs." + name));
     }
     if (const Json* td = nx.find("targetDefaults")) {
         if (td->is_array())
@@ -204,8 +188,7 @@ Status validate_nx_json(const Json& nx, std::string_view file)
             if (t.is_array())
                 return shape_error(file, t, "targetDefaults." + key,
                                    "a target configuration object (filtered entries are not supported yet)");
-            if (auto s = validate_target(t, file, "targetDefaults." + key); !s)
-                return s;
+            QK_TRY_STATUS(validate_target(t, file, "targetDefaults." + key));
         }
     }
     return {};

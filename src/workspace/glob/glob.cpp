@@ -56,9 +56,7 @@ template <class Patterns> Result<GlobSet> compile_set(const Patterns& patterns, 
 {
     GlobSet set;
     for (const auto& p : patterns) {
-        auto g = fileset ? Glob::compile_fileset(p) : Glob::compile(p);
-        if (!g)
-            return g.error();
+        QK_TRY(g, fileset ? Glob::compile_fileset(p) : Glob::compile(p));
         set.add(*g);
     }
     return set;
@@ -68,17 +66,13 @@ template <class Patterns> Result<GlobSet> compile_set(const Patterns& patterns, 
 
 Result<Glob> Glob::compile(std::string_view pattern)
 {
-    auto c = glob_detail::compile_glob(pattern, false);
-    if (!c)
-        return c.error();
+    QK_TRY(c, glob_detail::compile_glob(pattern, false));
     return Glob(std::move(*c));
 }
 
 Result<Glob> Glob::compile_fileset(std::string_view pattern)
 {
-    auto c = glob_detail::compile_glob(pattern, true);
-    if (!c)
-        return c.error();
+    QK_TRY(c, glob_detail::compile_glob(pattern, true));
     return Glob(std::move(*c));
 }
 

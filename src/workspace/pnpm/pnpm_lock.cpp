@@ -456,9 +456,7 @@ Result<PnpmLock> parse_pnpm_lock_text(std::string_view text, const std::string& 
         return error(fmt::format("{}:{}:1: an unresolved merge conflict marker; run `pnpm install`, which resolves "
                                  "conflicts in pnpm-lock.yaml by itself, or resolve it by hand",
                                  file, conflict_line));
-    auto docs = pnpm_yaml::parse(text, file, regenerate);
-    if (!docs)
-        return docs.error();
+    QK_TRY(docs, pnpm_yaml::parse(text, file, regenerate));
     // pnpm 11 may put an env document (configDependencies, packageManagerDependencies) first; the lockfile
     // is then the second document (yamlDocuments.ts extractMainDocument).
     std::vector<pnpm_yaml::Doc>& all = *docs;
@@ -491,9 +489,7 @@ Result<PnpmLock> parse_pnpm_lock_text(std::string_view text, const std::string& 
 
 Result<PnpmLock> parse_pnpm_lock(const std::string& path)
 {
-    auto text = qk::read_file(path);
-    if (!text)
-        return text.error();
+    QK_TRY(text, qk::read_file(path));
     return parse_pnpm_lock_text(*text, path);
 }
 

@@ -28,9 +28,7 @@ int pnpm_major_of(const std::string& package_manager)
 
 Result<PnpmModules> parse_pnpm_modules_yaml_text(std::string_view text, const std::string& file)
 {
-    auto docs = pnpm_yaml::parse(text, file, reinstall);
-    if (!docs)
-        return docs.error();
+    QK_TRY(docs, pnpm_yaml::parse(text, file, reinstall));
     if (docs->size() != 1)
         return error(fmt::format("{}:1:1: expected one YAML document, found {}; {}", file, docs->size(), reinstall));
     const pnpm_yaml::Doc& doc = docs->front();
@@ -75,9 +73,7 @@ Result<PnpmModules> parse_pnpm_modules_yaml_text(std::string_view text, const st
 
 Result<PnpmModules> parse_pnpm_modules_yaml(const std::string& path)
 {
-    auto text = qk::read_file(path);
-    if (!text)
-        return text.error();
+    QK_TRY(text, qk::read_file(path));
     return parse_pnpm_modules_yaml_text(*text, path);
 }
 
