@@ -65,7 +65,7 @@ Result<FsOp> decode_file(const qk_file_event& ev, const Pieces& p)
     case QK_OP_OPEN:
         if (!need(3))
             break;
-        op.kind = FsOpKind::Open;
+        op.kind = FsOpKind::open;
         op.resolved = std::string(p.text[0]);
         op.resolved_truncated = p.truncated[0];
         op.a = arg(p, 1, 2);
@@ -77,22 +77,22 @@ Result<FsOp> decode_file(const qk_file_event& ev, const Pieces& p)
     case QK_OP_LINK:
         if (!need(4))
             break;
-        op.kind = ev.op == QK_OP_RENAME ? FsOpKind::Rename : FsOpKind::Link;
+        op.kind = ev.op == QK_OP_RENAME ? FsOpKind::rename : FsOpKind::link;
         op.a = arg(p, 0, 1);
         op.b = arg(p, 2, 3);
         return op;
-    case QK_OP_UNLINK: op.kind = FsOpKind::Unlink; break;
-    case QK_OP_RMDIR: op.kind = FsOpKind::Rmdir; break;
-    case QK_OP_MKDIR: op.kind = FsOpKind::Mkdir; break;
-    case QK_OP_SYMLINK: op.kind = FsOpKind::Symlink; break;
-    case QK_OP_TRUNCATE: op.kind = FsOpKind::Truncate; break;
-    case QK_OP_EXEC: op.kind = FsOpKind::Exec; break;
+    case QK_OP_UNLINK: op.kind = FsOpKind::unlink; break;
+    case QK_OP_RMDIR: op.kind = FsOpKind::rmdir; break;
+    case QK_OP_MKDIR: op.kind = FsOpKind::mkdir; break;
+    case QK_OP_SYMLINK: op.kind = FsOpKind::symlink; break;
+    case QK_OP_TRUNCATE: op.kind = FsOpKind::truncate; break;
+    case QK_OP_EXEC: op.kind = FsOpKind::exec; break;
     case QK_OP_FTRUNCATE:
     case QK_OP_CHDIR:
     case QK_OP_FCHDIR:
         if (!need(1))
             break;
-        op.kind = ev.op == QK_OP_FTRUNCATE ? FsOpKind::Truncate : FsOpKind::Chdir;
+        op.kind = ev.op == QK_OP_FTRUNCATE ? FsOpKind::truncate : FsOpKind::chdir;
         op.resolved = std::string(p.text[0]);
         op.resolved_truncated = p.truncated[0];
         return op;

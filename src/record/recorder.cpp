@@ -11,11 +11,11 @@ namespace qk::record {
 Result<RecorderChoice> parse_recorder_choice(std::string_view text)
 {
     if (text == "auto" || text.empty())
-        return RecorderChoice::Auto;
+        return RecorderChoice::automatic;
     if (text == "ebpf")
-        return RecorderChoice::Ebpf;
+        return RecorderChoice::ebpf;
     if (text == "strace")
-        return RecorderChoice::Strace;
+        return RecorderChoice::strace;
     return error("unknown recorder '" + std::string(text) + "': use auto, ebpf or strace");
 }
 
@@ -23,24 +23,24 @@ Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::stri
 {
     std::string ebpf_why;
 #ifdef QK_WITH_BPF
-    if (choice != RecorderChoice::Strace) {
+    if (choice != RecorderChoice::strace) {
         auto ebpf = EbpfRecorder::create();
         if (ebpf)
             return std::unique_ptr<Recorder>(std::move(ebpf).value());
-        if (choice == RecorderChoice::Ebpf)
+        if (choice == RecorderChoice::ebpf)
             return Error{"the eBPF recorder cannot record here: " + ebpf.error().message, ebpf.error().sys_errno};
         // Its first line: libbpf's log below it helps with an explicit --recorder ebpf, not here.
         ebpf_why = ebpf.error().message.substr(0, ebpf.error().message.find('\n'));
     }
 #else
-    if (choice == RecorderChoice::Ebpf)
+    if (choice == RecorderChoice::ebpf)
         return error("the eBPF recorder is not built in (configured with QK_WITH_BPF=OFF)");
     ebpf_why = "not built in";
 #endif
     auto strace = StraceRecorder::create();
     if (strace)
         return std::unique_ptr<Recorder>(std::move(strace).value());
-    if (choice == RecorderChoice::Strace)
+    if (choice == RecorderChoice::strace)
         return Error{"the strace recorder cannot record here: " + strace.error().message, strace.error().sys_errno};
     if (why_none)
         *why_none = "no recorder works here: eBPF: " + ebpf_why + "; strace: " + strace.error().message;

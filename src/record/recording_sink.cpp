@@ -82,11 +82,11 @@ void RecordingSink::on_open(const FsOp& op)
 
 void RecordingSink::on_fs(const FsOp& op)
 {
-    if (op.kind == FsOpKind::Open) {
+    if (op.kind == FsOpKind::open) {
         on_open(op);
         return;
     }
-    if (op.kind == FsOpKind::Exec) {
+    if (op.kind == FsOpKind::exec) {
         std::string path;
         if (probes_ && op.result == -ENOENT && resolve(op.a, false, path))
             out_.add(path, kProbe);
@@ -96,45 +96,45 @@ void RecordingSink::on_fs(const FsOp& op)
         return;
     std::string a, b;
     switch (op.kind) {
-    case FsOpKind::Rename:
+    case FsOpKind::rename:
         if (!resolve(op.a, false, a) || !resolve(op.b, false, b))
             return;
         out_.add_rename(a, b);
         if (op.flags & RENAME_EXCHANGE)
             out_.add_rename(b, a);
         break;
-    case FsOpKind::Unlink:
-    case FsOpKind::Rmdir:
+    case FsOpKind::unlink:
+    case FsOpKind::rmdir:
         if (resolve(op.a, false, a))
             out_.add(a, kRemove);
         break;
-    case FsOpKind::Mkdir:
+    case FsOpKind::mkdir:
         if (resolve(op.a, false, a))
             out_.add(a, kCreate);
         break;
-    case FsOpKind::Link:
+    case FsOpKind::link:
         // The source is neither read nor written: only a new name for it appears.
         if (resolve(op.b, false, b))
             out_.add(b, kCreate);
         break;
-    case FsOpKind::Symlink:
+    case FsOpKind::symlink:
         if (resolve(op.a, false, a))
             out_.add(a, kCreate);
         break;
-    case FsOpKind::Truncate:
+    case FsOpKind::truncate:
         if (!op.resolved.empty()) {
             out_.add(op.resolved, kWrite);
         } else if (resolve(op.a, true, a)) {
             out_.add(a, kWrite);
         }
         break;
-    case FsOpKind::Chdir:
+    case FsOpKind::chdir:
         // Engines resolve relative paths against the cwd themselves; a chdir changes no file.
         if (op.resolved_truncated)
             out_.mark_incomplete(too_long_reason());
         break;
-    case FsOpKind::Open:
-    case FsOpKind::Exec:
+    case FsOpKind::open:
+    case FsOpKind::exec:
         break;
     }
 }

@@ -16,10 +16,10 @@ namespace {
 using simdjson::ondemand::object;
 
 const std::unordered_map<std::string_view, FsOpKind> kFsOps = {
-    {"open", FsOpKind::Open},     {"rename", FsOpKind::Rename},   {"link", FsOpKind::Link},
-    {"unlink", FsOpKind::Unlink}, {"rmdir", FsOpKind::Rmdir},     {"mkdir", FsOpKind::Mkdir},
-    {"symlink", FsOpKind::Symlink}, {"truncate", FsOpKind::Truncate}, {"chdir", FsOpKind::Chdir},
-    {"execfail", FsOpKind::Exec},
+    {"open", FsOpKind::open},     {"rename", FsOpKind::rename},   {"link", FsOpKind::link},
+    {"unlink", FsOpKind::unlink}, {"rmdir", FsOpKind::rmdir},     {"mkdir", FsOpKind::mkdir},
+    {"symlink", FsOpKind::symlink}, {"truncate", FsOpKind::truncate}, {"chdir", FsOpKind::chdir},
+    {"execfail", FsOpKind::exec},
 };
 
 // Optional fields read with a default; a field of the wrong type is an error.

@@ -65,7 +65,7 @@ Status StraceParser::decode_chdir(Task& t, const Call& call, const Return& ret)
 {
     QK_TRY_STATUS(strace::need_args(call, 1));
     FsOp op;
-    op.kind = FsOpKind::Chdir;
+    op.kind = FsOpKind::chdir;
     op.pid = t.tgid;
     op.result = ret.value;
     if (call.name == "chdir") {
@@ -136,7 +136,7 @@ Status StraceParser::decode_exec(Task& t, const Call& call, const Return& ret)
     if (ret.value != 0) {
         if (*a) {
             FsOp op;
-            op.kind = FsOpKind::Exec;
+            op.kind = FsOpKind::exec;
             op.pid = t.tgid;
             op.result = ret.value;
             op.a = std::move(**a);

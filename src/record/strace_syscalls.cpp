@@ -31,20 +31,20 @@ struct Shape {
 };
 
 constexpr Shape kPathOps[] = {
-    {"rename", FsOpKind::Rename, kCwd, 0, kCwd, 1, kNone, nullptr},
-    {"renameat", FsOpKind::Rename, 0, 1, 2, 3, kNone, nullptr},
-    {"renameat2", FsOpKind::Rename, 0, 1, 2, 3, 4, strace::rename_flag},
-    {"unlink", FsOpKind::Unlink, kCwd, 0, kNone, kNone, kNone, nullptr},
-    {"unlinkat", FsOpKind::Unlink, 0, 1, kNone, kNone, 2, strace::at_flag},
-    {"rmdir", FsOpKind::Rmdir, kCwd, 0, kNone, kNone, kNone, nullptr},
-    {"mkdir", FsOpKind::Mkdir, kCwd, 0, kNone, kNone, kNone, nullptr},
-    {"mkdirat", FsOpKind::Mkdir, 0, 1, kNone, kNone, kNone, nullptr},
-    {"link", FsOpKind::Link, kCwd, 0, kCwd, 1, kNone, nullptr},
-    {"linkat", FsOpKind::Link, 0, 1, 2, 3, 4, strace::at_flag},
+    {"rename", FsOpKind::rename, kCwd, 0, kCwd, 1, kNone, nullptr},
+    {"renameat", FsOpKind::rename, 0, 1, 2, 3, kNone, nullptr},
+    {"renameat2", FsOpKind::rename, 0, 1, 2, 3, 4, strace::rename_flag},
+    {"unlink", FsOpKind::unlink, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"unlinkat", FsOpKind::unlink, 0, 1, kNone, kNone, 2, strace::at_flag},
+    {"rmdir", FsOpKind::rmdir, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"mkdir", FsOpKind::mkdir, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"mkdirat", FsOpKind::mkdir, 0, 1, kNone, kNone, kNone, nullptr},
+    {"link", FsOpKind::link, kCwd, 0, kCwd, 1, kNone, nullptr},
+    {"linkat", FsOpKind::link, 0, 1, 2, 3, 4, strace::at_flag},
     // The link's own path is what the call makes; the target is only text stored in it (op.b.name).
-    {"symlink", FsOpKind::Symlink, kCwd, 1, kNone, kNone, kNone, nullptr},
-    {"symlinkat", FsOpKind::Symlink, 1, 2, kNone, kNone, kNone, nullptr},
-    {"truncate", FsOpKind::Truncate, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"symlink", FsOpKind::symlink, kCwd, 1, kNone, kNone, kNone, nullptr},
+    {"symlinkat", FsOpKind::symlink, 1, 2, kNone, kNone, kNone, nullptr},
+    {"truncate", FsOpKind::truncate, kCwd, 0, kNone, kNone, kNone, nullptr},
 };
 
 constexpr std::string_view kOthers[] = {"open",   "openat", "openat2", "creat",    "ftruncate", "chdir",
@@ -204,7 +204,7 @@ Status StraceParser::decode_open(Task& t, const Call& call, const Return& ret)
     if (!*a)
         return {};
     FsOp op;
-    op.kind = FsOpKind::Open;
+    op.kind = FsOpKind::open;
     op.pid = t.tgid;
     op.result = ret.value;
     op.flags = static_cast<std::uint32_t>(flags);
@@ -237,7 +237,7 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
                 sink_.mark_incomplete("strace did not name the file a file descriptor was truncated through");
             return {};
         }
-        op.kind = FsOpKind::Truncate;
+        op.kind = FsOpKind::truncate;
         op.resolved = *fd->path;
         op.resolved_truncated = op.resolved.size() >= kPathMax;
         sink_.on_fs(op);
@@ -265,7 +265,7 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
             return {};
         op.b = std::move(**b);
     }
-    if (op.kind == FsOpKind::Symlink) {
+    if (op.kind == FsOpKind::symlink) {
         auto target = strace::parse_quoted(call.args[0]);
         if (target)
             op.b.name = std::move(target->bytes);
@@ -274,10 +274,10 @@ Status StraceParser::decode_path_op(Task& t, const Call& call, const Return& ret
         QK_TRY(f, strace::parse_flags(call.args[shape->flags], shape->lookup));
         op.flags = static_cast<std::uint32_t>(*f);
     }
-    if (op.kind == FsOpKind::Unlink && (op.flags & AT_REMOVEDIR))
-        op.kind = FsOpKind::Rmdir;
+    if (op.kind == FsOpKind::unlink && (op.flags & AT_REMOVEDIR))
+        op.kind = FsOpKind::rmdir;
     sink_.on_fs(op);
-    if (op.kind == FsOpKind::Rename)
+    if (op.kind == FsOpKind::rename)
         follow_rename(op);
     return {};
 }

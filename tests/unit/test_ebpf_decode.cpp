@@ -49,7 +49,7 @@ TEST_CASE("an open record decodes to the kernel's path, the spelled path and its
     REQUIRE(rec);
     CHECK(rec->cgroup_id == 77);
     const auto& op = std::get<FsOp>(rec->event);
-    CHECK(op.kind == FsOpKind::Open);
+    CHECK(op.kind == FsOpKind::open);
     CHECK(op.pid == 42);
     CHECK(op.result == 3);
     CHECK(op.resolved == "/real/out.txt");
@@ -70,7 +70,7 @@ TEST_CASE("rename and exec records", "[record][ebpf]")
     auto rec = decode_ebpf_record(bytes.data(), bytes.size());
     REQUIRE(rec);
     const auto& op = std::get<FsOp>(rec->event);
-    CHECK(op.kind == FsOpKind::Rename);
+    CHECK(op.kind == FsOpKind::rename);
     CHECK(op.a.name == "a");
     CHECK(op.b.name == "/abs/b");
     CHECK(op.b.truncated);

@@ -57,7 +57,7 @@ std::vector<Engine>& engines()
         else
             WARN("skipped the strace engine: it cannot record here: " << strace.error().message);
 #ifdef QK_WITH_BPF
-        if (auto ebpf = make_recorder(RecorderChoice::Ebpf))
+        if (auto ebpf = make_recorder(RecorderChoice::ebpf))
             out.push_back({"ebpf", std::move(ebpf).value()});
         else if (require_privileged())
             FAIL("the eBPF recorder cannot record here: " << ebpf.error().message);

@@ -17,7 +17,7 @@ namespace {
 FsOp open_op(std::string resolved, std::uint32_t flags, long result = 3)
 {
     FsOp op;
-    op.kind = FsOpKind::Open;
+    op.kind = FsOpKind::open;
     op.pid = 10;
     op.result = result;
     op.flags = flags;
@@ -74,22 +74,22 @@ TEST_CASE("namespace operations: rename, exchange, unlink, mkdir, link, symlink,
 {
     Recording rec;
     RecordingSink sink(rec);
-    auto rename = path_op(FsOpKind::Rename, "a");
+    auto rename = path_op(FsOpKind::rename, "a");
     rename.b = PathArg{"/w", "b"};
     sink.on_fs(rename);
-    auto exchange = path_op(FsOpKind::Rename, "x");
+    auto exchange = path_op(FsOpKind::rename, "x");
     exchange.b = PathArg{"", "/w/y"};
     exchange.flags = RENAME_EXCHANGE;
     sink.on_fs(exchange);
-    sink.on_fs(path_op(FsOpKind::Unlink, "gone"));
-    sink.on_fs(path_op(FsOpKind::Rmdir, "dir"));
-    sink.on_fs(path_op(FsOpKind::Mkdir, "new"));
-    auto link = path_op(FsOpKind::Link, "src");
+    sink.on_fs(path_op(FsOpKind::unlink, "gone"));
+    sink.on_fs(path_op(FsOpKind::rmdir, "dir"));
+    sink.on_fs(path_op(FsOpKind::mkdir, "new"));
+    auto link = path_op(FsOpKind::link, "src");
     link.b = PathArg{"/w", "hard"};
     sink.on_fs(link);
-    sink.on_fs(path_op(FsOpKind::Symlink, "soft"));
-    sink.on_fs(path_op(FsOpKind::Truncate, "trunc"));
-    sink.on_fs(path_op(FsOpKind::Unlink, "failed", -ENOENT));  // failures other than opens: nothing
+    sink.on_fs(path_op(FsOpKind::symlink, "soft"));
+    sink.on_fs(path_op(FsOpKind::truncate, "trunc"));
+    sink.on_fs(path_op(FsOpKind::unlink, "failed", -ENOENT));  // failures other than opens: nothing
 
     using Pair = std::pair<std::string, std::string>;
     CHECK(rec.renames() == std::set<Pair>{{"/w/a", "/w/b"}, {"/w/x", "/w/y"}, {"/w/y", "/w/x"}});
@@ -112,7 +112,7 @@ TEST_CASE("processes: fork, exec, exit codes and signals", "[record][sink]")
     sink.on_exec(exec);
     sink.on_exit(ProcExit{101, 3 << 8});
     sink.on_exit(ProcExit{100, 9});
-    auto failed = path_op(FsOpKind::Exec, "nope", -ENOENT);
+    auto failed = path_op(FsOpKind::exec, "nope", -ENOENT);
     sink.on_fs(failed);
 
     const auto& p = rec.processes().at(101);

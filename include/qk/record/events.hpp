@@ -20,11 +20,11 @@ struct PathArg {
     bool empty() const { return name.empty(); }
 };
 
-enum class FsOpKind { Open, Rename, Unlink, Rmdir, Mkdir, Link, Symlink, Truncate, Chdir, Exec };
+enum class FsOpKind { open, rename, unlink, rmdir, mkdir, link, symlink, truncate, chdir, exec };
 
 // One file syscall that returned.
 struct FsOp {
-    FsOpKind kind = FsOpKind::Open;
+    FsOpKind kind = FsOpKind::open;
     pid_t pid = 0;
     long result = 0;          // an fd, 0, or -errno
     std::uint32_t flags = 0;  // open flags (O_*), rename flags (RENAME_*), *at flags (AT_*)

@@ -68,12 +68,12 @@ public:
     virtual Result<Trace> record(const Command& cmd) = 0;
 };
 
-enum class RecorderChoice { Auto, Ebpf, Strace };
+enum class RecorderChoice { automatic, ebpf, strace };
 
 // Parses "auto", "ebpf", "strace".
 Result<RecorderChoice> parse_recorder_choice(std::string_view text);
 
-// The recorder `choice` asks for. With Auto: eBPF where it loads, else strace, else none (nullptr)
+// The recorder `choice` asks for. Automatic ("auto"): eBPF where it loads, else strace, else none (nullptr)
 // and `why_none` says why. A recorder named explicitly that cannot record is an Error.
 Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none = nullptr);
 

@@ -39,7 +39,7 @@ struct RunRequest {
     int output_fd = 1;
     bool is_terminal = false;
     SandboxMode sandbox = SandboxMode::off;
-    record::RecorderChoice recorder = record::RecorderChoice::Auto;  // QK_RECORDER, --recorder
+    record::RecorderChoice recorder = record::RecorderChoice::automatic;  // QK_RECORDER, --recorder
     std::string sandbox_report;  // --sandbox-report: where to write the findings as JSON
 };
 
