@@ -402,14 +402,16 @@ private:
                     s.links[alias] = ref;
                 else
                     s.dependency_snapshots.push_back(
-                        snapshot_for([&] { return entry_mark(s, "dependencies", alias); }, where, alias, ref));
+                        snapshot_for([&, &alias = alias] { return entry_mark(s, "dependencies", alias); }, where,
+                                     alias, ref));
             }
             for (const auto& [alias, ref] : s.optional_dependencies) {
                 if (ref.starts_with("link:"))
                     s.links[alias] = ref;
                 else
                     s.optional_dependency_snapshots.push_back(
-                        snapshot_for([&] { return entry_mark(s, "optionalDependencies", alias); }, where, alias, ref));
+                        snapshot_for([&, &alias = alias] { return entry_mark(s, "optionalDependencies", alias); },
+                                     where, alias, ref));
             }
         }
         for (auto& [path, imp] : lock_.importers) {
@@ -419,7 +421,7 @@ private:
                     if (dep.version.starts_with("link:"))
                         dep.link = join_relative(path, std::string_view(dep.version).substr(5));
                     else
-                        dep.snapshot = snapshot_for([&] { return dep.mark; }, where, alias, dep.version);
+                        dep.snapshot = snapshot_for([&dep = dep] { return dep.mark; }, where, alias, dep.version);
                 }
             }
         }
