@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "input_tokens.hpp"
+#include "qk/workspace/tokens.hpp"
 
 namespace qk::key {
 
@@ -25,84 +25,23 @@ Json merged_options(const workspace::Target& target, const std::string& configur
     return out;
 }
 
-const Json* lookup(const Json& root, std::string_view dotted)
-{
-    const Json* at = &root;
-    while (at) {
-        auto dot = dotted.find('.');
-        at = at->find(dotted.substr(0, dot));
-        if (dot == std::string_view::npos)
-            return at;
-        dotted.remove_prefix(dot + 1);
-    }
-    return nullptr;
-}
-
-// "./a/b/" -> "a/b"; "." -> "".
-std::string normalise(std::string s)
-{
-    while (s.starts_with("./"))
-        s.erase(0, 2);
-    if (s == ".")
-        s.clear();
-    while (s.size() > 1 && s.ends_with("/"))
-        s.pop_back();
-    for (std::size_t at = s.find("/./"); at != std::string::npos; at = s.find("/./"))
-        s.erase(at, 2);
-    return s;
-}
-
 // nullopt when a token names nothing (the output is dropped, as Nx drops it).
 Result<std::optional<std::string>> interpolate(const std::string& written, const workspace::Project& project,
                                                const Json& options)
 {
-    std::string s = written;
-    bool negated = s.starts_with("!");
-    if (negated)
-        s.erase(0, 1);
-    if (s.starts_with("{workspaceRoot}")) {
-        s.erase(0, 15);
-        if (s.starts_with("/"))
-            s.erase(0, 1);
-    }
-    if (s.find("{workspaceRoot}") != std::string::npos)
-        return error(fmt::format("output \"{}\": {{workspaceRoot}} may only start a path", written));
-    std::string out;
-    for (std::size_t i = 0; i < s.size();) {
-        if (s[i] != '{') {
-            out += s[i++];
-            continue;
-        }
-        auto close = s.find('}', i);
-        if (close == std::string::npos) {
-            out += s.substr(i);
-            break;
-        }
-        std::string token = s.substr(i + 1, close - i - 1);
-        i = close + 1;
-        if (token == "projectRoot") {
-            out += project.root;
-        } else if (token == "projectName") {
-            out += project.name;
-        } else if (token.starts_with("options.")) {
-            const Json* v = lookup(options, std::string_view(token).substr(8));
-            if (!v || v->is_null() || v->is_object() || v->is_array())
-                return std::optional<std::string>();
-            out += v->is_string() ? v->as_string() : v->dump();
-        } else if (token.starts_with("project.")) {
-            const Json* v = lookup(project.raw, std::string_view(token).substr(8));
-            if (!v || !v->is_string())
-                return std::optional<std::string>();
-            out += v->as_string();
-        } else {
-            out += "{" + token + "}";  // a glob brace group, not a token
-        }
-    }
-    out = normalise(out);
-    if (out.empty() || leaves_workspace(out))
+    workspace::TokenPolicy policy;
+    policy.other = workspace::TokenPolicy::Other::lookup;
+    policy.options = &options;
+    auto r = workspace::resolve_tokens(written, project, policy);
+    if (!r)
+        return error(fmt::format("output \"{}\": {}", written, r.error().message));
+    if (r->unresolved)
+        return std::optional<std::string>();
+    auto out = workspace::relative_path(r->text);
+    if (!out || out->empty())  // outside, or the workspace root itself
         return error(fmt::format("output \"{}\" of {} resolves to \"{}\", which is not inside the workspace",
-                                 written, project.name, out.empty() ? "." : out));
-    return std::optional<std::string>(negated ? "!" + out : out);
+                                 written, project.name, out ? "." : r->text));
+    return std::optional<std::string>(r->negated ? "!" + *out : *out);
 }
 
 }  // namespace

@@ -9,46 +9,24 @@
 #include <fmt/core.h>
 
 #include "path_kinds.hpp"
+#include "qk/workspace/tokens.hpp"
 #include "rules_data.hpp"
 
 namespace qk::rules {
 namespace {
 
-// A warm path or ignoreReads glob with Nx's tokens resolved: {workspaceRoot} (only at the start),
-// {projectRoot}, {projectName}; a pattern without a token is workspace-relative, as outputs are.
+// A warm path or ignoreReads glob with Nx's tokens resolved; one without a token is workspace-relative,
+// as outputs are.
 Result<std::string> resolve_tokens(std::string_view pattern, const workspace::Project& project, const std::string& where)
 {
-    std::string out;
-    bool negated = pattern.starts_with('!');
-    if (negated)
-        pattern.remove_prefix(1);
-    if (pattern.starts_with("{workspaceRoot}/"))
-        pattern.remove_prefix(16);
-    std::string root = project.root == "." ? std::string() : project.root;
-    for (std::size_t i = 0; i < pattern.size();) {
-        if (pattern.substr(i).starts_with("{projectRoot}")) {
-            i += 13;
-            if (root.empty() && i < pattern.size() && pattern[i] == '/')
-                ++i;  // the root project's "{projectRoot}/x" is "x"
-            else
-                out += root;
-        } else if (pattern.substr(i).starts_with("{projectName}")) {
-            out += project.name;
-            i += 13;
-        } else if (pattern.substr(i).starts_with("{workspaceRoot}")) {
-            return error(fmt::format("{}: \"{}\" has {{workspaceRoot}} after its start; it may only start it", where,
-                                     pattern));
-        } else {
-            out += pattern[i++];
-        }
-    }
-    while (out.starts_with("./"))
-        out.erase(0, 2);
-    if (out.empty() || out.front() == '/' || out == ".." || out.starts_with("../") || out.find("/../") != std::string::npos ||
-        out.ends_with("/.."))
+    auto r = workspace::resolve_tokens(pattern, project);
+    if (!r)
+        return error(fmt::format("{}: \"{}\": {}", where, pattern, r.error().message));
+    auto path = workspace::relative_path(r->text);
+    if (!path || path->empty())
         return error(fmt::format("{}: \"{}\" must name paths inside the workspace, as \"{{projectRoot}}/src/**\"",
                                  where, pattern));
-    return negated ? "!" + out : out;
+    return r->negated ? "!" + *path : *path;
 }
 
 Result<PatternSet> compile_patterns(std::vector<std::string> patterns, bool fileset, const std::string& where)

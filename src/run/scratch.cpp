@@ -16,6 +16,7 @@
 
 #include "qk/util/unique_fd.hpp"
 #include "qk/util/special_names.hpp"
+#include "qk/workspace/tokens.hpp"
 
 namespace qk::run {
 
@@ -62,63 +63,37 @@ Result<std::string> resolve_entry(const workspace::Project& project, const std::
     auto refuse = [&](std::string why) {
         return error(fmt::format("{}: scratch entry \"{}\" {}", task, written, why));
     };
-    std::string_view rest = written;
-    bool absolute = rest.starts_with('/');
-    if (rest.starts_with("{workspaceRoot}")) {
-        rest.remove_prefix(15);
-        if (!rest.empty() && rest[0] != '/')
-            return refuse("must have a / after {workspaceRoot}, as \"{workspaceRoot}/tmp/cache\"");
-    }
-    if (absolute)
+    if (written.starts_with('/'))
         return refuse("is an absolute path, which may lie outside the workspace; write it from the workspace "
                       "root, as \"{workspaceRoot}/tmp/cache\", or from the project, as \"{projectRoot}/.cache\"");
-    std::string path;
-    while (!rest.empty()) {
-        if (rest[0] == '{') {
-            std::size_t close = rest.find('}');
-            std::string_view token = rest.substr(0, close == std::string_view::npos ? rest.size() : close + 1);
-            if (token == "{projectRoot}")
-                path += project.root;  // "." for the root project, dropped when normalised below
-            else if (token == "{projectName}")
-                path += project.name;
-            else if (token == "{workspaceRoot}")
-                return refuse("has {workspaceRoot} after its start; it may only start the entry");
-            else
-                return refuse(fmt::format("holds \"{}\", which is neither {{projectRoot}}, {{projectName}} nor "
-                                          "{{workspaceRoot}}, and braces are glob syntax: a scratch entry names "
-                                          "one directory, as a plain path",
-                                          token));
-            rest.remove_prefix(token.size());
-            continue;
-        }
-        if (glob_chars.find(rest[0]) != std::string_view::npos)
-            return refuse(fmt::format("holds the glob character '{}': a scratch entry names one directory, as a "
-                                      "plain path; list each directory as an entry of its own",
-                                      rest[0]));
-        path += rest[0];
-        rest.remove_prefix(1);
+    workspace::TokenPolicy policy;
+    policy.other = workspace::TokenPolicy::Other::refuse;
+    auto r = workspace::resolve_tokens(written, project, policy);
+    if (!r) {
+        if (r.error().message.starts_with("{workspaceRoot} must"))
+            return refuse("must have a / after {workspaceRoot}, as \"{workspaceRoot}/tmp/cache\"");
+        return refuse(r.error().message + ": a scratch entry names one directory, as a plain path");
     }
-    std::vector<std::string> parts;
-    for (std::string& c : components(path)) {
-        if (c == ".")
-            continue;
-        if (c != "..") {
-            parts.push_back(std::move(c));
-            continue;
-        }
-        if (parts.empty())
-            return refuse(fmt::format("resolves to \"{}\", whose \"..\" leaves the workspace; name a directory "
-                                      "inside the workspace",
-                                      path));
-        parts.pop_back();
-    }
-    if (parts.empty())
+    // What the entry itself spells, its tokens aside (a project's name may hold any character).
+    std::string spelled = written;
+    for (std::string_view token : {"{workspaceRoot}", "{projectRoot}", "{projectName}"})
+        for (std::size_t at = spelled.find(token); at != std::string::npos; at = spelled.find(token, at))
+            spelled.erase(at, token.size());
+    if (auto c = spelled.find_first_of(glob_chars); c != std::string::npos)
+        return refuse(fmt::format("holds the glob character '{}': a scratch entry names one directory, as a "
+                                  "plain path; list each directory as an entry of its own",
+                                  spelled[c]));
+    const std::string& path = r->text;
+    auto normalised = workspace::relative_path(path, true);
+    if (!normalised)
+        return refuse(fmt::format("resolves to \"{}\", whose \"..\" leaves the workspace; name a directory "
+                                  "inside the workspace",
+                                  path));
+    if (normalised->empty())
         return refuse("resolves to the workspace root itself, which qk would empty whole; name a directory inside "
                       "it, as \"{projectRoot}/.cache\"");
-    std::string out;
-    for (const std::string& c : parts)
-        out += (out.empty() ? "" : "/") + c;
-    for (const std::string& c : parts)
+    const std::string& out = *normalised;
+    for (const std::string& c : components(out))
         if (const char* name = reserved(c))
             return refuse(fmt::format("resolves to \"{}\", which is or lies in {} (\"{}\"), which qk never "
                                       "empties; name a directory outside .git, .qk and node_modules",

@@ -1,6 +1,8 @@
 // Configuration layers, merged as Nx merges them (see config_merge.hpp for the sources).
 #include "config_merge.hpp"
 
+#include "qk/workspace/tokens.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -274,19 +276,17 @@ Result<Json> resolve_tokens_in_options(const Json& options, std::string_view pro
                                        std::string_view project_name, std::string_view where)
 {
     if (options.is_string()) {
-        std::string s = options.as_string();
-        if (s.rfind("{workspaceRoot}/", 0) == 0)
-            s.erase(0, 16);
-        else if (s.rfind("{workspaceRoot}", 0) == 0)
-            s.erase(0, 15);
-        if (s.find("{workspaceRoot}") != std::string::npos)
-            return error(fmt::format("{}: \"{}\": the {{workspaceRoot}} token may only begin a value", where,
-                                     options.as_string()));
-        for (auto [token, value] : {std::pair<std::string_view, std::string_view>{"{projectRoot}", project_root},
-                                    {"{projectName}", project_name}}) {
-            for (std::size_t at = s.find(token); at != std::string::npos; at = s.find(token, at + value.size()))
-                s.replace(at, token.size(), value);
-        }
+        // A project stands in for itself: only its root and name matter to the tokens of an option.
+        Project project;
+        project.root = std::string(project_root);
+        project.name = std::string(project_name);
+        auto r = resolve_tokens(options.as_string(), project);
+        if (!r)  // an option is a value, not always a path: said in its words
+            return error(fmt::format("{}: \"{}\": {}", where, options.as_string(),
+                                     r.error().message.find("only start") != std::string::npos
+                                         ? "the {workspaceRoot} token may only begin a value"
+                                         : r.error().message));
+        std::string s = (r->negated ? "!" : "") + r->text;
         Json out = Json::string(std::move(s));
         out.set_position(options.line(), options.column());
         return out;
