@@ -37,26 +37,13 @@ public:
     }
 
 private:
-    static bool declares(const rules::Verdict& v)
-    {
-        using rules::PathClass;
-        switch (v.why) {
-        case PathClass::input:
-        case PathClass::always:
-        case PathClass::json_input:
-        case PathClass::output:
-        case PathClass::warm:
-        case PathClass::dependency_output:
-        case PathClass::ignored_read: return true;
-        default: return false;
-        }
-    }
-
     void judge_write(const std::string& path, bool create_or_remove)
     {
         rules::Verdict v = rules_.write(path, create_or_remove);
-        if (v.finding == rules::Finding::stray_write)
-            out_.stray_writes.emplace_back(*rules_.relative(path));
+        if (v.finding != rules::Finding::stray_write)
+            return;
+        // Enforce allows what it writes in .git: listed apart, and counted once at the end.
+        (v.allowed() ? out_.git_writes : out_.stray_writes).emplace_back(*rules_.relative(path));
     }
 
     std::string package_name(const rules::Verdict& v) const { return rules_.package_name(v.package); }
@@ -71,7 +58,7 @@ private:
         // project (its own included), never widens what it may read: the read counts where it lands.
         if (auto it = spelled_.find(path); it != spelled_.end())
             for (const std::string* spelled : it->second)
-                if (declares(rules_.read(*spelled)))
+                if (rules_.read(*spelled).declared())
                     return;
         std::string rel(*rules_.relative(path));
         switch (v.finding) {

@@ -2,7 +2,7 @@
 // run-wide views the summary and --sandbox-report show.
 #include "qk/audit/findings.hpp"
 
-#include "qk/util/special_names.hpp"
+#include "qk/rules/rules.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -17,10 +17,6 @@ void sort_unique(std::vector<std::string>& paths)
     std::sort(paths.begin(), paths.end());
     paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
 }
-
-// A component, not a prefix: ".github/x" and "a.git/x" are ordinary paths, while a nested
-// repository's "sub/.git/x" is as much Git's as the root's (the rules' own test).
-bool in_git(std::string_view path) { return special_tree(path) == SpecialDir::git; }
 
 // The map may hold a project with no paths when findings were not normalised; such an entry is no
 // finding.
@@ -44,8 +40,8 @@ std::vector<PathCount> to_counts(const Tally& tally)
 
 void TaskFindings::normalise()
 {
-    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &unkeyed_reads, &manifest_reads,
-                       &toolchain_reads, &unkeyed_packages, &hoisted_packages})
+    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &unkeyed_reads,
+                       &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages})
         sort_unique(*list);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
         sort_unique(it->second);
@@ -55,26 +51,26 @@ void TaskFindings::normalise()
 
 bool TaskFindings::empty() const
 {
-    return reads_outside_inputs.empty() && tsconfig_reads.empty() && stray_writes.empty() && unkeyed_reads.empty() &&
+    return reads_outside_inputs.empty() && tsconfig_reads.empty() && stray_writes.empty() && git_writes.empty() &&
+           unkeyed_reads.empty() &&
            manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads) &&
            unkeyed_packages.empty() && hoisted_packages.empty();
 }
 
-std::vector<std::string> TaskFindings::git_writes() const
-{
-    std::vector<std::string> out;
-    std::copy_if(stray_writes.begin(), stray_writes.end(), std::back_inserter(out),
-                 [](const std::string& path) { return in_git(path); });
-    return out;
-}
-
 bool TaskFindings::went_beyond() const
 {
-    // Manifest and toolchain reads are summarised once at the top, but enforce refuses them all the
-    // same, so they count; unkeyed reads and .git writes are what enforce allows.
-    return !reads_outside_inputs.empty() || !tsconfig_reads.empty() || !manifest_reads.empty() ||
-           !toolchain_reads.empty() || any_dependency_read(dependency_reads) ||
-           std::any_of(stray_writes.begin(), stray_writes.end(), [](const std::string& path) { return !in_git(path); });
+    using rules::Finding;
+    // Manifest and toolchain reads are summarised once at the top, but enforce refuses them all the same.
+    const std::pair<const std::vector<std::string>*, Finding> lists[] = {
+        {&reads_outside_inputs, Finding::read_outside_inputs}, {&tsconfig_reads, Finding::tsconfig_read},
+        {&stray_writes, Finding::stray_write},                 {&unkeyed_reads, Finding::unkeyed_read},
+        {&manifest_reads, Finding::manifest_read},             {&toolchain_reads, Finding::toolchain_read},
+        {&unkeyed_packages, Finding::unkeyed_package},         {&hoisted_packages, Finding::hoisted_package},
+    };
+    for (const auto& [list, kind] : lists)
+        if (!list->empty() && !rules::enforce_allows(kind))
+            return true;
+    return any_dependency_read(dependency_reads) && !rules::enforce_allows(Finding::dependency_read);
 }
 
 const char* status_name(TaskStatus status)
@@ -112,7 +108,7 @@ void RunAudit::finish()
         f.normalise();
         if (f.went_beyond())
             ++counts.went_beyond;
-        if (!f.git_writes().empty())
+        if (!f.git_writes.empty())
             ++git_writers;
         // A tool reading a path as tsconfig in one task and as a plain read in another is still one
         // path: the union keeps a task from counting twice for it.

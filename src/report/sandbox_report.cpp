@@ -3,6 +3,9 @@
 #include "qk/util/json_writer.hpp"
 #include "qk/report/sandbox_report.hpp"
 
+#include <algorithm>
+#include <iterator>
+
 namespace qk::report {
 
 using audit::RunAudit;
@@ -26,7 +29,11 @@ void findings(JsonWriter& w, const TaskFindings& f)
     w.key("findings").begin_object();
     kind(w, "readsOutsideInputs", f.reads_outside_inputs);
     kind(w, "tsconfigReads", f.tsconfig_reads);
-    kind(w, "strayWrites", f.stray_writes);  // .git writes included: the task made them, enforce allows them
+    // .git writes included: the task made them, though enforce allows them.
+    std::vector<std::string> writes;
+    std::merge(f.stray_writes.begin(), f.stray_writes.end(), f.git_writes.begin(), f.git_writes.end(),
+               std::back_inserter(writes));
+    kind(w, "strayWrites", writes);
     kind(w, "unkeyedReads", f.unkeyed_reads);
     kind(w, "manifestReads", f.manifest_reads);
     kind(w, "toolchainReads", f.toolchain_reads);

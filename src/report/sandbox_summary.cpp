@@ -129,9 +129,8 @@ void task_lines(std::string& out, const TaskAudit& task, const std::set<std::str
                   tsconfig);
         listed = true;
     }
-    // What it wrote in .git is counted once at the end, as enforce allows it.
-    const auto git = f.git_writes();
-    if (auto writes = minus(f.stray_writes, {git.begin(), git.end()}); !writes.empty()) {
+    // What it wrote in .git (git_writes) is counted once at the end, as enforce allows it.
+    if (const auto& writes = f.stray_writes; !writes.empty()) {
         path_list(out, fmt::format("{} written outside its outputs:", writes.size()), writes);
         listed = true;
     }

@@ -38,6 +38,37 @@ const char* class_name(PathClass c)
     return "?";
 }
 
+bool enforce_allows(Finding finding)
+{
+    switch (finding) {
+    case Finding::none:
+    case Finding::unkeyed_read:
+    case Finding::unkeyed_package:
+    case Finding::hoisted_package: return true;
+    case Finding::read_outside_inputs:
+    case Finding::tsconfig_read:
+    case Finding::stray_write:
+    case Finding::manifest_read:
+    case Finding::toolchain_read:
+    case Finding::dependency_read: return false;
+    }
+    return false;
+}
+
+bool Verdict::declared() const
+{
+    switch (why) {
+    case PathClass::input:
+    case PathClass::always:
+    case PathClass::json_input:
+    case PathClass::output:
+    case PathClass::warm:
+    case PathClass::dependency_output:
+    case PathClass::ignored_read: return true;
+    default: return false;
+    }
+}
+
 std::optional<std::size_t> Rules::Data::project_of(std::string_view rel) const
 {
     for (std::string_view dir = dirname_of(rel);; dir = dirname_of(dir)) {

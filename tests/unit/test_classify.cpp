@@ -55,12 +55,29 @@ TEST_CASE("classify: each kind from one recording, sorted, paths relative", "[cl
     audit::TaskFindings got = f.findings();
     CHECK(got.reads_outside_inputs == Paths{"nx.json", "other/notes.txt"});
     CHECK(got.tsconfig_reads == Paths{"tsconfig.base.json"});
-    CHECK(got.stray_writes == Paths{".git/index", "stray.txt"});
+    CHECK(got.stray_writes == Paths{"stray.txt"});
+    CHECK(got.git_writes == Paths{".git/index"});
     CHECK(got.unkeyed_reads == Paths{".env", ".git/HEAD"});
     CHECK(got.manifest_reads == Paths{"packages/other/package.json"});
     CHECK(got.toolchain_reads == Paths{".nvmrc"});
     CHECK(got.dependency_reads == std::map<std::string, Paths>{{"lib", {"packages/lib/src/lib.ts"}}});
     CHECK(got.went_beyond());
+}
+
+TEST_CASE("classify: writes in .git, nested repositories' included, are the git writes enforce allows",
+          "[classify]")
+{
+    Fixture f;
+    for (const char* git : {".git", ".git/index", ".git/refs/heads/main", "sub/.git/x", "a/b/.git"})
+        f.add(git, kWrite | kCreate);
+    // Look alike, but are not Git's.
+    for (const char* other : {".github/workflows/ci.yml", ".gitignore", "a.git/x", "x/.git2/y", "x/.git.bak", "git/x",
+                              "out.git"})
+        f.add(other, kWrite | kCreate);
+    audit::TaskFindings got = f.findings();
+    CHECK(got.git_writes == Paths{".git", ".git/index", ".git/refs/heads/main", "a/b/.git", "sub/.git/x"});
+    CHECK(got.stray_writes == Paths{".github/workflows/ci.yml", ".gitignore", "a.git/x", "git/x", "out.git",
+                                    "x/.git.bak", "x/.git2/y"});
 }
 
 TEST_CASE("classify: listing, probing and reading nothing undeclared is no finding", "[classify]")

@@ -256,7 +256,8 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
     TaskFindings f;
     f.reads_outside_inputs = {"other/b.txt", "other/a.txt"};
     f.tsconfig_reads = {"tsconfig.base.json", "libs/tsconfig.json"};
-    f.stray_writes = {"stray.txt", ".git/index", "out/extra.txt"};
+    f.stray_writes = {"stray.txt", "out/extra.txt"};
+    f.git_writes = {".git/index"};
     f.dependency_reads = {{"util", {"util/a.js"}}, {"lib", {"lib/a.js", "lib/b.js", "lib/c.js"}}};
     CHECK(summary_of({audited("app:build", f)}) ==
           "Sandbox audit: 1 of 1 task went beyond what it declares\n"
@@ -292,7 +293,7 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
 TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[sandbox-report]")
 {
     TaskFindings git;
-    git.stray_writes = {".git/index", "sub/.git/HEAD"};
+    git.git_writes = {".git/index", "sub/.git/HEAD"};
     git.unkeyed_reads = {".git/HEAD", ".env"};
     TaskFindings also = git;
     also.unkeyed_reads = {".git/HEAD"};
@@ -367,7 +368,7 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
     a.manifest_reads = {"lib/package.json"};
     a.toolchain_reads = {".npmrc"};
     a.unkeyed_reads = {".env"};
-    a.stray_writes = {".git/index"};
+    a.git_writes = {".git/index"};
     TaskFindings b = reads({"tools/x.js"});
     b.toolchain_reads = {".npmrc", ".nvmrc"};
     TaskFindings c;
@@ -419,13 +420,14 @@ RunAudit every_kind_run()
 {
     TaskFindings build = reads({"other/notes.txt", "tools/x.js"});
     build.tsconfig_reads = {"tsconfig.base.json"};
-    build.stray_writes = {"stray.txt", ".git/index"};
+    build.stray_writes = {"stray.txt"};
+    build.git_writes = {".git/index"};
     build.unkeyed_reads = {".env", ".git/HEAD"};
     build.manifest_reads = {"lib/package.json"};
     build.toolchain_reads = {".nvmrc"};
     build.dependency_reads = {{"lib", {"lib/src/b.ts", "lib/src/a.ts"}}, {"util", {"util/index.js"}}};
     TaskFindings git_only;
-    git_only.stray_writes = {".git/FETCH_HEAD"};
+    git_only.git_writes = {".git/FETCH_HEAD"};
     git_only.tsconfig_reads = {"tools/x.js"};
     RunAudit run;
     run.recorder = "strace";

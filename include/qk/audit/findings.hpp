@@ -15,7 +15,8 @@ namespace qk::audit {
 struct TaskFindings {
     std::vector<std::string> reads_outside_inputs;  // readsOutsideInputs
     std::vector<std::string> tsconfig_reads;        // tsconfigReads: tsconfig*.json read outside the inputs
-    std::vector<std::string> stray_writes;          // strayWrites: written outside the outputs, .git included
+    std::vector<std::string> stray_writes;          // strayWrites: written outside the outputs, but in .git
+    std::vector<std::string> git_writes;            // written in .git, which enforce allows (strayWrites too)
     std::vector<std::string> unkeyed_reads;         // unkeyedReads: .git and dotenv files read
     std::vector<std::string> manifest_reads;        // manifestReads: workspace packages' package.json
     std::vector<std::string> toolchain_reads;       // toolchainReads: .nvmrc, .npmrc, .tool-versions ...
@@ -28,10 +29,8 @@ struct TaskFindings {
     // Each list sorted and unique.
     void normalise();
     bool empty() const;
-    // The writes in .git (part of stray_writes), which the sandbox allows.
-    std::vector<std::string> git_writes() const;
-    // Whether the task did what enforce would refuse: anything but unkeyed reads, writes in .git and
-    // installed packages.
+    // Whether the task did what enforce would refuse (rules::enforce_allows by kind): anything but
+    // unkeyed reads, writes in .git and installed packages.
     bool went_beyond() const;
     bool read_packages() const { return !unkeyed_packages.empty() || !hoisted_packages.empty(); }
 };

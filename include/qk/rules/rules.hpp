@@ -65,18 +65,22 @@ enum class Finding : std::uint8_t {
     hoisted_package,  // allowed: an installed package nothing the task's importers install depends on
 };
 
+// Whether enforce lets an access that is this finding through: none, an unkeyed read (.git, dotenv
+// files), an installed package outside the key (Landlock cannot refuse one store directory while
+// node_modules stays open). The one answer to "what enforce refuses"; the audit counts by it.
+bool enforce_allows(Finding finding);
+
 struct Verdict {
     PathClass why = PathClass::other;
     Finding finding = Finding::none;
     std::size_t project = 0;   // for dependency_read: index into Workspace::projects()
     std::uint32_t package = 0;  // for the package findings: the lockfile snapshot
-    // What enforce lets through: no finding, an unkeyed read, a write in .git, an installed package
-    // (Landlock cannot refuse one store directory while node_modules stays open).
-    bool allowed() const
-    {
-        return finding == Finding::none || finding == Finding::unkeyed_read || why == PathClass::git ||
-               why == PathClass::installed_package;
-    }
+    // What enforce lets through: what enforce_allows, and a write in .git.
+    bool allowed() const { return enforce_allows(finding) || why == PathClass::git; }
+    // The task declares the path itself (an input, a file every key holds, a json input, an output, a
+    // warm path, a dependency's output, an ignored read): a read through a link spelled so is allowed
+    // where it lands. A path it merely may touch (node_modules, .git) never widens what it may read.
+    bool declared() const;
 };
 
 // What builds a task's rules: its declarations and key, and where it sits in the run.
