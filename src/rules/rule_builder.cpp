@@ -92,10 +92,11 @@ void add_installed_packages(Rules::Data& d, const TaskDeclarations& task)
     if (!closure)
         return;  // cannot happen: the importers come from the lockfile itself
     add(*closure);
+    // Their manifests (and the projects' they link to), which tools resolving those packages read.
     for (const std::string& dir : d.covered_importers)
-        d.manifests.erase(dir + "/package.json");
+        d.covered_manifests.insert(dir + "/package.json");
     for (const std::string& dir : closure->links)
-        d.manifests.erase(dir + "/package.json");
+        d.covered_manifests.insert(dir + "/package.json");
 }
 
 }  // namespace

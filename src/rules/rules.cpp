@@ -24,6 +24,7 @@ const char* class_name(PathClass c)
     case PathClass::always: return "held whole by every key";
     case PathClass::json_input: return "json input";
     case PathClass::dependency_output: return "a dependency's output";
+    case PathClass::covered_manifest: return "manifest of a covered nested workspace or what it links to";
     case PathClass::ignored_read: return "ignored read";
     case PathClass::git: return ".git";
     case PathClass::dotenv: return "dotenv file";
@@ -217,6 +218,8 @@ Verdict Rules::read_relative(std::string_view rel) const
         return {PathClass::dependency_output};
     if (d.is_ignored_read(rel))
         return {PathClass::ignored_read};
+    if (d.covered_manifests.contains(rel))
+        return {PathClass::covered_manifest};
 
     std::string_view name = basename_of(rel);
     if (is_dotenv(name))

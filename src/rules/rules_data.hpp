@@ -65,6 +65,7 @@ struct Rules::Data {
     std::vector<bool> keyed_packages;
     bool names_packages = false;  // the key counts what externalDependencies names, not its importers
     std::vector<std::string> covered_importers;  // nested workspaces its globs cover, for describe()
+    PathSet covered_manifests;  // theirs and those of the projects they link to: read allowed
 
     std::optional<Verdict> installed_package(std::string_view rel) const;
 

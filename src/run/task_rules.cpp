@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "qk/key/outputs.hpp"
+
 namespace qk::run {
 
 Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch,
@@ -24,6 +26,15 @@ Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vect
             d.dependency_outputs.emplace_back(session.tasks().tasks()[dep].id, k->outputs.paths);
             d.dependency_packages.push_back(k->packages.closure);
         }
+    // Left out of the run (--exclude-task-dependencies), they still name the outputs it may read: the
+    // ones in place from an earlier run.
+    for (const workspace::ExcludedTask& x : t.excluded_deps) {
+        auto outputs = key::resolve_outputs(session.workspace().projects()[x.project], *x.target, x.configuration);
+        if (!outputs)
+            return error(fmt::format("{}: the outputs of {}, which it depends on: {}", t.id, x.id,
+                                     outputs.error().message));
+        d.dependency_outputs.emplace_back(x.id, outputs->paths);
+    }
     return rules::Rules::build(d);
 }
 

@@ -220,6 +220,24 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
     }
     std::vector<Task> tasks = std::move(b.tasks);
     if (request.exclude_task_dependencies) {
+        // Each requested task remembers what it depends on that will not run, through left-out tasks.
+        for (Task& t : tasks) {
+            if (!t.requested)
+                continue;
+            std::vector<bool> seen(tasks.size(), false);
+            std::vector<std::size_t> stack(t.deps.begin(), t.deps.end());
+            while (!stack.empty()) {
+                std::size_t d = stack.back();
+                stack.pop_back();
+                if (seen[d] || tasks[d].requested)
+                    continue;
+                seen[d] = true;
+                t.excluded_deps.push_back({tasks[d].id, tasks[d].project, tasks[d].target, tasks[d].configuration});
+                stack.insert(stack.end(), tasks[d].deps.begin(), tasks[d].deps.end());
+            }
+            std::sort(t.excluded_deps.begin(), t.excluded_deps.end(),
+                      [](const ExcludedTask& a, const ExcludedTask& b) { return a.id < b.id; });
+        }
         std::vector<std::size_t> remap(tasks.size(), SIZE_MAX);
         std::vector<Task> kept;
         for (std::size_t i = 0; i < tasks.size(); ++i)

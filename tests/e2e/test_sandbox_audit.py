@@ -201,6 +201,21 @@ def test_each_finding_kind_and_rule(recorder, tmp_path):
 
 
 @RECORDERS
+def test_a_left_out_dependency_still_names_the_outputs_it_may_read(recorder, tmp_path):
+    """With --exclude-task-dependencies, lib:build does not run, but its outputs already in place are still
+    what app:usesdep (dependsOn ^build) may read, as `qk show task --rules` lists them."""
+    ws = kinds_workspace(tmp_path)
+    first = qk(ws, "run-many", "-t", "build", "-p", "lib")
+    assert first.returncode == 0 and (ws / "packages/lib/dist/lib.js").exists(), first.stdout + first.stderr
+    r, doc = sandbox(ws, "usesdep", recorder, tmp_path / "report.json", "-p", "app", "--exclude-task-dependencies")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert list(doc["tasks"]) == ["app:usesdep"], doc  # lib:build did not run
+    assert doc["tasks"]["app:usesdep"] == {"status": "audited", "findings": {}}, doc
+    rules = qk(ws, "show", "task", "app:usesdep", "--rules")
+    assert re.search(r"read\s+packages/lib/dist\n\s+\(outputs of lib:build\)", rules.stdout), rules.stdout
+
+
+@RECORDERS
 def test_paths_read_by_many_tasks_are_listed_once(recorder, tmp_path):
     targets = {f"t{i}": {"command": f"cat tools/shared.js other/{i}.txt > /dev/null"} for i in range(3)}
     ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": targets}},

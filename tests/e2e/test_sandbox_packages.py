@@ -28,7 +28,7 @@ WORKSPACE = {
     "packages/lib/package.json": {"name": "lib", "version": "1.0.0", "dependencies": {"ms": "2.1.3"}},
     "packages/app/e2e/package.json": {
         "name": "app-e2e", "version": "1.0.0", "private": True,
-        "devDependencies": {"app": "workspace:*", "is-even": "1.0.0"},
+        "devDependencies": {"app": "workspace:*", "lib": "workspace:*", "is-even": "1.0.0"},
     },
 }
 
@@ -55,6 +55,11 @@ APP_TARGETS = {
                 "inputs": ["{projectRoot}/src/**/*"],
                 "qk:ultracache": {"ignoreReads": ["{projectRoot}/e2e/**"]}},
     "coveredbyinput": {"command": "cat packages/app/e2e/node_modules/is-even/package.json > /dev/null"},
+    # ... and the workspace projects it links to: lib's manifest, read through e2e's link (as `qk show task
+    # --rules` says: "read what packages/app/e2e install and link to").
+    "coveredlink": {"command": "cat packages/app/e2e/node_modules/lib/package.json > /dev/null",
+                    "inputs": ["{projectRoot}/src/**/*"],
+                    "qk:ultracache": {"ignoreReads": ["{projectRoot}/e2e/**"]}},
     "uncovered": {"command": "cat packages/app/e2e/node_modules/is-even/package.json > /dev/null",
                   "inputs": ["{projectRoot}/src/**/*"]},
     # An input selecting the lockfile keys every package: nothing is reported.
@@ -85,11 +90,12 @@ EXPECTED = {
                    "readsOutsideInputs": ["packages/app/banner.txt"]},
     "app:covered": {},
     "app:coveredbyinput": {},
+    "app:coveredlink": {},
     "app:uncovered": {"hoistedPackages": ["is-even"]},
     "app:wholelock": {},
     "lib:peek": {"hoistedPackages": ["JSONStream", "is-odd", "react-dom"]},
 }
-TARGETS = "lint,build,linked,covered,coveredbyinput,uncovered,wholelock,peek"
+TARGETS = "lint,build,linked,covered,coveredbyinput,coveredlink,uncovered,wholelock,peek"
 
 
 def install(tmp_path_factory, major: int, npmrc: str = "") -> Path:
@@ -118,7 +124,7 @@ def test_installed_packages_outside_the_key(installed, recorder, tmp_path):
     # Packages the sandbox allows do not make a task go beyond what it declares.
     assert doc["summary"]["wentBeyond"] == 1, doc["summary"]
     text = audit_text(r.stdout)
-    assert text.startswith("Sandbox audit: 1 of 8 tasks went beyond what they declare\n"), text
+    assert text.startswith("Sandbox audit: 1 of 9 tasks went beyond what they declare\n"), text
     assert ("  app:lint\n"
             "    1 installed package read, which the sandbox allows, but not in its key; name it in its "
             "externalDependencies:\n"

@@ -37,6 +37,7 @@ enum class PathClass : std::uint8_t {
     always,             // held whole whatever the inputs say: the project's package.json, .gitignore, .nxignore
     json_input,         // a json input's file (its fields are keyed)
     dependency_output,  // an output of a task it depends on
+    covered_manifest,   // the package.json of a nested workspace its globs cover, or of a project it links to
     ignored_read,       // matched by qk:ultracache.ignoreReads
     git,                // in .git: allowed, not keyed
     dotenv,             // a dotenv file: allowed, not keyed

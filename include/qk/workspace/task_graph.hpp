@@ -27,6 +27,15 @@ struct TaskRequest {
     bool exclude_task_dependencies = false;
 };
 
+// A task dependsOn names that the run leaves out (--exclude-task-dependencies): it does not run, but
+// what it would write is still what the task depending on it may read.
+struct ExcludedTask {
+    std::string id;
+    std::size_t project = 0;
+    const Target* target = nullptr;
+    std::string configuration;
+};
+
 struct Task {
     std::string id;  // "project:target"
     std::size_t project = 0;  // index into Workspace::projects()
@@ -36,6 +45,9 @@ struct Task {
     std::vector<std::size_t> continuous_deps;  // continuous tasks started with it, not awaited
     std::vector<std::size_t> dependents;       // tasks that have this one in deps
     bool requested = false;                    // asked for, rather than pulled in by dependsOn
+    // With --exclude-task-dependencies: the tasks its dependsOn names, directly or not, that the run
+    // leaves out, in id order.
+    std::vector<ExcludedTask> excluded_deps;
 
     const std::string& project_name(const Workspace& ws) const { return ws.projects()[project].name; }
 };
