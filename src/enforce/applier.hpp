@@ -9,6 +9,7 @@
 
 #include "dir_stack.hpp"
 #include "qk/enforce/apply.hpp"
+#include "trash.hpp"
 
 namespace qk::enforce::detail
 {
@@ -16,8 +17,8 @@ namespace qk::enforce::detail
 class Applier
 {
   public:
-    Applier(int up_root, int ws_root, const std::vector<Change>& changes, const KeepFn& keep)
-        : up_root_(up_root), changes_(changes), keep_(keep), up_(up_root), ws_(ws_root)
+    Applier(int up_root, int ws_root, const std::vector<Change>& changes, const KeepFn& keep, int trash_fd)
+        : up_root_(up_root), changes_(changes), keep_(keep), up_(up_root), ws_(ws_root), trash_(trash_fd)
     {
     }
     Result<ApplyResult> run();
@@ -61,6 +62,7 @@ class Applier
     const std::vector<Change>& changes_;
     const KeepFn& keep_;
     DirStack up_, ws_;
+    Trash trash_;
     std::vector<std::size_t> end_, kept_before_;
     ApplyResult result_;
 };

@@ -96,9 +96,11 @@ Result<Applier::WsDir> Applier::ensure_ws_dir(std::string_view rel)
         const std::string name(name_view);
         // ELOOP or ENOTDIR: a link or a file stands where the task made a directory; it goes. (A real
         // directory would have opened.)
-        if (err != ENOENT && ::unlinkat(parent, name.c_str(), 0) != 0) {
-            failure = errno;
-            return false;
+        if (err != ENOENT) {
+            if (auto s = trash_.dispose(parent, name, prefix); !s) {
+                failure = s.error().sys_errno;
+                return false;
+            }
         }
         struct stat st;
         const std::string up_path(prefix);
@@ -140,7 +142,7 @@ Result<bool> Applier::move_in(const std::string& rel)
         return ws.error();
     if (ws->refused)
         return false;
-    if (auto s = place(*up, name, ws->fd, name, rel); !s)
+    if (auto s = place(*up, name, ws->fd, name, rel, trash_); !s)
         return s.error();
     // What stood at `rel` in the workspace, and the upper's entry, are gone: drop any fd open on them.
     ws_.forget(rel);
@@ -172,13 +174,15 @@ Status Applier::leaf(std::size_t i)
 
 } // namespace detail
 
-Result<ApplyResult> apply(int upper_fd, int workspace_fd, const std::vector<Change>& changes, const KeepFn& keep)
+Result<ApplyResult> apply(int upper_fd, int workspace_fd, const std::vector<Change>& changes, const KeepFn& keep,
+                          int trash_fd)
 {
-    return detail::Applier(upper_fd, workspace_fd, changes, keep).run();
+    return detail::Applier(upper_fd, workspace_fd, changes, keep, trash_fd).run();
 }
 
 Result<ApplyResult> apply(const std::filesystem::path& upper_dir, const std::filesystem::path& workspace_root,
-                          const std::vector<Change>& changes, const KeepFn& keep)
+                          const std::vector<Change>& changes, const KeepFn& keep,
+                          const std::filesystem::path& trash_dir)
 {
     UniqueFd up(::open(upper_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!up.valid())
@@ -186,7 +190,13 @@ Result<ApplyResult> apply(const std::filesystem::path& upper_dir, const std::fil
     UniqueFd ws(::open(workspace_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!ws.valid())
         return sys_error(fmt::format("cannot open workspace {}", workspace_root.string()));
-    return apply(up.get(), ws.get(), changes, keep);
+    UniqueFd trash;
+    if (!trash_dir.empty()) {
+        trash.reset(::open(trash_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+        if (!trash.valid())
+            return sys_error(fmt::format("cannot open trash directory {}", trash_dir.string()));
+    }
+    return apply(up.get(), ws.get(), changes, keep, trash.get());
 }
 
 } // namespace qk::enforce

@@ -95,7 +95,7 @@ Result<Applier::Whole> Applier::whole(std::size_t i)
     auto up = up_dir(parent_of(c.path));
     if (!up)
         return up.error();
-    if (auto s = place(*up, name, ws->fd, name, c.path); !s)
+    if (auto s = place(*up, name, ws->fd, name, c.path, trash_); !s)
         return s.error();
     ws_.forget(c.path);
     up_.forget(c.path);
@@ -112,7 +112,7 @@ Status Applier::removal(std::size_t i)
     if (parent.fd < 0 || ::fstatat(parent.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
         return {}; // nothing there reachable without a link, so nothing to remove
     if (kept(i)) {
-        if (auto s = tree::remove_tree(parent.fd, name, rel); !s)
+        if (auto s = trash_.dispose(parent.fd, name, rel); !s)
             return s;
         ws_.forget(rel);
         ++result_.applied;
@@ -164,7 +164,7 @@ Status Applier::prune(int dir_fd, const std::string& rel, int up_fd)
             continue;
         }
         if (keep_(child, false)) {
-            if (auto s = tree::remove_tree(dir_fd, e.name, child); !s)
+            if (auto s = trash_.dispose(dir_fd, e.name, child); !s)
                 return s;
             continue;
         }

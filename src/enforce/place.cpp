@@ -14,26 +14,24 @@ namespace qk::enforce
 namespace
 {
 
-// rename(2) cannot put a file where a directory is, nor a directory over a non-empty one; exchanging
-// the two and removing the old one from where the new one was can, without the path ever missing.
+// Exchanging rather than renaming over the old entry also keeps its inode alive: freeing it, or a
+// directory's thousands, is what costs time, and the trash defers it.
 Status rename_over(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown,
-                   bool& crossed)
+                   Trash& trash, bool& crossed)
 {
     crossed = false;
-    struct stat src, dst;
-    if (::fstatat(from_dir, from.c_str(), &src, AT_SYMLINK_NOFOLLOW) != 0)
-        return sys_error(fmt::format("cannot find {} to apply it", shown));
-    int rc;
-    bool exchanged = false;
-    if (::fstatat(to_dir, to.c_str(), &dst, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (errno != ENOENT)
-            return sys_error(fmt::format("cannot look at {} in the workspace", shown));
+    struct stat dst;
+    const bool exists = ::fstatat(to_dir, to.c_str(), &dst, AT_SYMLINK_NOFOLLOW) == 0;
+    if (!exists && errno != ENOENT)
+        return sys_error(fmt::format("cannot look at {} in the workspace", shown));
+    int rc = ::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), exists ? RENAME_EXCHANGE : RENAME_NOREPLACE);
+    if (rc != 0 && exists && errno == EINVAL) {
+        // No RENAME_EXCHANGE here (NFS, some FUSE): move the old entry away, then rename.
+        if (auto s = trash.dispose(to_dir, to, shown); !s)
+            return s;
         rc = ::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_NOREPLACE);
-    } else if (S_ISDIR(src.st_mode) || S_ISDIR(dst.st_mode)) {
-        rc = ::renameat2(from_dir, from.c_str(), to_dir, to.c_str(), RENAME_EXCHANGE);
-        exchanged = true;
-    } else {
-        rc = ::renameat(from_dir, from.c_str(), to_dir, to.c_str());
+        if (rc == 0)
+            return {};
     }
     if (rc != 0) {
         if (errno == EXDEV) {
@@ -42,18 +40,16 @@ Status rename_over(int from_dir, const std::string& from, int to_dir, const std:
         }
         return sys_error(fmt::format("cannot move {} into the workspace", shown));
     }
-    if (exchanged)
-        if (auto s = tree::remove_tree(from_dir, from, fmt::format("{} (what it replaced)", shown)); !s)
-            return s;
-    return {};
+    return exists ? trash.dispose(from_dir, from, fmt::format("{} (what it replaced)", shown)) : Status();
 }
 
 } // namespace
 
-Status place(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown)
+Status place(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown,
+             Trash& trash)
 {
     bool crossed = false;
-    if (auto s = rename_over(from_dir, from, to_dir, to, shown, crossed); !s || !crossed)
+    if (auto s = rename_over(from_dir, from, to_dir, to, shown, trash, crossed); !s || !crossed)
         return s;
     // Another filesystem: a whole copy under a name of our own beside the target, then the same swap,
     // which is now within one directory and so one filesystem.
@@ -69,7 +65,7 @@ Status place(int from_dir, const std::string& from, int to_dir, const std::strin
         (void)tree::remove_tree(to_dir, temp, temp);
         return copied;
     }
-    if (auto s = rename_over(to_dir, temp, to_dir, to, shown, crossed); !s || crossed) {
+    if (auto s = rename_over(to_dir, temp, to_dir, to, shown, trash, crossed); !s || crossed) {
         (void)tree::remove_tree(to_dir, temp, temp);
         return s ? sys_error(fmt::format("cannot move {} into the workspace: its place is on another filesystem "
                                          "than its directory (a mount point)",

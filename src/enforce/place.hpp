@@ -6,15 +6,18 @@
 #include <string_view>
 
 #include "qk/util/result.hpp"
+#include "trash.hpp"
 
 namespace qk::enforce
 {
 
-// Puts `from` (in directory `from_dir`) at `to` in `to_dir`, replacing whatever is there: a file or link
-// by rename(2), a directory (or anything, by a directory) by renameat2(RENAME_EXCHANGE), after which the
-// old entry, now at `from`, is removed. Across filesystems (EXDEV) the entry is copied beside `to` under
-// a temporary name first, then put in place the same way and removed from `from_dir`. So `to` always
-// holds either the old entry or the whole new one. `shown` names it in errors.
-Status place(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown);
+// Puts `from` (in directory `from_dir`) at `to` in `to_dir`. Over nothing, a rename(2) that refuses to
+// replace; over anything (file, link, directory with all in it), renameat2(RENAME_EXCHANGE), after which
+// the old entry, now at `from`, goes to `trash`. Across filesystems (EXDEV) the entry is first copied
+// beside `to` under a temporary name, then put in place the same way. Either way `to` always holds the
+// old entry or the whole new one. Only on a filesystem without RENAME_EXCHANGE is the old entry moved
+// away first, leaving `to` missing for a moment. `shown` names the entry in errors.
+Status place(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown,
+             Trash& trash);
 
 } // namespace qk::enforce

@@ -271,9 +271,10 @@ Result<SandboxDir::CommandDirs> SandboxDir::command_dirs() const
             return sys_error(fmt::format("cannot create a command directory in {}", run_dir_.string()));
     }
     UniqueFd sub(::openat(run_fd_.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!sub.valid() || ::mkdirat(sub.get(), "upper", 0700) != 0 || ::mkdirat(sub.get(), "work", 0700) != 0)
-        return sys_error(fmt::format("cannot create upper and work directories in {}", (run_dir_ / name).string()));
-    return CommandDirs{run_dir_ / name / "upper", run_dir_ / name / "work"};
+    for (const char* part : {"upper", "work", "trash"})
+        if (!sub.valid() || ::mkdirat(sub.get(), part, 0700) != 0)
+            return sys_error(fmt::format("cannot create {} directory in {}", part, (run_dir_ / name).string()));
+    return CommandDirs{run_dir_ / name / "upper", run_dir_ / name / "work", run_dir_ / name / "trash"};
 }
 
 Status SandboxDir::remove(const CommandDirs& dirs) const

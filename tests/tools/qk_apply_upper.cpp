@@ -1,10 +1,12 @@
 // qk-apply-upper: the enforce apply step on its own, for tests and benchmarks.
 //
 //   qk-apply-upper changes <upper> <root>             print what the upper layer changed
-//   qk-apply-upper apply <upper> <root> <output>...   apply it, keeping what the outputs cover
+//   qk-apply-upper apply [--trash D] <upper> <root> <output>...
+//                                                     apply it, keeping what the outputs cover
 //   qk-apply-upper sandbox <root> -- <command>...     make a SandboxDir and a command's upper and work
 //                                                     directories, print them, run <command> with
-//                                                     QK_UPPER, QK_WORK and QK_RUN_DIR set, then clean up
+//                                                     QK_UPPER, QK_WORK, QK_TRASH and QK_RUN_DIR set,
+//                                                     then clean up
 //
 // Output is one JSON object on stdout. Outputs are Nx output patterns ("dist", "target/release",
 // "dist/**/*.js"), compiled by key::OutputSet; a directory may be made or removed when an output may lie
@@ -62,7 +64,7 @@ int changes_command(const char* upper, const char* root)
     return 0;
 }
 
-int apply_command(const char* upper, const char* root, std::vector<std::string> patterns)
+int apply_command(const char* trash, const char* upper, const char* root, std::vector<std::string> patterns)
 {
     auto outputs = key::OutputSet::compile(patterns);
     if (!outputs)
@@ -76,7 +78,7 @@ int apply_command(const char* upper, const char* root, std::vector<std::string> 
         return fail(changes.error().message);
     const double read_ms = ms_since(read_start);
     const auto apply_start = Clock::now();
-    auto applied = enforce::apply(upper, root, *changes, keep);
+    auto applied = enforce::apply(upper, root, *changes, keep, trash != nullptr ? trash : "");
     if (!applied)
         return fail(applied.error().message);
     const double apply_ms = ms_since(apply_start);
@@ -124,6 +126,7 @@ int sandbox_command(const char* root, char** command)
     if (pid == 0) {
         ::setenv("QK_UPPER", dirs->upper.c_str(), 1);
         ::setenv("QK_WORK", dirs->work.c_str(), 1);
+        ::setenv("QK_TRASH", dirs->trash.c_str(), 1);
         ::setenv("QK_RUN_DIR", dir->run_dir().c_str(), 1);
         ::execvp(command[0], command);
         std::perror(command[0]);
@@ -139,15 +142,18 @@ int sandbox_command(const char* root, char** command)
 
 int main(int argc, char** argv)
 {
-    const std::string usage = "usage: qk-apply-upper changes <upper> <root> | apply <upper> <root> <output>... | "
-                              "sandbox <root> -- <command>...";
+    const std::string usage =
+        "usage: qk-apply-upper changes <upper> <root> | apply [--trash <dir>] <upper> <root> <output>... | "
+        "sandbox <root> -- <command>...";
     if (argc < 2)
         return fail(usage);
     const std::string cmd = argv[1];
     if (cmd == "changes" && argc == 4)
         return changes_command(argv[2], argv[3]);
+    if (cmd == "apply" && argc >= 6 && std::string(argv[2]) == "--trash")
+        return apply_command(argv[3], argv[4], argv[5], std::vector<std::string>(argv + 6, argv + argc));
     if (cmd == "apply" && argc >= 4)
-        return apply_command(argv[2], argv[3], std::vector<std::string>(argv + 4, argv + argc));
+        return apply_command(nullptr, argv[2], argv[3], std::vector<std::string>(argv + 4, argv + argc));
     if (cmd == "sandbox" && argc >= 5 && std::string(argv[3]) == "--")
         return sandbox_command(argv[2], argv + 4);
     return fail(usage);

@@ -3,6 +3,8 @@
 
 #include <sys/statfs.h>
 
+#include <set>
+
 #include "enforce_support.hpp"
 #include "qk/enforce/upper_layer.hpp"
 #include "test_support.hpp"
@@ -367,4 +369,54 @@ TEST_CASE("an error names the entry and says the outputs are incomplete", "[enfo
     auto r = enforce::apply(l.up, l.ws, changes, keep_prefixes({"dist"}));
     REQUIRE(!r.ok());
     CHECK_THAT(r.error().message, Catch::Contains("dist/missing-from-upper") && Catch::Contains("incomplete"));
+}
+
+TEST_CASE("with a trash, what applied entries replace and removals take out is moved there, not deleted", "[enforce]")
+{
+    Layers l;
+    efs::path trash = l.dir.path / "trash";
+    put_dir(trash);
+    put_file(l.ws / "dist/old/a.js", "old-a");
+    put_file(l.ws / "lib/mod.js", "old-mod");
+    put_file(l.ws / "lib/gone.js", "gone");
+    put_opaque_dir(l.up / "dist");
+    put_file(l.up / "dist/new.js", "new");
+    put_file(l.up / "lib/mod.js", "new-mod");
+    put_whiteout(l.up / "lib/gone.js");
+
+    auto changes = enforce::read_upper_layer(l.up, l.ws);
+    REQUIRE(changes.ok());
+    auto r = enforce::apply(l.up, l.ws, *changes, keep_prefixes({"dist", "lib"}), trash);
+    INFO((r.ok() ? std::string() : r.error().message));
+    REQUIRE(r.ok());
+    CHECK(tree_of(l.ws) == Tree{{"dist", "d"}, {"dist/new.js", "f:new"}, {"lib", "d"}, {"lib/mod.js", "f:new-mod"}});
+    // The old dist whole, the old lib/mod.js and lib/gone.js, each under a name of the trash's own.
+    std::multiset<std::string> contents;
+    for (const auto& [path, what] : tree_of(trash))
+        contents.insert(what);
+    CHECK(contents == std::multiset<std::string>{"d", "d", "f:old-a", "f:old-mod", "f:gone"});
+    // Nothing of the workspace's old content is left in the upper, only the whiteout that asked for a removal.
+    CHECK(tree_of(l.up) == Tree{{"lib", "d"}, {"lib/gone.js", "c"}});
+}
+
+TEST_CASE("a trash on another filesystem than the workspace falls back to deleting", "[enforce]")
+{
+    struct stat shm, tmp;
+    Layers l;
+    if (::stat("/dev/shm", &shm) != 0 || ::stat(l.dir.path.c_str(), &tmp) != 0 || shm.st_dev == tmp.st_dev ||
+        ::access("/dev/shm", W_OK) != 0)
+        return;
+    std::string t = "/dev/shm/qk-enforce-trash-XXXXXX";
+    REQUIRE(::mkdtemp(t.data()) != nullptr);
+    put_file(l.ws / "dist/a", "old");
+    put_file(l.up / "dist/a", "new");
+    put_file(l.ws / "dist/b", "b");
+    put_whiteout(l.up / "dist/b");
+    auto changes = enforce::read_upper_layer(l.up, l.ws);
+    REQUIRE(changes.ok());
+    auto r = enforce::apply(l.up, l.ws, *changes, keep_prefixes({"dist"}), t);
+    REQUIRE(r.ok());
+    CHECK(tree_of(l.ws) == Tree{{"dist", "d"}, {"dist/a", "f:new"}});
+    CHECK(tree_of(t).empty());
+    efs::remove_all(t);
 }

@@ -39,15 +39,22 @@ struct ApplyResult {
 // a link standing where a kept entry needs a directory is replaced by one. user.overlay.* and
 // trusted.overlay.* xattrs are removed from everything applied.
 //
-// A directory change kept whole is one rename (over a workspace directory, an atomic exchange). When
+// A directory change kept whole is one rename (over anything already there, an atomic exchange). When
 // only part of it is kept, the workspace directory is emptied of what the task removed and may remove,
 // then the kept entries beneath it are applied one by one.
 //
 // On error apply stops and says where. What it applied before stays applied, the entry it failed on is
 // either wholly in place or wholly still in the upper, and the rest is still in the upper: the
 // workspace then holds part of the task's outputs, so the task must count as failed and not be cached.
+//
+// `trash_dir` (SandboxDir::CommandDirs::trash), on the workspace's filesystem, receives what applied
+// entries replace and what removals take out of the workspace, by rename: deleting thousands of files
+// can take seconds (ext4 with online discard: about 3 ms a file), which belongs off the task's critical
+// path, where SandboxDir::remove() or the run's end pays it. Without one, they are deleted at once.
 Result<ApplyResult> apply(const std::filesystem::path& upper_dir, const std::filesystem::path& workspace_root,
-                          const std::vector<Change>& changes, const KeepFn& keep);
-Result<ApplyResult> apply(int upper_fd, int workspace_fd, const std::vector<Change>& changes, const KeepFn& keep);
+                          const std::vector<Change>& changes, const KeepFn& keep,
+                          const std::filesystem::path& trash_dir = {});
+Result<ApplyResult> apply(int upper_fd, int workspace_fd, const std::vector<Change>& changes, const KeepFn& keep,
+                          int trash_fd = -1);
 
 } // namespace qk::enforce

@@ -48,13 +48,16 @@ class SandboxDir
     // Run directories left by interrupted runs that create() removed.
     const std::vector<std::filesystem::path>& removed() const { return removed_; }
 
-    // A fresh, empty pair of directories (mode 0700) for one command's overlay; thread-safe.
+    // Fresh, empty directories (mode 0700) for one command's overlay, and the trash apply() moves what
+    // it replaces into; thread-safe.
     struct CommandDirs {
         std::filesystem::path upper;
         std::filesystem::path work;
+        std::filesystem::path trash;
     };
     Result<CommandDirs> command_dirs() const;
-    // Removes a pair command_dirs() made, once its upper has been applied.
+    // Removes what command_dirs() made, once its upper has been applied: the slow part of replacing many
+    // outputs (freeing what they replaced), so call it off the critical path (it is thread-safe).
     Status remove(const CommandDirs& dirs) const;
 
   private:
