@@ -11,19 +11,17 @@
 #include "qk/enforce/apply.hpp"
 #include "trash.hpp"
 
-namespace qk::enforce::detail
-{
+namespace qk::enforce::detail {
 
-class Applier
-{
-  public:
+class Applier {
+public:
     Applier(int up_root, int ws_root, const std::vector<Change>& changes, const KeepFn& keep, int trash_fd)
         : up_root_(up_root), changes_(changes), keep_(keep), up_(up_root), ws_(ws_root), trash_(trash_fd)
     {
     }
     Result<ApplyResult> run();
 
-  private:
+private:
     Status prepare();
     Result<std::size_t> step(std::size_t i);
 
@@ -38,7 +36,7 @@ class Applier
     // The workspace directory `rel`, made where it is missing and put in place of a link or a file where
     // the task made a directory; `refused` when keep() does not let such a directory be made.
     struct WsDir {
-        int fd = -1; // borrowed from ws_
+        int fd = -1;  // borrowed from ws_
         bool refused = false;
     };
     Result<WsDir> ensure_ws_dir(std::string_view rel);
@@ -69,4 +67,4 @@ class Applier
 
 bool is_under(std::string_view path, std::string_view dir);
 
-} // namespace qk::enforce::detail
+}  // namespace qk::enforce::detail

@@ -11,11 +11,9 @@
 #include "qk/util/unique_fd.hpp"
 #include "tree_ops.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
-namespace detail
-{
+namespace detail {
 
 using tree::name_of;
 using tree::parent_of;
@@ -25,13 +23,12 @@ bool is_under(std::string_view path, std::string_view dir)
     return path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/';
 }
 
-namespace
-{
+namespace {
 bool is_directory_change(ChangeKind k)
 {
     return k == ChangeKind::created_directory || k == ChangeKind::replaced_directory;
 }
-} // namespace
+}  // namespace
 
 Result<ApplyResult> Applier::run()
 {
@@ -55,7 +52,7 @@ Status Applier::prepare()
     const std::size_t n = changes_.size();
     end_.assign(n, n);
     kept_before_.assign(n + 1, 0);
-    std::vector<std::size_t> open; // directory changes whose subtree the walk is in
+    std::vector<std::size_t> open;  // directory changes whose subtree the walk is in
     for (std::size_t i = 0; i < n; ++i) {
         const std::string& path = changes_[i].path;
         if (!tree::is_plain_relative(path))
@@ -111,7 +108,7 @@ Result<Applier::WsDir> Applier::ensure_ws_dir(std::string_view rel)
             failure = errno;
             return false;
         }
-        ::fchmodat(parent, name.c_str(), mode, 0); // as the task left it, not as our umask would
+        ::fchmodat(parent, name.c_str(), mode, 0);  // as the task left it, not as our umask would
         return true;
     };
     auto opened = ws_.open(rel, repair);
@@ -172,7 +169,7 @@ Status Applier::leaf(std::size_t i)
     return {};
 }
 
-} // namespace detail
+}  // namespace detail
 
 Result<ApplyResult> apply(int upper_fd, int workspace_fd, const std::vector<Change>& changes, const KeepFn& keep,
                           int trash_fd)
@@ -199,4 +196,4 @@ Result<ApplyResult> apply(const std::filesystem::path& upper_dir, const std::fil
     return apply(up.get(), ws.get(), changes, keep, trash.get());
 }
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -10,8 +10,7 @@
 #include "qk/util/unique_fd.hpp"
 #include "tree_ops.hpp"
 
-namespace qk::enforce::detail
-{
+namespace qk::enforce::detail {
 
 using tree::join;
 using tree::name_of;
@@ -45,7 +44,7 @@ Result<std::size_t> Applier::directory(std::size_t i)
     }
     if (kept_in(i) == 0) {
         if (replaced && may_change && size_of(i) == 1)
-            ++result_.applied; // emptied, and nothing new written in it: the emptying was the change
+            ++result_.applied;  // emptied, and nothing new written in it: the emptying was the change
         else
             discard(c.path, c.kind);
         return end;
@@ -110,7 +109,7 @@ Status Applier::removal(std::size_t i)
     auto parent = ws_.open(parent_of(rel));
     struct stat st;
     if (parent.fd < 0 || ::fstatat(parent.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return {}; // nothing there reachable without a link, so nothing to remove
+        return {};  // nothing there reachable without a link, so nothing to remove
     if (kept(i)) {
         if (auto s = trash_.dispose(parent.fd, name, rel); !s)
             return s;
@@ -184,4 +183,4 @@ Status Applier::prune(int dir_fd, const std::string& rel, int up_fd)
     return {};
 }
 
-} // namespace qk::enforce::detail
+}  // namespace qk::enforce::detail

@@ -10,11 +10,9 @@
 #include "qk/util/unique_fd.hpp"
 #include "tree_ops.hpp"
 
-namespace qk::enforce::tree
-{
+namespace qk::enforce::tree {
 
-namespace
-{
+namespace {
 
 Status copy_data(int in, int out, std::string_view shown)
 {
@@ -70,7 +68,7 @@ Status copy_file(int from_dir, const std::string& from, int to_dir, const std::s
     return {};
 }
 
-} // namespace
+}  // namespace
 
 Status copy_tree(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown)
 {
@@ -88,7 +86,7 @@ Status copy_tree(int from_dir, const std::string& from, int to_dir, const std::s
         target.resize(static_cast<std::size_t>(n));
         if (::symlinkat(target.c_str(), to_dir, to.c_str()) != 0)
             return sys_error(fmt::format("cannot recreate link {}", shown));
-        ::utimensat(to_dir, to.c_str(), times, AT_SYMLINK_NOFOLLOW); // best effort: a link's times
+        ::utimensat(to_dir, to.c_str(), times, AT_SYMLINK_NOFOLLOW);  // best effort: a link's times
         return {};
     }
     if (!S_ISDIR(st.st_mode)) {
@@ -116,4 +114,4 @@ Status copy_tree(int from_dir, const std::string& from, int to_dir, const std::s
     return {};
 }
 
-} // namespace qk::enforce::tree
+}  // namespace qk::enforce::tree

@@ -7,11 +7,9 @@
 
 #include <algorithm>
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
-namespace
-{
+namespace {
 
 bool is_within(std::string_view path, std::string_view dir)
 {
@@ -25,12 +23,12 @@ int open_beneath(int dirfd, const std::string& name)
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS;
     for (;;) {
         long fd = ::syscall(SYS_openat2, dirfd, name.c_str(), &how, sizeof how);
-        if (fd >= 0 || errno != EAGAIN) // EAGAIN: a concurrent rename somewhere; the kernel asks to retry
+        if (fd >= 0 || errno != EAGAIN)  // EAGAIN: a concurrent rename somewhere; the kernel asks to retry
             return static_cast<int>(fd);
     }
 }
 
-} // namespace
+}  // namespace
 
 DirStack::Opened DirStack::open(std::string_view rel, const Repair& repair)
 {
@@ -49,7 +47,7 @@ DirStack::Opened DirStack::open(std::string_view rel, const Repair& repair)
         if (fd < 0) {
             int err = errno;
             if (err == EXDEV)
-                err = ELOOP; // RESOLVE_BENEATH reports a component it would not follow this way
+                err = ELOOP;  // RESOLVE_BENEATH reports a component it would not follow this way
             if (!repair || (err != ENOENT && err != ELOOP && err != ENOTDIR) || !repair(parent, prefix, name, err))
                 return {-1, err, std::string(prefix)};
             fd = open_beneath(parent, name);
@@ -69,4 +67,4 @@ void DirStack::forget(std::string_view rel)
     stack_.erase(it, stack_.end());
 }
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

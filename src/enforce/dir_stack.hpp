@@ -11,12 +11,10 @@
 
 #include "qk/util/unique_fd.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
-class DirStack
-{
-  public:
+class DirStack {
+public:
     explicit DirStack(int root_fd) : root_(root_fd) {}
 
     // Called when component `name` of `prefix` (its path from the root) cannot be opened as a directory:
@@ -27,7 +25,7 @@ class DirStack
     struct Opened {
         int fd = -1;    // borrowed: valid until the stack moves on; -1 when not opened
         int err = 0;    // why not
-        std::string at; // the component that failed
+        std::string at;  // the component that failed
     };
     // The directory `rel` ("" is the root), each component opened with openat2(RESOLVE_BENEATH |
     // RESOLVE_NO_SYMLINKS), so a link anywhere on the way is refused (ELOOP), never followed.
@@ -35,9 +33,9 @@ class DirStack
     // Closes `rel` and everything under it: call after replacing or removing that directory.
     void forget(std::string_view rel);
 
-  private:
+private:
     int root_;
-    std::vector<std::pair<std::string, UniqueFd>> stack_; // each a child of the one before
+    std::vector<std::pair<std::string, UniqueFd>> stack_;  // each a child of the one before
 };
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -8,11 +8,9 @@
 
 #include "tree_ops.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
-namespace
-{
+namespace {
 
 // Exchanging rather than renaming over the old entry also keeps its inode alive: freeing it, or a
 // directory's thousands, is what costs time, and the trash defers it.
@@ -43,7 +41,7 @@ Status rename_over(int from_dir, const std::string& from, int to_dir, const std:
     return exists ? trash.dispose(from_dir, from, fmt::format("{} (what it replaced)", shown)) : Status();
 }
 
-} // namespace
+}  // namespace
 
 Status place(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown,
              Trash& trash)
@@ -76,4 +74,4 @@ Status place(int from_dir, const std::string& from, int to_dir, const std::strin
     return tree::remove_tree(from_dir, from, shown);
 }
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

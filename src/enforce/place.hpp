@@ -8,8 +8,7 @@
 #include "qk/util/result.hpp"
 #include "trash.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
 // Puts `from` (in directory `from_dir`) at `to` in `to_dir`. Over nothing, a rename(2) that refuses to
 // replace; over anything (file, link, directory with all in it), renameat2(RENAME_EXCHANGE), after which
@@ -20,4 +19,4 @@ namespace qk::enforce
 Status place(int from_dir, const std::string& from, int to_dir, const std::string& to, std::string_view shown,
              Trash& trash);
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -11,13 +11,11 @@
 
 #include "tree_ops.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
 namespace fs = std::filesystem;
 
-namespace
-{
+namespace {
 
 // Runs create and remove run directories under the base's lock, so a run directory is seen either
 // without a lock file (its run was killed while making it) or with its run's lock held, never between.
@@ -51,7 +49,7 @@ std::optional<dev_t> device_for(fs::path p)
 struct Base {
     fs::path path;
     UniqueFd fd;   // O_PATH
-    UniqueFd lock; // the base lock file, open
+    UniqueFd lock;  // the base lock file, open
     dev_t dev = 0;
 };
 
@@ -141,7 +139,7 @@ bool abandoned(int base_fd, const std::string& name, UniqueFd& held)
     return ::flock(held.get(), LOCK_EX | LOCK_NB) == 0;
 }
 
-} // namespace
+}  // namespace
 
 SandboxDir::Bases SandboxDir::bases_from_environment(const fs::path& workspace_root)
 {
@@ -150,7 +148,7 @@ SandboxDir::Bases SandboxDir::bases_from_environment(const fs::path& workspace_r
         bases.chosen = fs::path(chosen);
     const char* xdg = std::getenv("XDG_CACHE_HOME");
     const char* home = std::getenv("HOME");
-    if (xdg != nullptr && *xdg == '/') // the XDG spec: a relative value is invalid and ignored
+    if (xdg != nullptr && *xdg == '/')  // the XDG spec: a relative value is invalid and ignored
         bases.candidates.push_back(fs::path(xdg) / "qk" / "sandbox");
     else if (home != nullptr && *home == '/')
         bases.candidates.push_back(fs::path(home) / ".cache" / "qk" / "sandbox");
@@ -215,7 +213,7 @@ Result<SandboxDir> SandboxDir::create(const fs::path& workspace_root, const Base
         return sys_error(fmt::format("cannot create and lock {}/{}", dir.run_dir_.string(), kRunLock), err);
     }
     dir.base_fd_ = std::move(base->fd);
-    ::flock(base->lock.get(), LOCK_UN); // explicit: a forked child may hold a duplicate of the descriptor
+    ::flock(base->lock.get(), LOCK_UN);  // explicit: a forked child may hold a duplicate of the descriptor
     return dir;
 }
 
@@ -286,4 +284,4 @@ Status SandboxDir::remove(const CommandDirs& dirs) const
     return tree::remove_tree(run_fd_.get(), name, cmd.string());
 }
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -7,8 +7,7 @@
 
 #include "tree_ops.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
 Trash::Trash(int dir_fd) : fd_(dir_fd), prefix_(tree::random_name("")) {}
 
@@ -19,7 +18,7 @@ Status Trash::dispose(int dirfd, const std::string& name, std::string_view shown
         if (::renameat2(dirfd, name.c_str(), fd_, slot.c_str(), RENAME_NOREPLACE) == 0 || errno == ENOENT)
             return {};
         if (errno == EXDEV)
-            break; // another filesystem: delete instead
+            break;  // another filesystem: delete instead
         if (errno != EEXIST)
             return sys_error(fmt::format("cannot move {} out of the way", shown));
         prefix_ = tree::random_name("");
@@ -27,4 +26,4 @@ Status Trash::dispose(int dirfd, const std::string& name, std::string_view shown
     return tree::remove_tree(dirfd, name, shown);
 }
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -10,12 +10,10 @@
 
 #include "qk/util/result.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
-class Trash
-{
-  public:
+class Trash {
+public:
     // `dir_fd`: an open directory, or -1 to delete at once.
     explicit Trash(int dir_fd);
 
@@ -23,10 +21,10 @@ class Trash
     // there is no trash or it is on another filesystem. `shown` names it in errors.
     Status dispose(int dirfd, const std::string& name, std::string_view shown);
 
-  private:
+private:
     int fd_;
-    std::string prefix_; // random, so applies sharing a trash do not collide
+    std::string prefix_;  // random, so applies sharing a trash do not collide
     std::uint64_t next_ = 0;
 };
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

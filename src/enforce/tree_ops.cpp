@@ -14,8 +14,7 @@
 
 #include "qk/util/unique_fd.hpp"
 
-namespace qk::enforce::tree
-{
+namespace qk::enforce::tree {
 
 std::string join(std::string_view dir, std::string_view name)
 {
@@ -65,7 +64,7 @@ std::string random_name(std::string_view prefix)
     static constexpr std::string_view alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
     std::array<unsigned char, 6> bytes{};
     if (::getrandom(bytes.data(), bytes.size(), 0) != static_cast<ssize_t>(bytes.size()))
-        for (auto& b : bytes) // getrandom cannot fail for 6 bytes once the pool is ready; be safe anyway
+        for (auto& b : bytes)  // getrandom cannot fail for 6 bytes once the pool is ready; be safe anyway
             b = static_cast<unsigned char>(::random());
     std::string out(prefix);
     for (unsigned char b : bytes)
@@ -99,8 +98,7 @@ Result<std::vector<DirEntry>> list_dir(int dirfd)
     return out;
 }
 
-namespace
-{
+namespace {
 
 // Opens directory `name` for listing; a directory we own but may not read (mode 000, as the overlay
 // makes work/work) gets owner rights first. The chmod goes through an O_PATH fd checked to be a
@@ -138,7 +136,7 @@ Status remove_contents(int fd, std::string_view shown)
         if (e.type != DT_DIR) {
             if (::unlinkat(fd, e.name.c_str(), 0) == 0 || errno == ENOENT)
                 continue;
-            if (errno != EISDIR) // DT_UNKNOWN that was a directory falls through to the directory case
+            if (errno != EISDIR)  // DT_UNKNOWN that was a directory falls through to the directory case
                 return sys_error(fmt::format("cannot remove {}", child));
         }
         if (auto s = remove_tree(fd, e.name, child); !s)
@@ -147,7 +145,7 @@ Status remove_contents(int fd, std::string_view shown)
     return {};
 }
 
-} // namespace
+}  // namespace
 
 Status remove_tree(int dirfd, const std::string& name, std::string_view shown)
 {
@@ -197,7 +195,7 @@ Status strip_overlay_xattrs(int dirfd, const std::string& name, std::string_view
     }
     if (n < 0) {
         if (errno == ENOTSUP || errno == ENOENT)
-            return {}; // a filesystem without xattrs carries no overlay metadata
+            return {};  // a filesystem without xattrs carries no overlay metadata
         return sys_error(fmt::format("cannot list the extended attributes of {}", shown));
     }
     for (std::size_t at = 0; at < static_cast<std::size_t>(n);) {
@@ -230,4 +228,4 @@ Status strip_overlay_xattrs_tree(int dirfd, const std::string& name, std::string
     return {};
 }
 
-} // namespace qk::enforce::tree
+}  // namespace qk::enforce::tree

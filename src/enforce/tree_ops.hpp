@@ -11,8 +11,7 @@
 
 #include "qk/util/result.hpp"
 
-namespace qk::enforce::tree
-{
+namespace qk::enforce::tree {
 
 // "a/b" joined as a workspace-relative path ("" is the root).
 std::string join(std::string_view dir, std::string_view name);
@@ -31,7 +30,7 @@ std::string random_name(std::string_view prefix);
 
 struct DirEntry {
     std::string name;
-    unsigned char type; // DT_* (DT_UNKNOWN when the filesystem does not say)
+    unsigned char type;  // DT_* (DT_UNKNOWN when the filesystem does not say)
 };
 // The entries of the directory open as `dirfd` ("." and ".." left out), sorted by name bytes. The
 // listing goes through a duplicate, so `dirfd` stays usable and its offset untouched.
@@ -60,4 +59,4 @@ Status strip_overlay_xattrs_tree(int dirfd, const std::string& name, std::string
 Status copy_tree(int from_dir, const std::string& from_name, int to_dir, const std::string& to_name,
                  std::string_view shown);
 
-} // namespace qk::enforce::tree
+}  // namespace qk::enforce::tree

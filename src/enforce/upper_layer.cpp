@@ -11,8 +11,7 @@
 #include "qk/util/unique_fd.hpp"
 #include "tree_ops.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
 std::string_view to_string(ChangeKind kind)
 {
@@ -27,8 +26,7 @@ std::string_view to_string(ChangeKind kind)
     return "unknown";
 }
 
-namespace
-{
+namespace {
 
 // Only "y" hides the lower directory. "x" says the directory holds xattr whiteouts but stays merged.
 bool is_opaque(int dir_fd)
@@ -38,9 +36,8 @@ bool is_opaque(int dir_fd)
     return n == 1 && v[0] == 'y';
 }
 
-class Reader
-{
-  public:
+class Reader {
+public:
     explicit Reader(std::vector<Change>& out) : out_(out) {}
 
     // `up` is the upper directory at `rel`; `ws` the workspace directory there, or -1 under a created
@@ -56,7 +53,7 @@ class Reader
         return {};
     }
 
-  private:
+private:
     static std::string shown(const std::string& rel) { return rel.empty() ? "the root" : rel; }
 
     Status entry(int up, int ws, const std::string& rel, const tree::DirEntry& e)
@@ -118,7 +115,7 @@ class Reader
     std::vector<Change>& out_;
 };
 
-} // namespace
+}  // namespace
 
 Result<std::vector<Change>> read_upper_layer(int upper_fd, int workspace_fd)
 {
@@ -141,4 +138,4 @@ Result<std::vector<Change>> read_upper_layer(const std::filesystem::path& upper_
     return read_upper_layer(up.get(), ws.get());
 }
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -26,8 +26,7 @@
 #include "qk/key/output_files.hpp"
 #include "qk/report/json_writer.hpp"
 
-namespace
-{
+namespace {
 
 using namespace qk;
 using Clock = std::chrono::steady_clock;
@@ -138,7 +137,7 @@ int sandbox_command(const char* root, char** command)
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv)
 {

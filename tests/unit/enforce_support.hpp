@@ -18,8 +18,7 @@
 
 #include "qk/enforce/apply.hpp"
 
-namespace qk::test
-{
+namespace qk::test {
 
 namespace efs = std::filesystem;
 
@@ -137,4 +136,4 @@ inline enforce::KeepFn keep_prefixes(std::vector<std::string> prefixes)
     };
 }
 
-} // namespace qk::test
+}  // namespace qk::test

@@ -15,8 +15,7 @@ using enforce::ChangeKind;
 using enforce::Discarded;
 using Tree = std::map<std::string, std::string>;
 
-namespace
-{
+namespace {
 
 struct Layers {
     TempDir dir{"qk-enforce-apply"};
@@ -38,7 +37,7 @@ struct Layers {
     }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("created, modified and removed files inside outputs land; nothing else does", "[enforce]")
 {
@@ -50,7 +49,7 @@ TEST_CASE("created, modified and removed files inside outputs land; nothing else
     put_file(l.up / "dist/mod.js", "new");
     put_file(l.up / "dist/add.js", "added");
     put_whiteout(l.up / "dist/del.js");
-    put_file(l.up / "src/main.c", "changed"); // writes outside the outputs
+    put_file(l.up / "src/main.c", "changed");  // writes outside the outputs
     put_file(l.up / "stray.txt", "stray");
 
     auto r = l.apply(keep_prefixes({"dist"}));
@@ -176,7 +175,7 @@ TEST_CASE("a workspace link where the upper has a directory is replaced; nothing
     efs::path outside = l.dir.path / "outside";
     put_file(outside / "precious", "untouched");
     put_link(l.ws / "dist", outside.string());
-    put_dir(l.up / "dist"); // as the kernel leaves it: opaque, since a whiteout of the link came first
+    put_dir(l.up / "dist");  // as the kernel leaves it: opaque, since a whiteout of the link came first
     put_xattr(l.up / "dist", "user.overlay.opaque", "y");
     put_file(l.up / "dist/app.js", "app");
 
@@ -205,7 +204,7 @@ TEST_CASE("a parent that is a link in the workspace is replaced by a directory, 
         put_link(l.ws / "other", outside.string());
         put_file(l.up / "other/f", "y");
         std::vector<enforce::Change> more{{"other/f", ChangeKind::file}};
-        auto keep_f = [](std::string_view rel, bool) { return rel == "other/f"; }; // a keep() that refuses the dir
+        auto keep_f = [](std::string_view rel, bool) { return rel == "other/f"; };  // a keep() that refuses the dir
         auto r2 = enforce::apply(l.up, l.ws, more, keep_f);
         REQUIRE(r2.ok());
         CHECK(r2->discarded == std::vector<Discarded>{{"other/f", ChangeKind::file}});
@@ -234,7 +233,7 @@ TEST_CASE("overlay xattrs are stripped from everything applied; the task's own a
     put_file(l.up / "dist/copied-up.js", "new");
     put_xattr(l.up / "dist/copied-up.js", "user.overlay.origin", "");
     put_xattr(l.up / "dist/copied-up.js", "user.mine", "kept");
-    put_file(l.up / "dist/new/deep/f", "f"); // a created directory, moved whole
+    put_file(l.up / "dist/new/deep/f", "f");  // a created directory, moved whole
     put_xattr(l.up / "dist/new", "user.overlay.impure", "y");
     put_xattr(l.up / "dist/new/deep/f", "user.overlay.origin", "");
     // A task's own setxattr of user.overlay.opaque is stored escaped; it is overlay metadata all the same.
@@ -255,7 +254,7 @@ TEST_CASE("removed directories: inside an output whole; above one, only the outp
     put_file(l.ws / "target/release/app", "bin");
     put_file(l.ws / "target/debug/app", "dbg");
     put_whiteout(l.up / "dist/a");
-    put_whiteout(l.up / "target"); // rm -rf target, with target/release the output
+    put_whiteout(l.up / "target");  // rm -rf target, with target/release the output
     auto r = l.apply(keep_prefixes({"dist", "target/release"}));
     CHECK(tree_of(l.ws) == Tree{{"dist", "d"}, {"target", "d"}, {"target/debug", "d"}, {"target/debug/app", "f:dbg"}});
     CHECK(r.discarded == std::vector<Discarded>{{"target/debug", ChangeKind::removed}});
@@ -347,7 +346,7 @@ TEST_CASE("across filesystems entries are copied: data, mode, times, links", "[e
     CHECK((st.st_mode & 07777) == 0751);
     CHECK(st.st_mtim.tv_sec == 1000000000);
     CHECK(xattrs_of(ws_dir.path / "dist").empty());
-    CHECK(tree_of(up) == Tree{{"lib", "d"}}); // moved, not copied and left; lib itself was made, not moved
+    CHECK(tree_of(up) == Tree{{"lib", "d"}});  // moved, not copied and left; lib itself was made, not moved
     efs::remove_all(up);
 }
 

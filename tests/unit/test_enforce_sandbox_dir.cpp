@@ -16,8 +16,7 @@ using namespace qk;
 using namespace qk::test;
 using enforce::SandboxDir;
 
-namespace
-{
+namespace {
 
 struct Setup {
     TempDir dir{"qk-enforce-sandbox"};
@@ -51,7 +50,7 @@ void leave_killed_run(const efs::path& base, const std::string& name, bool with_
         put_file(base / name / "lock", "", 0600);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a run directory with its lock, command directories of mode 0700, removed at the end", "[enforce]")
 {
@@ -109,7 +108,7 @@ TEST_CASE("run directories of killed runs are removed and reported; live ones ar
     Setup s;
     put_dir(s.base, 0700);
     leave_killed_run(s.base, "run-killed");
-    leave_killed_run(s.base, "run-nolock", false); // killed before it made its lock file
+    leave_killed_run(s.base, "run-nolock", false);  // killed before it made its lock file
     put_dir(s.base / "not-a-run");
     SandboxDir live = s.create();
     CHECK(live.removed().size() == 2);
@@ -136,7 +135,7 @@ TEST_CASE("a run killed with SIGKILL is cleaned by the next; one alive in anothe
         if (d.ok())
             (void)d->command_dirs();
         (void)!::write(ready[1], &ok, 1);
-        ::pause(); // until killed: no destructor runs
+        ::pause();  // until killed: no destructor runs
         ::_exit(0);
     }
     ::close(ready[1]);
@@ -146,7 +145,7 @@ TEST_CASE("a run killed with SIGKILL is cleaned by the next; one alive in anothe
     REQUIRE(ok == '1');
     {
         SandboxDir other = s.create();
-        CHECK(other.removed().empty()); // the child is alive and holds its lock
+        CHECK(other.removed().empty());  // the child is alive and holds its lock
     }
     ::kill(pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
@@ -175,7 +174,7 @@ TEST_CASE("QK_SANDBOX_DIR inside the workspace, not creatable, or shared with ot
 
     put_dir(s.base, 0700);
     put_link(s.dir.path / "link", s.base.string());
-    auto via_link = SandboxDir::create(s.ws, {s.ws.parent_path() / "link", {}}); // resolved, then checked
+    auto via_link = SandboxDir::create(s.ws, {s.ws.parent_path() / "link", {}});  // resolved, then checked
     CHECK(via_link.ok());
 }
 
@@ -199,7 +198,7 @@ TEST_CASE("candidates: the first outside the workspace on its filesystem wins, e
             REQUIRE(same.ok());
             CHECK(same->same_filesystem());
             CHECK(same->base() == efs::canonical(s.dir.path / "same"));
-            CHECK(!efs::exists(efs::path(t) / "b")); // not even made
+            CHECK(!efs::exists(efs::path(t) / "b"));  // not even made
         }
         SECTION("none on the same filesystem: the first usable, and apply will copy")
         {

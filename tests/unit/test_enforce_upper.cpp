@@ -9,8 +9,7 @@ using namespace qk::test;
 using enforce::Change;
 using enforce::ChangeKind;
 
-namespace
-{
+namespace {
 
 struct Layers {
     TempDir dir{"qk-enforce-upper"};
@@ -29,13 +28,13 @@ struct Layers {
     }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("files created and modified in a merged directory are listed; the directory is not", "[enforce]")
 {
     Layers l;
     put_file(l.ws / "src/a.c", "old");
-    put_file(l.up / "src/a.c", "new"); // a copy-up holds the whole file
+    put_file(l.up / "src/a.c", "new");  // a copy-up holds the whole file
     put_xattr(l.up / "src", "user.overlay.impure", "y");
     put_xattr(l.up / "src/a.c", "user.overlay.origin", "");
     put_file(l.up / "src/b.c", "created");
@@ -53,7 +52,7 @@ TEST_CASE("whiteouts, both forms, are removals of what the workspace holds", "[e
     put_whiteout(l.up / "gone-dir");
     put_whiteout(l.up / "gone-link");
     put_xattr_whiteout(l.up / "by-xattr.txt");
-    put_whiteout(l.up / "never-there"); // the workspace no longer holds it: nothing to remove
+    put_whiteout(l.up / "never-there");  // the workspace no longer holds it: nothing to remove
     put_file(l.up / "empty.txt", "");   // zero-size without the xattr: an ordinary empty file
     CHECK(l.read() == std::vector<Change>{{"by-xattr.txt", ChangeKind::removed},
                                           {"empty.txt", ChangeKind::file},
@@ -71,7 +70,7 @@ TEST_CASE("an opaque directory over a workspace directory is replaced, its whole
     put_opaque_dir(l.up / "dist");
     put_file(l.up / "dist/new.js", "new");
     put_file(l.up / "dist/sub/n.js", "new");
-    put_whiteout(l.up / "dist/old.js"); // hides nothing under an opaque directory
+    put_whiteout(l.up / "dist/old.js");  // hides nothing under an opaque directory
     CHECK(l.read() == std::vector<Change>{{"dist", ChangeKind::replaced_directory},
                                           {"dist/new.js", ChangeKind::file},
                                           {"dist/sub", ChangeKind::created_directory},
@@ -92,7 +91,7 @@ TEST_CASE("a directory with no workspace directory under it is created, whatever
 {
     Layers l;
     put_file(l.ws / "was-file", "f");
-    put_link(l.ws / "was-link", "/etc"); // a link to a directory: never entered, replaced
+    put_link(l.ws / "was-link", "/etc");  // a link to a directory: never entered, replaced
     put_opaque_dir(l.up / "was-file");   // the kernel marks a directory made over a whiteout opaque
     put_file(l.up / "was-file/in", "1");
     put_dir(l.up / "was-link");
@@ -125,7 +124,7 @@ TEST_CASE("links and special files are listed as such, never followed", "[enforc
 TEST_CASE("a device that is not 0/0 is special, not a whiteout", "[enforce]")
 {
     if (::geteuid() != 0)
-        return; // only root can make one
+        return;  // only root can make one
     Layers l;
     REQUIRE(::mknod((l.up / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0);
     CHECK(l.read() == std::vector<Change>{{"null", ChangeKind::special}});

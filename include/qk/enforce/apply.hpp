@@ -12,8 +12,7 @@
 #include "qk/enforce/upper_layer.hpp"
 #include "qk/util/result.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
 // Whether the task may change workspace path `rel`. `directory_create_or_remove` is true when the
 // question is only whether a directory may be created or removed because an output lies in it (a tool
@@ -21,13 +20,13 @@ namespace qk::enforce
 using KeepFn = std::function<bool(std::string_view rel, bool directory_create_or_remove)>;
 
 struct Discarded {
-    std::string path; // workspace-relative; a directory is listed once, not each entry under it
+    std::string path;  // workspace-relative; a directory is listed once, not each entry under it
     ChangeKind kind;
     friend bool operator==(const Discarded&, const Discarded&) = default;
 };
 
 struct ApplyResult {
-    std::size_t applied = 0; // entries of `changes` that took effect (a directory moved whole counts
+    std::size_t applied = 0;  // entries of `changes` that took effect (a directory moved whole counts
                              // with everything listed under it)
     std::vector<Discarded> discarded;
 };
@@ -57,4 +56,4 @@ Result<ApplyResult> apply(const std::filesystem::path& upper_dir, const std::fil
 Result<ApplyResult> apply(int upper_fd, int workspace_fd, const std::vector<Change>& changes, const KeepFn& keep,
                           int trash_fd = -1);
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -10,12 +10,10 @@
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
-class SandboxDir
-{
-  public:
+class SandboxDir {
+public:
     // Where a run directory may go. `chosen` (QK_SANDBOX_DIR) is the only choice when set; otherwise the
     // first `candidates` entry outside the workspace, usable, and on the workspace's filesystem, else
     // the first usable one.
@@ -60,7 +58,7 @@ class SandboxDir
     // outputs (freeing what they replaced), so call it off the critical path (it is thread-safe).
     Status remove(const CommandDirs& dirs) const;
 
-  private:
+private:
     SandboxDir() = default;
     void destroy() noexcept;
 
@@ -70,4 +68,4 @@ class SandboxDir
     std::vector<std::filesystem::path> removed_;
 };
 
-} // namespace qk::enforce
+}  // namespace qk::enforce

@@ -9,12 +9,11 @@
 
 #include "qk/util/result.hpp"
 
-namespace qk::enforce
-{
+namespace qk::enforce {
 
 enum class ChangeKind {
     removed,            // a whiteout: the workspace entry (file, link or whole directory) is gone
-    replaced_directory, // an opaque directory over a workspace directory: its old content is gone and
+    replaced_directory,  // an opaque directory over a workspace directory: its old content is gone and
                         // the upper holds the whole new content, listed beneath it
     created_directory,  // a directory with no directory in the workspace (nothing there, or a file or a
                         // symbolic link it replaces); everything beneath it is listed too
@@ -25,7 +24,7 @@ enum class ChangeKind {
 std::string_view to_string(ChangeKind kind);
 
 struct Change {
-    std::string path; // workspace-relative; any byte but '/' and NUL may appear in a name
+    std::string path;  // workspace-relative; any byte but '/' and NUL may appear in a name
     ChangeKind kind;
     friend bool operator==(const Change&, const Change&) = default;
 };
@@ -43,4 +42,4 @@ Result<std::vector<Change>> read_upper_layer(const std::filesystem::path& upper_
                                              const std::filesystem::path& workspace_root);
 Result<std::vector<Change>> read_upper_layer(int upper_fd, int workspace_fd);
 
-} // namespace qk::enforce
+}  // namespace qk::enforce
