@@ -1,0 +1,71 @@
+// SandboxDir: one run's directory outside the workspace for its commands' overlay upper and work
+// directories, held by a lock for the run's life and removed with everything in it at the end.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qk/util/result.hpp"
+#include "qk/util/unique_fd.hpp"
+
+namespace qk::enforce {
+
+class SandboxDir {
+public:
+    // Where a run directory may go. `chosen` (QK_SANDBOX_DIR) is the only choice when set; otherwise the
+    // first `candidates` entry outside the workspace, usable, and on the workspace's filesystem, else
+    // the first usable one.
+    struct Bases {
+        std::optional<std::filesystem::path> chosen;
+        std::vector<std::filesystem::path> candidates;
+    };
+    // $QK_SANDBOX_DIR; else $XDG_CACHE_HOME/qk/sandbox (or $HOME/.cache/qk/sandbox),
+    // /var/tmp/qk-sandbox-<uid>, <workspace parent>/.qk-sandbox-<uid>.
+    static Bases bases_from_environment(const std::filesystem::path& workspace_root);
+
+    // Makes this run's directory, first removing the run directories of runs that were killed (whose
+    // lock nobody holds); removed() lists them. Safe with other runs, in this workspace or another,
+    // creating or removing theirs at the same time.
+    static Result<SandboxDir> create(const std::filesystem::path& workspace_root);
+    static Result<SandboxDir> create(const std::filesystem::path& workspace_root, const Bases& bases);
+
+    SandboxDir(SandboxDir&&) noexcept = default;
+    SandboxDir& operator=(SandboxDir&& other) noexcept;
+    SandboxDir(const SandboxDir&) = delete;
+    SandboxDir& operator=(const SandboxDir&) = delete;
+    // Removes the run directory and everything in it (mode-000 overlay work dirs included), never
+    // following a link.
+    ~SandboxDir();
+
+    const std::filesystem::path& base() const { return base_; }
+    const std::filesystem::path& run_dir() const { return run_dir_; }
+    // False when no usable base was on the workspace's filesystem: apply then copies instead of renaming.
+    bool same_filesystem() const { return same_filesystem_; }
+    // Run directories left by interrupted runs that create() removed.
+    const std::vector<std::filesystem::path>& removed() const { return removed_; }
+
+    // Fresh, empty directories (mode 0700) for one command's overlay, and the trash apply() moves what
+    // it replaces into; thread-safe.
+    struct CommandDirs {
+        std::filesystem::path upper;
+        std::filesystem::path work;
+        std::filesystem::path trash;
+    };
+    Result<CommandDirs> command_dirs() const;
+    // Removes what command_dirs() made, once its upper has been applied: the slow part of replacing many
+    // outputs (freeing what they replaced), so call it off the critical path (it is thread-safe).
+    Status remove(const CommandDirs& dirs) const;
+
+private:
+    SandboxDir() = default;
+    void destroy() noexcept;
+
+    std::filesystem::path base_, run_dir_;
+    UniqueFd base_fd_, run_fd_, lock_fd_;
+    bool same_filesystem_ = true;
+    std::vector<std::filesystem::path> removed_;
+};
+
+}  // namespace qk::enforce

@@ -1,0 +1,287 @@
+#include "qk/enforce/sandbox_dir.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "tree_ops.hpp"
+
+namespace qk::enforce {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Runs create and remove run directories under the base's lock, so a run directory is seen either
+// without a lock file (its run was killed while making it) or with its run's lock held, never between.
+constexpr const char* kBaseLock = ".lock";
+constexpr const char* kRunLock = "lock";
+constexpr std::string_view kRunPrefix = "run-";
+constexpr std::string_view kCommandPrefix = "cmd-";
+
+bool is_within(const fs::path& p, const fs::path& dir)
+{
+    const std::string& a = p.native();
+    const std::string& b = dir.native();
+    if (b == "/")
+        return true;
+    return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '/');
+}
+
+// The device of `p`, or of its nearest existing ancestor: where a directory made there would live.
+std::optional<dev_t> device_for(fs::path p)
+{
+    for (;;) {
+        struct stat st;
+        if (::stat(p.c_str(), &st) == 0)
+            return st.st_dev;
+        if (!p.has_relative_path())
+            return std::nullopt;
+        p = p.parent_path();
+    }
+}
+
+struct Base {
+    fs::path path;
+    UniqueFd fd;   // O_PATH
+    UniqueFd lock;  // the base lock file, open
+    dev_t dev = 0;
+};
+
+// Makes `dir` (and its missing parents, mode 0700) and opens it. Refuses a directory that is a link,
+// is not ours or that others may write in: in a shared /var/tmp another user could have made it first.
+Result<Base> open_base(const fs::path& dir, const fs::path& workspace)
+{
+    std::error_code ec;
+    fs::path path = fs::weakly_canonical(fs::absolute(dir, ec), ec);
+    if (ec)
+        return error(fmt::format("cannot resolve it: {}", ec.message()));
+    if (is_within(path, workspace))
+        return error("it is inside the workspace");
+    fs::path made;
+    for (const fs::path& part : path) {
+        made /= part;
+        if (::mkdir(made.c_str(), 0700) != 0 && errno != EEXIST)
+            return sys_error(fmt::format("cannot create {}", made.string()));
+    }
+    Base base;
+    base.path = fs::canonical(path, ec);
+    if (ec || is_within(base.path, workspace))
+        return error(ec ? fmt::format("cannot resolve it: {}", ec.message()) : "it is inside the workspace");
+    base.fd.reset(::open(base.path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st;
+    if (!base.fd.valid() || ::fstat(base.fd.get(), &st) != 0)
+        return sys_error("cannot open it");
+    if (st.st_uid != ::geteuid())
+        return error(fmt::format("it belongs to uid {}, not to us (uid {})", st.st_uid, ::geteuid()));
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+        return error(fmt::format("others may write in it (mode {:o})", st.st_mode & 07777));
+    // Creating the lock file is the test of being able to write there (a read-only mount, a full disk).
+    base.lock.reset(::openat(base.fd.get(), kBaseLock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!base.lock.valid())
+        return sys_error("cannot write in it");
+    base.dev = st.st_dev;
+    return base;
+}
+
+Result<Base> choose_base(const SandboxDir::Bases& bases, const fs::path& workspace, dev_t ws_dev)
+{
+    if (bases.chosen) {
+        auto base = open_base(*bases.chosen, workspace);
+        if (!base)
+            return error(fmt::format("QK_SANDBOX_DIR={}: {}; set it to a directory outside the workspace that you "
+                                     "own and can write in, on the workspace's filesystem if you can",
+                                     bases.chosen->string(), base.error().message));
+        return base;
+    }
+    std::vector<std::string> why(bases.candidates.size());
+    // Same filesystem first, so outputs move by rename(2); a directory is only made where it would be.
+    for (std::size_t i = 0; i < bases.candidates.size(); ++i) {
+        if (device_for(bases.candidates[i]) != ws_dev)
+            continue;
+        auto base = open_base(bases.candidates[i], workspace);
+        if (base && base->dev == ws_dev)
+            return base;
+        why[i] = base ? "not on the workspace's filesystem" : base.error().message;
+    }
+    for (std::size_t i = 0; i < bases.candidates.size(); ++i) {
+        if (!why[i].empty())
+            continue;
+        auto base = open_base(bases.candidates[i], workspace);
+        if (base)
+            return base;
+        why[i] = base.error().message;
+    }
+    std::string tried;
+    for (std::size_t i = 0; i < bases.candidates.size(); ++i)
+        tried += fmt::format("{}{}: {}", tried.empty() ? "" : "; ", bases.candidates[i].string(), why[i]);
+    return error(fmt::format("no directory for the sandbox's overlay layers ({}); set QK_SANDBOX_DIR to a directory "
+                             "outside the workspace that you own and can write in",
+                             tried.empty() ? "no candidates" : tried));
+}
+
+// Whether run directory `name` in `base_fd` belongs to a run that is gone: no lock file (killed while
+// making it; we hold the base lock, so nobody is making one now), or a lock nobody holds. The lock
+// file stays open in `held` while the caller removes the directory.
+bool abandoned(int base_fd, const std::string& name, UniqueFd& held)
+{
+    UniqueFd dir(::openat(base_fd, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dir.valid())
+        return false;
+    held.reset(::openat(dir.get(), kRunLock, O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+    if (!held.valid())
+        return errno == ENOENT;
+    return ::flock(held.get(), LOCK_EX | LOCK_NB) == 0;
+}
+
+}  // namespace
+
+SandboxDir::Bases SandboxDir::bases_from_environment(const fs::path& workspace_root)
+{
+    Bases bases;
+    if (const char* chosen = std::getenv("QK_SANDBOX_DIR"); chosen != nullptr && *chosen != '\0')
+        bases.chosen = fs::path(chosen);
+    const char* xdg = std::getenv("XDG_CACHE_HOME");
+    const char* home = std::getenv("HOME");
+    if (xdg != nullptr && *xdg == '/')  // the XDG spec: a relative value is invalid and ignored
+        bases.candidates.push_back(fs::path(xdg) / "qk" / "sandbox");
+    else if (home != nullptr && *home == '/')
+        bases.candidates.push_back(fs::path(home) / ".cache" / "qk" / "sandbox");
+    const std::string user_dir = fmt::format("qk-sandbox-{}", ::geteuid());
+    bases.candidates.push_back(fs::path("/var/tmp") / user_dir);
+    std::error_code ec;
+    fs::path root = fs::absolute(workspace_root, ec).lexically_normal();
+    if (!ec && root.has_relative_path())
+        bases.candidates.push_back(root.parent_path() / ("." + user_dir));
+    return bases;
+}
+
+Result<SandboxDir> SandboxDir::create(const fs::path& workspace_root)
+{
+    return create(workspace_root, bases_from_environment(workspace_root));
+}
+
+Result<SandboxDir> SandboxDir::create(const fs::path& workspace_root, const Bases& bases)
+{
+    std::error_code ec;
+    const fs::path workspace = fs::canonical(workspace_root, ec);
+    struct stat ws;
+    if (ec || ::stat(workspace.c_str(), &ws) != 0)
+        return error(fmt::format("cannot resolve workspace root {}: {}", workspace_root.string(),
+                                 ec ? ec.message() : std::strerror(errno)));
+    auto base = choose_base(bases, workspace, ws.st_dev);
+    if (!base)
+        return base.error();
+
+    SandboxDir dir;
+    dir.base_ = base->path;
+    dir.same_filesystem_ = base->dev == ws.st_dev;
+    if (::flock(base->lock.get(), LOCK_EX) != 0)
+        return sys_error(fmt::format("cannot lock {}/{}", base->path.string(), kBaseLock));
+    auto entries = tree::list_dir(base->fd.get());
+    if (!entries)
+        return sys_error(fmt::format("cannot list {}", base->path.string()), entries.error().sys_errno);
+    for (const tree::DirEntry& e : *entries) {
+        UniqueFd held;
+        if (!e.name.starts_with(kRunPrefix) || !abandoned(base->fd.get(), e.name, held))
+            continue;
+        // A directory that cannot be removed now stays for a later run to try again.
+        if (tree::remove_tree(base->fd.get(), e.name, e.name))
+            dir.removed_.push_back(base->path / e.name);
+    }
+    std::string name;
+    for (int attempt = 0;; ++attempt) {
+        name = tree::random_name(kRunPrefix);
+        if (::mkdirat(base->fd.get(), name.c_str(), 0700) == 0)
+            break;
+        if (errno != EEXIST || attempt == 100)
+            return sys_error(fmt::format("cannot create a run directory in {}", base->path.string()));
+    }
+    dir.run_dir_ = base->path / name;
+    dir.run_fd_.reset(::openat(base->fd.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (dir.run_fd_.valid())
+        dir.lock_fd_.reset(
+            ::openat(dir.run_fd_.get(), kRunLock, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+    if (!dir.lock_fd_.valid() || ::flock(dir.lock_fd_.get(), LOCK_EX | LOCK_NB) != 0) {
+        const int err = errno;
+        (void)tree::remove_tree(base->fd.get(), name, name);
+        return sys_error(fmt::format("cannot create and lock {}/{}", dir.run_dir_.string(), kRunLock), err);
+    }
+    dir.base_fd_ = std::move(base->fd);
+    ::flock(base->lock.get(), LOCK_UN);  // explicit: a forked child may hold a duplicate of the descriptor
+    return dir;
+}
+
+SandboxDir& SandboxDir::operator=(SandboxDir&& other) noexcept
+{
+    if (this != &other) {
+        destroy();
+        base_ = std::move(other.base_);
+        run_dir_ = std::move(other.run_dir_);
+        base_fd_ = std::move(other.base_fd_);
+        run_fd_ = std::move(other.run_fd_);
+        lock_fd_ = std::move(other.lock_fd_);
+        same_filesystem_ = other.same_filesystem_;
+        removed_ = std::move(other.removed_);
+    }
+    return *this;
+}
+
+SandboxDir::~SandboxDir()
+{
+    destroy();
+}
+
+void SandboxDir::destroy() noexcept
+{
+    if (!run_fd_.valid())
+        return;
+    // The content goes while our lock keeps other runs away; the lock file and the directory itself go
+    // under the base lock, so another run's cleanup never sees the directory without its lock file.
+    if (auto entries = tree::list_dir(run_fd_.get()))
+        for (const tree::DirEntry& e : *entries)
+            if (e.name != kRunLock)
+                (void)tree::remove_tree(run_fd_.get(), e.name, e.name);
+    UniqueFd base_lock(::openat(base_fd_.get(), kBaseLock, O_RDWR | O_NOFOLLOW | O_CLOEXEC));
+    if (base_lock.valid() && ::flock(base_lock.get(), LOCK_EX) == 0) {
+        ::unlinkat(run_fd_.get(), kRunLock, 0);
+        ::unlinkat(base_fd_.get(), run_dir_.filename().c_str(), AT_REMOVEDIR);
+        ::flock(base_lock.get(), LOCK_UN);
+    }
+    lock_fd_.reset();
+    run_fd_.reset();
+    base_fd_.reset();
+}
+
+Result<SandboxDir::CommandDirs> SandboxDir::command_dirs() const
+{
+    std::string name;
+    for (int attempt = 0;; ++attempt) {
+        name = tree::random_name(kCommandPrefix);
+        if (::mkdirat(run_fd_.get(), name.c_str(), 0700) == 0)
+            break;
+        if (errno != EEXIST || attempt == 100)
+            return sys_error(fmt::format("cannot create a command directory in {}", run_dir_.string()));
+    }
+    UniqueFd sub(::openat(run_fd_.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    for (const char* part : {"upper", "work", "trash"})
+        if (!sub.valid() || ::mkdirat(sub.get(), part, 0700) != 0)
+            return sys_error(fmt::format("cannot create {} directory in {}", part, (run_dir_ / name).string()));
+    return CommandDirs{run_dir_ / name / "upper", run_dir_ / name / "work", run_dir_ / name / "trash"};
+}
+
+Status SandboxDir::remove(const CommandDirs& dirs) const
+{
+    const fs::path cmd = dirs.upper.parent_path();
+    const std::string name = cmd.filename();
+    if (cmd.parent_path() != run_dir_ || !name.starts_with(kCommandPrefix))
+        return error(fmt::format("{} is not a command directory of run directory {}", cmd.string(), run_dir_.string()));
+    return tree::remove_tree(run_fd_.get(), name, cmd.string());
+}
+
+}  // namespace qk::enforce
