@@ -24,7 +24,7 @@
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/enforce/upper_layer.hpp"
 #include "qk/key/output_files.hpp"
-#include "qk/report/json_writer.hpp"
+#include "qk/util/json_writer.hpp"
 
 namespace {
 
@@ -37,7 +37,7 @@ int fail(const std::string& message)
     return 2;
 }
 
-void write_changes(report::JsonWriter& w, const std::vector<enforce::Change>& changes)
+void write_changes(JsonWriter& w, const std::vector<enforce::Change>& changes)
 {
     w.key("changes").begin_array();
     for (const auto& c : changes)
@@ -55,7 +55,7 @@ int changes_command(const char* upper, const char* root)
     auto changes = enforce::read_upper_layer(upper, root);
     if (!changes)
         return fail(changes.error().message);
-    report::JsonWriter w(0);
+    JsonWriter w(0);
     w.begin_object();
     write_changes(w, *changes);
     w.end_object();
@@ -81,7 +81,7 @@ int apply_command(const char* trash, const char* upper, const char* root, std::v
     if (!applied)
         return fail(applied.error().message);
     const double apply_ms = ms_since(apply_start);
-    report::JsonWriter w(0);
+    JsonWriter w(0);
     w.begin_object();
     write_changes(w, *changes);
     w.key("applied").value(static_cast<std::int64_t>(applied->applied));
@@ -105,7 +105,7 @@ int sandbox_command(const char* root, char** command)
     auto dirs = dir->command_dirs();
     if (!dirs)
         return fail(dirs.error().message);
-    report::JsonWriter w(0);
+    JsonWriter w(0);
     w.begin_object();
     w.key("base").value(dir->base().string());
     w.key("run_dir").value(dir->run_dir().string());
