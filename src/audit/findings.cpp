@@ -41,7 +41,8 @@ std::vector<PathCount> to_counts(const Tally& tally)
 void TaskFindings::normalise()
 {
     for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &unkeyed_reads,
-                       &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages})
+                       &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages, &refused_reads,
+                       &refused_writes, &discarded_writes})
         sort_unique(*list);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
         sort_unique(it->second);
@@ -54,7 +55,8 @@ bool TaskFindings::empty() const
     return reads_outside_inputs.empty() && tsconfig_reads.empty() && stray_writes.empty() && git_writes.empty() &&
            unkeyed_reads.empty() &&
            manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads) &&
-           unkeyed_packages.empty() && hoisted_packages.empty();
+           unkeyed_packages.empty() && hoisted_packages.empty() && refused_reads.empty() && refused_writes.empty() &&
+           discarded_writes.empty();
 }
 
 bool TaskFindings::went_beyond() const
@@ -70,6 +72,9 @@ bool TaskFindings::went_beyond() const
     for (const auto& [list, kind] : lists)
         if (!list->empty() && !rules::enforce_allows(kind))
             return true;
+    // What enforce refused or did not keep.
+    if (!refused_reads.empty() || !refused_writes.empty() || !discarded_writes.empty())
+        return true;
     return any_dependency_read(dependency_reads) && !rules::enforce_allows(Finding::dependency_read);
 }
 
@@ -81,6 +86,7 @@ const char* status_name(TaskStatus status)
     case TaskStatus::not_audited: return "notAudited";
     case TaskStatus::unsandboxed: return "unsandboxed";
     case TaskStatus::refused: return "refused";
+    case TaskStatus::enforced: return "enforced";
     }
     return "audited";  // unreachable: every enumerator is handled above
 }
@@ -103,6 +109,7 @@ void RunAudit::finish()
         case TaskStatus::not_audited: ++counts.not_audited; continue;
         case TaskStatus::unsandboxed: ++counts.unsandboxed; continue;
         case TaskStatus::refused: ++counts.refused; continue;
+        case TaskStatus::enforced: ++counts.enforced; break;
         }
         auto& f = t.findings;
         f.normalise();

@@ -74,12 +74,20 @@ int show_project(const run::Session& s, const std::string& name, bool json)
     return 0;
 }
 
-// `qk show task P:T --rules`: one line per rule, the access, the paths and why.
+const char* access_name(rules::Grant::Access a) { return a == rules::Grant::Access::read ? "read" : "read, write"; }
+
+// `qk show task P:T --rules`: one line per rule, the access, the paths and why; then what enforce would
+// hand Landlock now, path by path, from the same rules.
 std::string rules_text(const std::string& id, const rules::Rules& rules)
 {
     std::string text = fmt::format("{}: what the sandbox lets it do in the workspace\n", id);
     for (const rules::RuleLine& line : rules.describe())
         text += fmt::format("  {:<15} {}\n  {:<15}   ({})\n", line.access, line.path, "", line.why);
+    text += "what enforce allows as it starts (Landlock; a directory with everything in it):\n";
+    for (const rules::Grant& g : rules.grants())
+        text += fmt::format("  {:<15} {}{}  ({})\n", access_name(g.access), g.path.empty() ? "." : g.path,
+                            g.directory ? "/" : "", rules::class_name(g.why));
+    text += fmt::format("  {:<15} {}\n", "read, write", "everything outside the workspace (qk is not hermetic)");
     return text;
 }
 
@@ -89,6 +97,18 @@ std::string rules_json(const std::string& id, const rules::Rules& rules)
     w.begin_object().key("task").value(id).key("rules").begin_array();
     for (const rules::RuleLine& line : rules.describe())
         w.begin_object().key("access").value(line.access).key("paths").value(line.path).key("why").value(line.why).end_object();
+    w.end_array().key("enforce").begin_array();
+    for (const rules::Grant& g : rules.grants())
+        w.begin_object()
+            .key("access")
+            .value(access_name(g.access))
+            .key("path")
+            .value(g.path)
+            .key("directory")
+            .value(g.directory)
+            .key("why")
+            .value(rules::class_name(g.why))
+            .end_object();
     w.end_array().end_object();
     return w.str() + "\n";
 }

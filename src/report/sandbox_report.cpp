@@ -50,6 +50,9 @@ void findings(JsonWriter& w, const TaskFindings& f)
         w.end_object();
     kind(w, "unkeyedPackages", f.unkeyed_packages);
     kind(w, "hoistedPackages", f.hoisted_packages);
+    kind(w, "refusedReads", f.refused_reads);
+    kind(w, "refusedWrites", f.refused_writes);
+    kind(w, "discardedWrites", f.discarded_writes);
     w.end_object();
 }
 
@@ -59,14 +62,15 @@ void task(JsonWriter& w, const TaskAudit& t)
     w.key("status").value(audit::status_name(t.status));
     if (!t.reason.empty())
         w.key("reason").value(t.reason);
-    // A task that did not run under the audit has nothing to report, not "nothing found".
-    if (t.status == TaskStatus::audited)
+    // A task that did not run under the sandbox has nothing to report, not "nothing found".
+    if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced)
         findings(w, t.findings);
     w.end_object();
 }
 
-void summary(JsonWriter& w, const RunAudit::Counts& c)
+void summary(JsonWriter& w, const RunAudit& audit)
 {
+    const RunAudit::Counts& c = audit.counts;
     w.key("summary").begin_object();
     w.key("tasks").value(integer(c.tasks));
     w.key("audited").value(integer(c.audited));
@@ -75,6 +79,8 @@ void summary(JsonWriter& w, const RunAudit::Counts& c)
     w.key("notAudited").value(integer(c.not_audited));
     w.key("unsandboxed").value(integer(c.unsandboxed));
     w.key("refused").value(integer(c.refused));
+    if (audit.mode == "enforce")
+        w.key("enforced").value(integer(c.enforced));
     w.end_object();
 }
 
@@ -94,7 +100,12 @@ std::string sandbox_report_json(const RunAudit& audit)
         w.key("recorder").null();
     if (!audit.no_recorder.empty())
         w.key("recorderUnavailable").value(audit.no_recorder);
-    summary(w, audit.counts);
+    if (audit.mode == "enforce") {
+        w.key("landlockAbi").value(audit.landlock_abi);
+        if (!audit.landlock_only.empty())
+            w.key("landlockOnly").value(audit.landlock_only);
+    }
+    summary(w, audit);
     w.key("tasks").begin_object();
     for (const auto& t : audit.tasks)
         task(w, t);

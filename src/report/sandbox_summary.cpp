@@ -175,10 +175,58 @@ void closing(std::string& out, const RunAudit& audit)
     status_block(out, audit, TaskStatus::refused, c.refused, "refused");
 }
 
+// Under enforce: which tasks had what their declarations refuse, refused or not kept, each listed.
+std::string enforce_summary(const RunAudit& audit)
+{
+    const auto& c = audit.counts;
+    std::string out;
+    if (c.enforced == 0)
+        out = "Sandbox enforce: no task ran confined\n";
+    else if (c.went_beyond == 0)
+        out = fmt::format("Sandbox enforce: {} kept to what {}\n", count_of(c.enforced, "task"),
+                          c.enforced == 1 ? "it declares" : "they declare");
+    else
+        out = fmt::format("Sandbox enforce: {} of {} did what {} refuse\n", c.went_beyond,
+                          count_of(c.enforced, "task"), c.enforced == 1 ? "its declarations" : "their declarations");
+    if (!audit.landlock_only.empty())
+        out += "  held by Landlock alone: " + audit.landlock_only + "\n";
+    for (const auto& t : audit.tasks) {
+        if (t.status != TaskStatus::enforced || !t.findings.went_beyond())
+            continue;
+        const TaskFindings& f = t.findings;
+        out += "  " + t.task + "\n";
+        if (!f.refused_reads.empty())
+            path_list(out, fmt::format("{} refused (Permission denied); declare {} as {}:",
+                                       count_of(f.refused_reads.size(), "read"),
+                                       f.refused_reads.size() == 1 ? "it" : "them",
+                                       f.refused_reads.size() == 1 ? "an input" : "inputs"),
+                      f.refused_reads);
+        if (!f.refused_writes.empty())
+            path_list(out, fmt::format("{} outside its outputs refused:", count_of(f.refused_writes.size(), "write")),
+                      f.refused_writes);
+        if (!f.discarded_writes.empty())
+            path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
+                      f.discarded_writes);
+    }
+    if (!audit.recorder && c.enforced != 0)
+        out += "  reads refused are not listed: " +
+               (audit.no_recorder.empty() ? std::string("no recorder works here") : audit.no_recorder) + "\n";
+    if (audit.stale_sandboxes)
+        out += fmt::format("  removed {} sandbox {} left by an interrupted run\n", audit.stale_sandboxes,
+                           audit.stale_sandboxes == 1 ? "directory" : "directories");
+    if (c.restored)
+        out += fmt::format("  {} restored from the cache, so not checked\n", count_of(c.restored, "task"));
+    status_block(out, audit, TaskStatus::unsandboxed, c.unsandboxed, "ran unsandboxed");
+    status_block(out, audit, TaskStatus::refused, c.refused, "refused");
+    return out;
+}
+
 }  // namespace
 
 std::string sandbox_summary(const RunAudit& audit)
 {
+    if (audit.mode == "enforce")
+        return enforce_summary(audit);
     std::string out = header(audit);
     run_wide_top(out, audit);
     std::set<std::string> many, many_packages;

@@ -192,6 +192,7 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
     if (!ws.files().root_package_json.empty() && !d->project_roots.contains(""))
         d->manifests.erase(ws.files().root_package_json);
     add_installed_packages(*d, task);
+    d->cover_inputs();
 
     Rules rules;
     rules.d_ = std::move(d);

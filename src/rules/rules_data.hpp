@@ -67,6 +67,18 @@ struct Rules::Data {
     std::vector<std::string> covered_importers;  // nested workspaces its globs cover, for describe()
     PathSet covered_manifests;  // theirs and those of the projects they link to: read allowed
 
+    // Inputs as Landlock holds them (input_cover.cpp): every input file (FileIndex indices, sorted), the
+    // outermost directories allowed whole, and the paths inputs name literally (allowed as the task
+    // starts, though they may have appeared since the run started).
+    std::vector<std::uint32_t> input_files;
+    PathSet whole_input_dirs;
+    PathSet literal_inputs;
+    void cover_inputs();
+    bool under_whole_input_dir(std::string_view rel) const;
+    bool named_input(std::string_view rel) const;
+    // Dotenv files enforce lets the task read (rules_grants.cpp).
+    std::vector<std::string> dotenv_files() const;
+
     std::optional<Verdict> installed_package(std::string_view rel) const;
 
     // The project whose root holds `rel` most closely.

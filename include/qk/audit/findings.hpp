@@ -25,6 +25,10 @@ struct TaskFindings {
     // neither counts as going beyond what the task declares.
     std::vector<std::string> unkeyed_packages;  // unkeyedPackages: outside a key that names its packages
     std::vector<std::string> hoisted_packages;  // hoistedPackages: no dependency of what its importers install
+    // Under enforce, what its declarations refused it (the run lists these instead of the kinds above):
+    std::vector<std::string> refused_reads;     // refusedReads: opens Landlock refused, from its recording
+    std::vector<std::string> refused_writes;    // refusedWrites: held by Landlock alone, refused as they happened
+    std::vector<std::string> discarded_writes;  // discardedWrites: written outside its outputs, not kept
 
     // Each list sorted and unique.
     void normalise();
@@ -35,16 +39,16 @@ struct TaskFindings {
     bool read_packages() const { return !unkeyed_packages.empty() || !hoisted_packages.empty(); }
 };
 
-enum class TaskStatus { audited, restored, not_audited, unsandboxed, refused };
+enum class TaskStatus { audited, restored, not_audited, unsandboxed, refused, enforced };
 
-// "audited", "restored", "notAudited", "unsandboxed", "refused"
+// "audited", "restored", "notAudited", "unsandboxed", "refused", "enforced"
 const char* status_name(TaskStatus status);
 
 struct TaskAudit {
     std::string task;  // "project:target"
     TaskStatus status = TaskStatus::audited;
     std::string reason;  // why not audited, unsandboxed or refused; empty otherwise
-    TaskFindings findings;  // only for audited tasks
+    TaskFindings findings;  // only for audited and enforced tasks
 };
 
 struct PathCount {
@@ -57,11 +61,15 @@ struct RunAudit {
     std::string mode = "audit";
     std::optional<std::string> recorder;  // "ebpf", "strace"; nullopt when no task was recorded
     std::string no_recorder;              // why no recorder works here (auto found none), else empty
+    // Under enforce: the Landlock ABI used, and why tasks are held by Landlock alone (no overlay), if so.
+    int landlock_abi = 0;
+    std::string landlock_only;
+    std::size_t stale_sandboxes = 0;  // sandbox directories of killed runs that this run removed
     std::vector<TaskAudit> tasks;         // the tasks that started or were restored, sorted by task id
 
     struct Counts {
         std::size_t tasks = 0, audited = 0, went_beyond = 0, restored = 0, not_audited = 0, unsandboxed = 0,
-                    refused = 0;
+                    refused = 0, enforced = 0;
     };
     // Derived from `tasks` by finish().
     Counts counts;

@@ -101,6 +101,15 @@ struct TaskDeclarations {
     std::vector<std::shared_ptr<const workspace::PnpmClosure>> dependency_packages;
 };
 
+// One path enforce hands Landlock (Rules::grants): a file, or a directory with everything beneath it.
+struct Grant {
+    enum class Access : std::uint8_t { read, read_write };
+    std::string path;  // workspace-relative, "" for the root
+    Access access = Access::read;
+    bool directory = false;
+    PathClass why = PathClass::input;
+};
+
 // One line of `qk show task P:T --rules`.
 struct RuleLine {
     std::string access;   // "read", "read, write", "create, remove", "reported"
@@ -128,6 +137,15 @@ public:
 
     // The rules as `qk show task --rules` prints them, most specific first.
     std::vector<RuleLine> describe() const;
+
+    // What enforce allows inside the workspace, as Landlock holds it: the paths of the spec's walk, from
+    // the same compiled declarations as read() and write(), walked on disk now (so call it as the task
+    // starts). Sorted component by component; nothing under a directory granted at least as widely.
+    // Outside the workspace everything stays open, which is the enforcer's to say.
+    std::vector<Grant> grants() const;
+    // What the overlay binds through from the real workspace, so that writes there land at once: .qk,
+    // every .git and node_modules the file index met, and the task's scratch directories.
+    std::vector<std::string> pass_through() const;
 
     // The workspace-relative form of an absolute path inside the workspace ("" for the root), or
     // nullopt outside it.
