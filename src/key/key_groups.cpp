@@ -32,9 +32,15 @@ Result<GroupResult> KeyBuilder::State::group(const FilesetGroup& g)
     QK_TRY_STATUS(files.hash(*matched));
     Hasher h;
     h.field(std::uint64_t(matched->size()));
-    for (std::uint32_t f : *matched)
+    std::vector<std::uint32_t> links;
+    for (std::uint32_t f : *matched) {
         h.field(files.files()[f]).field(files.hash_of(f));
-    GroupResult r{std::move(matched), h.digest()};
+        if (files.is_symlink(f))
+            links.push_back(f);
+    }
+    GroupResult r{std::move(matched), h.digest(), nullptr};
+    if (!links.empty())
+        r.links = std::make_shared<const std::vector<std::uint32_t>>(std::move(links));
     std::lock_guard l(mutex);
     return groups.emplace(cache_key, r).first->second;
 }

@@ -59,6 +59,8 @@ public:
     // The content hash of a file that hash() covered; for a symbolic link, the hash of its target's
     // text, domain-separated so that it never equals the hash of a file holding that text.
     Hash128 hash_of(std::size_t file) const;
+    // Whether a file that hash() covered was a symbolic link when it was hashed (its lstat then).
+    bool is_symlink(std::size_t file) const;
     // Writes .qk/cache/file-hashes (atomically) when this run hashed anything anew.
     Status save_hash_cache();
 
