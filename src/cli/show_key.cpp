@@ -49,7 +49,8 @@ std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<s
         out += fmt::format("    {}  {}\n", short_hash(f.hash), f.path);
     if (!k.linked_trees.empty())
         out += "  the trees that links among them lead to:\n";
-    for (const key::KeyLinkedTree& t : k.linked_trees) {
+    for (const auto& tree : k.linked_trees) {
+        const key::KeyLinkedTree& t = *tree;
         out += fmt::format("    {} -> {} ({} entr{}, {})\n", t.link, t.target, t.files->size(),
                            t.files->size() == 1 ? "y" : "ies", short_hash(t.hash));
         for (const std::string& d : t.targets)
@@ -122,7 +123,8 @@ std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<s
         file(f.path, f.hash);
     w.end_array();
     w.key("linkedTrees").begin_array();
-    for (const key::KeyLinkedTree& t : k.linked_trees) {
+    for (const auto& tree : k.linked_trees) {
+        const key::KeyLinkedTree& t = *tree;
         w.begin_object().key("link").value(t.link).key("target").value(t.target);
         w.key("targets").strings(t.targets).key("targetFiles").strings(t.target_files);
         w.key("hash").value(t.hash.hex()).key("files").begin_array();

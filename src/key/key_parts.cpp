@@ -221,8 +221,8 @@ Hash128 final_hash(const TaskKey& key)
     // were keyed.
     if (!key.linked_trees.empty()) {
         h.field("qk:linked-trees").field(std::uint64_t(key.linked_trees.size()));
-        for (const KeyLinkedTree& t : key.linked_trees)
-            h.field(t.link).field(t.hash);
+        for (const auto& t : key.linked_trees)
+            h.field(t->link).field(t->hash);
     }
     return h.digest();
 }

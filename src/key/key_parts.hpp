@@ -13,10 +13,17 @@
 
 namespace qk::key {
 
+// A held symbolic link that leads to a directory: its index number (sorting by it sorts by path) and tree.
+struct LinkedTreeRef {
+    std::uint32_t link;
+    std::shared_ptr<const KeyLinkedTree> tree;
+};
+
 struct GroupResult {
     std::shared_ptr<const std::vector<std::uint32_t>> files;
     Hash128 hash;
-    std::shared_ptr<const std::vector<std::uint32_t>> links;  // the symbolic links among files; null: none
+    // The trees that links among the files lead to, resolved once per group; null: none.
+    std::shared_ptr<const std::vector<LinkedTreeRef>> trees;
 };
 
 struct LinkedTreeWalk;
@@ -41,7 +48,7 @@ struct KeyBuilder::State {
     std::map<std::string, KeyPackages, std::less<>> package_sets;
     std::optional<std::string> canonical_root;  // the workspace root, realpath'ed when a link first needs it
     // By link (null: it leads to no directory), and the walks by the directory they start from.
-    std::unordered_map<std::string, std::shared_ptr<const KeyLinkedTree>> linked;
+    std::unordered_map<std::uint32_t, std::shared_ptr<const KeyLinkedTree>> linked;
     std::unordered_map<std::string, std::shared_ptr<const LinkedTreeWalk>> trees;
 
     // The files a fileset group selects, and their hash; cached by project and patterns.
@@ -60,8 +67,8 @@ Status always_files(KeyBuilder::State& s, const workspace::Project& project, std
 Status effect_files(KeyBuilder::State& s, const workspace::Task& task, TaskKey& key);
 Result<std::vector<KeyJsonFile>> json_files(KeyBuilder::State& s, const JsonInput& in);
 Status dependency_outputs(KeyBuilder::State& s, std::size_t task, TaskKey& key);
-// The trees that the symbolic links among `links` (index numbers of files the key holds whole) lead to.
-Status linked_trees(KeyBuilder::State& s, std::vector<std::uint32_t> links, TaskKey& key);
+// Puts the trees `refs` name into the key, sorted by link, each once.
+void linked_trees(std::vector<LinkedTreeRef> refs, TaskKey& key);
 Hash128 final_hash(const TaskKey& key);
 
 // The fields of a JSON document that `fields` selects, less `exclude_fields` (dot paths; a missing field

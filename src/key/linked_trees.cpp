@@ -321,7 +321,7 @@ Result<std::shared_ptr<const KeyLinkedTree>> KeyBuilder::State::linked_tree(std:
     std::optional<std::string> root;
     {
         std::lock_guard l(mutex);
-        if (auto it = linked.find(link); it != linked.end())
+        if (auto it = linked.find(file); it != linked.end())
             return it->second;
         root = canonical_root;
     }
@@ -358,20 +358,19 @@ Result<std::shared_ptr<const KeyLinkedTree>> KeyBuilder::State::linked_tree(std:
         out = std::move(tree);
     }
     std::lock_guard l(mutex);
-    return linked.emplace(link, std::move(out)).first->second;
+    return linked.emplace(file, std::move(out)).first->second;
 }
 
-Status linked_trees(KeyBuilder::State& s, std::vector<std::uint32_t> links, TaskKey& key)
+void linked_trees(std::vector<LinkedTreeRef> refs, TaskKey& key)
 {
     // Index numbers follow the paths' order: sorted numbers give trees sorted by link.
-    std::sort(links.begin(), links.end());
-    links.erase(std::unique(links.begin(), links.end()), links.end());
-    for (std::uint32_t f : links) {
-        QK_TRY(tree, s.linked_tree(f));
-        if (*tree)
-            key.linked_trees.push_back(**tree);
-    }
-    return {};
+    std::sort(refs.begin(), refs.end(), [](const LinkedTreeRef& a, const LinkedTreeRef& b) { return a.link < b.link; });
+    refs.erase(std::unique(refs.begin(), refs.end(),
+                           [](const LinkedTreeRef& a, const LinkedTreeRef& b) { return a.link == b.link; }),
+               refs.end());
+    key.linked_trees.reserve(refs.size());
+    for (LinkedTreeRef& r : refs)
+        key.linked_trees.push_back(std::move(r.tree));
 }
 
 }  // namespace qk::key

@@ -127,7 +127,7 @@ TEST_CASE("linked trees: a held link to a directory keys the tree it leads to", 
     Keys keys(w.root);
     const TaskKey& k = keys["app:build"];
     REQUIRE(k.linked_trees.size() == 1);
-    const KeyLinkedTree& t = k.linked_trees[0];
+    const KeyLinkedTree& t = *k.linked_trees[0];
     CHECK(t.link == "app/linked");
     CHECK(t.target == (w.root / "shared/real").string());
     CHECK(t.targets ==
@@ -145,11 +145,11 @@ TEST_CASE("linked trees: a held link to a directory keys the tree it leads to", 
     CHECK(file_hash(t, "build/generated.txt") == hash_bytes("g\n"));
     // The glob that selects the link holds the same tree; tasks without such a link hold none.
     REQUIRE(keys["app:glob"].linked_trees.size() == 2);
-    CHECK(keys["app:glob"].linked_trees[1].link == "app/linked");
-    CHECK(keys["app:glob"].linked_trees[1].hash == t.hash);
+    CHECK(keys["app:glob"].linked_trees[1]->link == "app/linked");
+    CHECK(keys["app:glob"].linked_trees[1]->hash == t.hash);
     CHECK(keys["app:plain"].linked_trees.empty());
     // Walked once per run: the tasks share what the walk found.
-    CHECK(keys["app:glob"].linked_trees[1].files == t.files);
+    CHECK(keys["app:glob"].linked_trees[1] == k.linked_trees[0]);
 }
 
 TEST_CASE("linked trees: an edit, a new file or an edit through a nested link moves the key; others do not",
@@ -212,8 +212,8 @@ TEST_CASE("linked trees: a target outside the workspace is keyed too", "[key][li
     LinkedWorkspace w;
     Keys k0(w.root);
     REQUIRE(k0["app:ext"].linked_trees.size() == 1);
-    CHECK(k0["app:ext"].linked_trees[0].target == (w.outside.path / "ext").string());
-    CHECK(paths(k0["app:ext"].linked_trees[0]) == Strings{"e.txt"});
+    CHECK(k0["app:ext"].linked_trees[0]->target == (w.outside.path / "ext").string());
+    CHECK(paths(*k0["app:ext"].linked_trees[0]) == Strings{"e.txt"});
     w.outside.write("ext/e.txt", "e2\n");
     Keys k1(w.root);
     CHECK(k0["app:ext"].hash != k1["app:ext"].hash);
@@ -234,12 +234,12 @@ TEST_CASE("linked trees: cycles end, a link to the workspace's own ancestor dire
     Keys keys(dir.path, {"build"});
     const TaskKey& k = keys["app:build"];
     Strings links;
-    for (const KeyLinkedTree& t : k.linked_trees)
-        links.push_back(t.link);
+    for (const auto& t : k.linked_trees)
+        links.push_back(t->link);
     CHECK(links == Strings{"app/a/parent", "app/a/self"});
     // app/a/parent walks app, whose a holds the link back to app, entered already.
-    CHECK(paths(k.linked_trees[0]) == Strings{"a/loop1", "a/loop2", "a/parent", "a/self", "a/x.txt", "project.json"});
-    CHECK(paths(k.linked_trees[1]) ==
+    CHECK(paths(*k.linked_trees[0]) == Strings{"a/loop1", "a/loop2", "a/parent", "a/self", "a/x.txt", "project.json"});
+    CHECK(paths(*k.linked_trees[1]) ==
           Strings{"loop1", "loop2", "parent", "parent/a", "parent/project.json", "self", "x.txt"});
 }
 
@@ -316,4 +316,17 @@ TEST_CASE("the file index says which hashed files are symbolic links", "[files][
     auto other = index->find("unrelated/u.txt");
     REQUIRE(other);
     CHECK_THROWS_AS(index->is_symlink(*other), qk::FatalError);  // asked before hash() covered it
+}
+
+TEST_CASE("linked trees: two links to one directory share one walk; each is keyed under its own path", "[key][linked]")
+{
+    LinkedWorkspace w;
+    fs::create_symlink(w.root / "shared/real", w.root / "app/again");  // absolute this time
+    Keys keys(w.root, {"glob"});
+    const TaskKey& k = keys["app:glob"];
+    REQUIRE(k.linked_trees.size() == 3);
+    CHECK(k.linked_trees[0]->link == "app/again");
+    CHECK(k.linked_trees[2]->link == "app/linked");
+    CHECK(k.linked_trees[0]->files == k.linked_trees[2]->files);  // the same walk
+    CHECK(k.linked_trees[0]->hash == k.linked_trees[2]->hash);
 }

@@ -95,7 +95,9 @@ struct TaskKey {
     KeyPackages packages;
     std::vector<std::pair<std::string, Hash128>> dependency_tasks;  // dependsOn tasks folded in, by id
     std::vector<KeyFile> dependency_outputs;  // dependentTasksOutputFiles matches
-    std::vector<KeyLinkedTree> linked_trees;  // the held links that lead to directories, sorted by link
+    // The held links that lead to directories, sorted by link; shared by every key holding the same
+    // link (as a group's files are), so that a key reaching hundreds of dependencies copies pointers.
+    std::vector<std::shared_ptr<const KeyLinkedTree>> linked_trees;
     InputPlan inputs;
     ResolvedOutputs outputs;
 };
