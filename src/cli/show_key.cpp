@@ -47,6 +47,20 @@ std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<s
     out += "  always held:\n";
     for (const key::KeyFile& f : k.always)
         out += fmt::format("    {}  {}\n", short_hash(f.hash), f.path);
+    if (!k.linked_trees.empty())
+        out += "  the trees that links among them lead to:\n";
+    for (const auto& tree : k.linked_trees) {
+        const key::KeyLinkedTree& t = *tree;
+        out += fmt::format("    {} -> {} ({} entr{}, {})\n", t.link, t.target, t.files->size(),
+                           t.files->size() == 1 ? "y" : "ies", short_hash(t.hash));
+        for (const std::string& d : t.targets)
+            if (d != t.target)
+                out += fmt::format("      reaching also {}\n", d);
+        for (const std::string& f : t.target_files)
+            out += fmt::format("      reaching also {}\n", f);
+        for (const key::KeyFile& f : *t.files)
+            out += fmt::format("      {}  {}/{}\n", short_hash(f.hash), t.link, f.path);
+    }
     if (!k.json_files.empty()) {
         out += "\nJSON files, by the fields selected:\n";
         for (const key::KeyJsonFile& j : k.json_files)
@@ -107,6 +121,17 @@ std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<s
     w.key("always").begin_array();
     for (const key::KeyFile& f : k.always)
         file(f.path, f.hash);
+    w.end_array();
+    w.key("linkedTrees").begin_array();
+    for (const auto& tree : k.linked_trees) {
+        const key::KeyLinkedTree& t = *tree;
+        w.begin_object().key("link").value(t.link).key("target").value(t.target);
+        w.key("targets").strings(t.targets).key("targetFiles").strings(t.target_files);
+        w.key("hash").value(t.hash.hex()).key("files").begin_array();
+        for (const key::KeyFile& f : *t.files)
+            file(f.path, f.hash);
+        w.end_array().end_object();
+    }
     w.end_array();
     w.key("effectFiles").begin_array();
     for (const key::KeyEffectFile& e : k.effect_files)

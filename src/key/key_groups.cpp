@@ -32,9 +32,18 @@ Result<GroupResult> KeyBuilder::State::group(const FilesetGroup& g)
     QK_TRY_STATUS(files.hash(*matched));
     Hasher h;
     h.field(std::uint64_t(matched->size()));
-    for (std::uint32_t f : *matched)
+    std::vector<LinkedTreeRef> trees;
+    for (std::uint32_t f : *matched) {
         h.field(files.files()[f]).field(files.hash_of(f));
-    GroupResult r{std::move(matched), h.digest()};
+        if (files.is_symlink(f)) {
+            QK_TRY(tree, linked_tree(f));
+            if (*tree)
+                trees.push_back({f, std::move(*tree)});
+        }
+    }
+    GroupResult r{std::move(matched), h.digest(), nullptr};
+    if (!trees.empty())
+        r.trees = std::make_shared<const std::vector<LinkedTreeRef>>(std::move(trees));
     std::lock_guard l(mutex);
     return groups.emplace(cache_key, r).first->second;
 }

@@ -217,6 +217,13 @@ Hash128 final_hash(const TaskKey& key)
         h.field(f.path).field(f.hash);
     for (const std::string& o : key.outputs.paths)
         h.field(o);
+    // Last, and only when there are some, so that a key without them is what it was before trees
+    // were keyed.
+    if (!key.linked_trees.empty()) {
+        h.field("qk:linked-trees").field(std::uint64_t(key.linked_trees.size()));
+        for (const auto& t : key.linked_trees)
+            h.field(t->link).field(t->hash);
+    }
     return h.digest();
 }
 

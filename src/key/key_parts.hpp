@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,10 +13,20 @@
 
 namespace qk::key {
 
+// A held symbolic link that leads to a directory: its index number (sorting by it sorts by path) and tree.
+struct LinkedTreeRef {
+    std::uint32_t link;
+    std::shared_ptr<const KeyLinkedTree> tree;
+};
+
 struct GroupResult {
     std::shared_ptr<const std::vector<std::uint32_t>> files;
     Hash128 hash;
+    // The trees that links among the files lead to, resolved once per group; null: none.
+    std::shared_ptr<const std::vector<LinkedTreeRef>> trees;
 };
+
+struct LinkedTreeWalk;
 
 struct KeyBuilder::State {
     State(const workspace::ProjectGraph& g, const workspace::TaskGraph& t, FileIndex& f)
@@ -35,9 +46,16 @@ struct KeyBuilder::State {
     std::unordered_map<std::string, GroupResult> groups;
     std::map<std::string, Hash128, std::less<>> runtimes;
     std::map<std::string, KeyPackages, std::less<>> package_sets;
+    std::optional<std::string> canonical_root;  // the workspace root, realpath'ed when a link first needs it
+    // By link (null: it leads to no directory), and the walks by the directory they start from.
+    std::unordered_map<std::uint32_t, std::shared_ptr<const KeyLinkedTree>> linked;
+    std::unordered_map<std::string, std::shared_ptr<const LinkedTreeWalk>> trees;
 
     // The files a fileset group selects, and their hash; cached by project and patterns.
     Result<GroupResult> group(const FilesetGroup& g);
+    // The tree the link `file` (a symbolic link of the index) leads to, walked once per run; null when
+    // it leads to no directory.
+    Result<std::shared_ptr<const KeyLinkedTree>> linked_tree(std::uint32_t file);
     // The output of a runtime input's command, hashed; run once per command per run.
     Result<Hash128> runtime(const std::string& command);
     // The installed packages the task's key counts.
@@ -49,6 +67,8 @@ Status always_files(KeyBuilder::State& s, const workspace::Project& project, std
 Status effect_files(KeyBuilder::State& s, const workspace::Task& task, TaskKey& key);
 Result<std::vector<KeyJsonFile>> json_files(KeyBuilder::State& s, const JsonInput& in);
 Status dependency_outputs(KeyBuilder::State& s, std::size_t task, TaskKey& key);
+// Puts the trees `refs` name into the key, sorted by link, each once.
+void linked_trees(std::vector<LinkedTreeRef> refs, TaskKey& key);
 Hash128 final_hash(const TaskKey& key);
 
 // The fields of a JSON document that `fields` selects, less `exclude_fields` (dot paths; a missing field

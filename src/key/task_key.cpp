@@ -65,14 +65,28 @@ Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
     key.outputs = std::move(*outputs);
     key.command_hash = command_hash(task, project);
 
+    std::vector<LinkedTreeRef> trees;  // what the links among the files held whole lead to
     for (std::size_t g = 0; g < key.inputs.filesets.size(); ++g) {
         auto group = s.group(*key.inputs.filesets[g]);
         if (!group)
             return error(fmt::format("task {}: {}", task.id, group.error().message));
         key.groups.push_back(KeyGroup{g, group->files, group->hash});
+        if (group->trees)
+            trees.insert(trees.end(), group->trees->begin(), group->trees->end());
     }
     if (auto st = always_files(s, project, key.always); !st)
         return error(fmt::format("task {}: {}", task.id, st.error().message));
+    for (const KeyFile& f : key.always) {
+        auto i = s.files.find(f.path);
+        if (!i || !s.files.is_symlink(*i))
+            continue;
+        auto tree = s.linked_tree(static_cast<std::uint32_t>(*i));
+        if (!tree)
+            return error(fmt::format("task {}: {}", task.id, tree.error().message));
+        if (*tree)
+            trees.push_back({static_cast<std::uint32_t>(*i), std::move(*tree)});
+    }
+    linked_trees(std::move(trees), key);
     auto packages = s.packages(task, key.inputs);
     if (!packages)
         return error(fmt::format("task {}: {}", task.id, packages.error().message));

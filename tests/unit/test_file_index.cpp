@@ -439,3 +439,81 @@ TEST_CASE("hash() called from several threads at once hashes each file once", "[
     CHECK(index.hash_counts().read == n);
     CHECK(index.hash_counts().reused == 0);
 }
+
+TEST_CASE("the scan remembers where it skipped .git, .qk and node_modules; holds_special asks under a directory",
+          "[files]")
+{
+    TempWorkspace t;
+    t.write(".gitignore", "ignored/\n");
+    t.write(".git/HEAD", "ref: refs/heads/main\n");
+    t.write(".qk/cache/x", "");
+    t.write("node_modules/pkg/index.js", "");
+    t.write("node_modules/pkg/node_modules/dep/index.js", "");  // under a skipped one: never seen
+    t.write("packages/a/src/index.ts", "");
+    t.write("packages/a/node_modules/dep/index.js", "");
+    t.write("packages/a/lib/deep/node_modules/x.js", "");  // nested deeper in the same package
+    t.write("packages/b/.git/HEAD", "ref: refs/heads/main\n");  // a package's own repository
+    t.write("packages/b/index.ts", "");
+    t.write("packages/c/.git", "gitdir: ../../.git/worktrees/c\n");  // a worktree's .git file
+    t.write("packages/d/NODE_MODULES/x.js", "");  // the same name in another case
+    t.write("packages/d/Node_Modules-not/x.js", "");
+    t.write("packages-x/.qk", "");  // .qk below the root is skipped as well
+    t.write("ignored/node_modules/x.js", "");  // an ignored directory is not entered
+    fs::create_symlink("packages/a/node_modules", t.root / "packages/e-node_modules-link");
+    fs::create_directories(t.root / "packages/e");
+    fs::create_symlink("../a/node_modules", t.root / "packages/e/node_modules");  // a link, skipped by name too
+    // Enough directories for the scan to split the walk into subtrees walked in parallel.
+    for (int i = 0; i < 40; ++i)
+        t.write("many/m" + std::to_string(i) + (i % 5 == 0 ? "/node_modules/x" : "/x"), "");
+
+    Workspace ws = t.load();
+    FileIndex index = t.scan(ws);
+    Strings expected = {".git",
+                        ".qk",
+                        "node_modules",
+                        "packages-x/.qk",
+                        "packages/a/lib/deep/node_modules",
+                        "packages/a/node_modules",
+                        "packages/b/.git",
+                        "packages/c/.git",
+                        "packages/d/NODE_MODULES",
+                        "packages/e/node_modules"};
+    for (int i = 0; i < 40; i += 5)
+        expected.push_back("many/m" + std::to_string(i) + "/node_modules");
+    std::sort(expected.begin(), expected.end());
+    CHECK(index.special_entries() == expected);
+    CHECK(index.find("packages/d/Node_Modules-not/x.js").has_value());
+    CHECK(index.find("packages/e-node_modules-link").has_value());
+
+    CHECK(index.holds_special(""));
+    CHECK(index.holds_special("."));
+    CHECK(index.holds_special("packages"));
+    CHECK(index.holds_special("packages/"));
+    CHECK(index.holds_special("packages/a"));
+    CHECK(index.holds_special("packages/a/lib"));
+    CHECK(index.holds_special("packages/a/lib/deep"));
+    CHECK_FALSE(index.holds_special("packages/a/lib/deep/node_modules"));  // the entry itself is not under it
+    CHECK_FALSE(index.holds_special("packages/a/src"));
+    CHECK(index.holds_special("packages/b"));
+    CHECK(index.holds_special("packages/c"));
+    CHECK(index.holds_special("packages/d"));
+    CHECK_FALSE(index.holds_special("packages/d/Node_Modules-not"));
+    CHECK(index.holds_special("packages-x"));
+    CHECK_FALSE(index.holds_special("packages/a/li"));  // a prefix of a name is not a directory holding it
+    CHECK_FALSE(index.holds_special("package"));
+    CHECK_FALSE(index.holds_special("ignored"));
+    CHECK_FALSE(index.holds_special("many/m1"));
+    CHECK(index.holds_special("many/m35"));
+    CHECK_FALSE(index.holds_special("zzz"));
+}
+
+TEST_CASE("a workspace without special entries holds none, not even under the root", "[files]")
+{
+    TempWorkspace t;
+    t.write("src/a.ts", "");
+    Workspace ws = t.load();
+    FileIndex index = t.scan(ws);
+    CHECK(index.special_entries().empty());
+    CHECK_FALSE(index.holds_special(""));
+    CHECK_FALSE(index.holds_special("src"));
+}

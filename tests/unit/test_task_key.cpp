@@ -276,3 +276,29 @@ TEST_CASE("key: a bad lockfile is an error naming it", "[key]")
     REQUIRE_FALSE(b.ok());
     CHECK(b.error().message.find("pnpm-lock.yaml:") != std::string::npos);
 }
+
+TEST_CASE("key: tasks without linked directories keep the hashes recorded before linked trees were keyed", "[key]")
+{
+    // Recorded with `qk show task P:T --json` at b217fc5, before a key held the trees that symbolic links to
+    // directories lead to: a key with no such link must not move (the cache entries stay valid). Links to
+    // a file and dangling links are no linked trees either.
+    ::unsetenv("QK_TEST_SHARED");
+    TempCopy ws;
+    const std::map<std::string, std::string> recorded = {
+        {"a:build", "51e3201c869056c09143a3ab7cb36bce"},     {"a:test", "6f6c1efaf90f092475316699e107bb88"},
+        {"a:lint", "fb50720316b1e3b3806f99f3fc48c0cb"},      {"a:docs", "33b67632ec793077a77b45b951548d5f"},
+        {"a:typecheck", "bedc6b132a4e37dc5afe6cb3cc828bfd"}, {"a:tsconfig", "cd50520d9d6f6e0939e2168e6f455176"},
+        {"b:build", "a3d1ed579e5e78e84946c5753825bf61"},     {"c:build", "a3c7237d049f70d4647f4847adfa800b"},
+    };
+    Keys keys(ws.root, {"build", "test", "lint", "docs", "typecheck", "tsconfig"});
+    CHECK(keys.by_id.size() == recorded.size());
+    for (const auto& [id, hex] : recorded) {
+        INFO(id);
+        CHECK(keys[id].hash.hex() == hex);
+    }
+    fs::create_symlink("index.ts", ws.root / "packages/a/src/link.ts");
+    fs::create_symlink("nowhere", ws.root / "packages/a/src/gone");
+    Keys linked(ws.root, {"build", "test"}, {"a"});
+    CHECK(linked["a:build"].hash.hex() == "cf2e53a0fbe1733c6083232dad75c1e1");
+    CHECK(linked["a:test"].hash.hex() == "9148032c164967b983aa062e79dfc642");
+}

@@ -43,6 +43,14 @@ public:
     // all files), found by binary search: for walking a glob's literal prefix.
     std::pair<std::size_t, std::size_t> range_under(std::string_view prefix) const;
 
+    // The entries the scan skipped by name (special_names.hpp): every .git (directory or file), .qk and
+    // node_modules, whatever their ASCII case or type, workspace-relative, sorted bytewise. Only those the
+    // scan came across: none under one of them, an ignored directory or one that could not be read.
+    const std::vector<std::string>& special_entries() const { return specials_; }
+    // Whether some special entry lies strictly under the directory `dir` ("" or "." for the root; a
+    // trailing '/' is ignored), by binary search: for a walk that must not allow a directory holding one.
+    bool holds_special(std::string_view dir) const;
+
     // Hashes the files given (indices into files()), in parallel, reusing the persistent cache where
     // a file's size, mtime, ctime, inode and type are unchanged. Files hashed before are not hashed
     // again; safe to call from several threads at once. Errors name the first file that could not be
@@ -51,6 +59,8 @@ public:
     // The content hash of a file that hash() covered; for a symbolic link, the hash of its target's
     // text, domain-separated so that it never equals the hash of a file holding that text.
     Hash128 hash_of(std::size_t file) const;
+    // Whether a file that hash() covered was a symbolic link when it was hashed (its lstat then).
+    bool is_symlink(std::size_t file) const;
     // Writes .qk/cache/file-hashes (atomically) when this run hashed anything anew.
     Status save_hash_cache();
 
@@ -71,6 +81,7 @@ private:
     std::vector<std::string> files_;
     std::vector<std::int32_t> owner_;                        // per file; -1: no project
     std::vector<std::vector<std::uint32_t>> project_files_;  // per project
+    std::vector<std::string> specials_;                      // special_entries()
     struct Hashing;                                          // the thread-shared hashing state (file_index_hash.cpp)
     std::unique_ptr<Hashing> hashing_;
 };

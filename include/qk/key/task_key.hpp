@@ -62,6 +62,25 @@ struct KeyPackages {
     Hash128 hash;
 };
 
+// A symbolic link the key holds whole (a file an input group selects, or one held always) that
+// resolves to a directory: the tree it leads to is keyed too, so that an edit there moves the key, and
+// the rules let the task read there. The tree is walked following nested links: one to a directory is
+// walked too (each directory once, by device and inode, so a link to an ancestor ends the walk there),
+// one to a file keys the file's content, a dangling one its text. .git, .qk and node_modules are
+// skipped by name, as the file index skips them; ignore files do not apply. Targets may lie inside or
+// outside the workspace; a file the file index holds keeps the index's hash.
+struct KeyLinkedTree {
+    std::string link;                       // workspace-relative path of the link
+    std::string target;                     // the directory it resolves to: absolute, canonical
+    std::vector<std::string> targets;       // every directory reached through it: `target` and those of nested
+                                            // links to directories (absolute, canonical, sorted, unique)
+    std::vector<std::string> target_files;  // files reached through nested links to files (same form)
+    // What the tree holds, sorted by path relative to the link: each file's content hash, and each
+    // nested link's entry (its text, what it led to, and for a file that file's content hash).
+    std::shared_ptr<const std::vector<KeyFile>> files;
+    Hash128 hash;  // of `files`, paths and hashes; the part the key folds in, with `link`
+};
+
 struct TaskKey {
     std::string task;  // "project:target"
     Hash128 hash;
@@ -76,6 +95,9 @@ struct TaskKey {
     KeyPackages packages;
     std::vector<std::pair<std::string, Hash128>> dependency_tasks;  // dependsOn tasks folded in, by id
     std::vector<KeyFile> dependency_outputs;  // dependentTasksOutputFiles matches
+    // The held links that lead to directories, sorted by link; shared by every key holding the same
+    // link (as a group's files are), so that a key reaching hundreds of dependencies copies pointers.
+    std::vector<std::shared_ptr<const KeyLinkedTree>> linked_trees;
     InputPlan inputs;
     ResolvedOutputs outputs;
 };

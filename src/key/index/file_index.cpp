@@ -95,4 +95,18 @@ std::pair<std::size_t, std::size_t> FileIndex::range_under(std::string_view pref
     return {static_cast<std::size_t>(first - files_.begin()), static_cast<std::size_t>(last - files_.begin())};
 }
 
+bool FileIndex::holds_special(std::string_view dir) const
+{
+    while (!dir.empty() && dir.back() == '/')
+        dir.remove_suffix(1);
+    if (dir.empty() || dir == ".")
+        return !specials_.empty();
+    // Paths strictly under "d" start with "d/" and sort from "d/" on: the first one at or after it decides.
+    std::string key(dir);
+    key += '/';
+    auto it = std::lower_bound(specials_.begin(), specials_.end(), std::string_view(key),
+                               [](const std::string& s, std::string_view k) { return std::string_view(s) < k; });
+    return it != specials_.end() && it->starts_with(key);
+}
+
 }  // namespace qk::key

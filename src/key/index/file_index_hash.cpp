@@ -154,13 +154,26 @@ void FileIndex::Hashing::hash_claimed(const std::vector<std::string>& files, con
         t.join();
 }
 
-Hash128 FileIndex::hash_of(std::size_t file) const
+void FileIndex::Hashing::require_hashed(const std::vector<std::string>& files, std::size_t file, const char* what) const
 {
     // A key built from an unhashed file would be silently wrong: a caller's bug, reported loudly.
-    if (file >= files_.size() || hashing_->state[file].load(std::memory_order_acquire) != Hashing::hashed)
-        throw FatalError(fmt::format("internal error: the hash of {} was asked for before hash() covered it",
-                                     file < files_.size() ? files_[file] : fmt::format("file #{}", file)));
+    if (file >= files.size() || state[file].load(std::memory_order_acquire) != hashed)
+        throw FatalError(fmt::format("internal error: {} {} was asked for before hash() covered it", what,
+                                     file < files.size() ? files[file] : fmt::format("file #{}", file)));
+}
+
+Hash128 FileIndex::hash_of(std::size_t file) const
+{
+    hashing_->require_hashed(files_, file, "the hash of");
     return hashing_->hashes[file];
+}
+
+bool FileIndex::is_symlink(std::size_t file) const
+{
+    hashing_->require_hashed(files_, file, "the type of");
+    // The stamp taken as the file was hashed (whether its hash was read or reused); a hashed file's
+    // entry is never written again.
+    return S_ISLNK(hashing_->known[file].stamp.mode);
 }
 
 FileIndex::HashCounts FileIndex::hash_counts() const

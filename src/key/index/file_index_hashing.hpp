@@ -46,6 +46,8 @@ struct FileIndex::Hashing {
         bool fresh = false;  // hashed now rather than taken from the cache
         std::optional<Error> failure;
     };
+    // Throws a FatalError (a caller's bug) unless `file` was hashed: `what` of it was asked for too early.
+    void require_hashed(const std::vector<std::string>& files, std::size_t file, const char* what) const;
     // Takes the entries of the persistent cache for the files of the index (`files`, sorted).
     void adopt(const HashCacheFile& cache, const std::vector<std::string>& files);
     // Hashes the files `mine` (claimed by the caller) into `out`, on worker threads when they are many.

@@ -5,6 +5,7 @@
 // why a second core helps.
 #include <fcntl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <system_error>
@@ -39,8 +40,11 @@ Result<UniqueFd> open_piece(int root_fd, const Piece& piece, const WalkContext& 
     return Walker::open_dir(root_fd, dir.c_str(), dir, context);
 }
 
-void flatten(Piece& piece, std::vector<std::string>& files, std::vector<std::int32_t>& owners)
+void flatten(Piece& piece, std::vector<std::string>& files, std::vector<std::int32_t>& owners,
+             std::vector<std::string>& specials)
 {
+    for (std::string& s : piece.out.specials)
+        specials.push_back(std::move(s));
     std::size_t done = 0;
     auto take = [&](std::size_t until) {
         for (; done < until; ++done) {
@@ -50,7 +54,7 @@ void flatten(Piece& piece, std::vector<std::string>& files, std::vector<std::int
     };
     for (auto& child : piece.children) {
         take(child->start.position);
-        flatten(*child, files, owners);
+        flatten(*child, files, owners, specials);
     }
     take(piece.out.files.size());
 }
@@ -109,7 +113,8 @@ Status FileIndex::walk(const workspace::Workspace& ws, int root_fd)
         if (!piece->status)
             return piece->status;
 
-    flatten(root, files_, owner_);
+    flatten(root, files_, owner_, specials_);
+    std::sort(specials_.begin(), specials_.end());
     return {};
 }
 

@@ -3,7 +3,8 @@
 // are read in every directory, and .git/info/exclude in every directory holding a .git directory (the
 // crate does not stop at the root); an ignored directory is never entered (so nothing under it can be
 // re-included); node_modules, .git and .qk are skipped by name at any depth whatever the ignore files
-// say (Nx's hard-coded filter matches those names whatever their type).
+// say (Nx's hard-coded filter matches those names whatever their type); the entries skipped so are
+// remembered (FileIndex::special_entries).
 //
 // Directories are listed with getdents64 on their own descriptors, a few syscalls each, and an entry
 // is stat'ed only where the file system does not report its type.
@@ -119,8 +120,10 @@ Status Walker::list(int fd, Listing& out)
             if (name == "." || name == "..")
                 continue;
             SpecialDir special = special_dir(name);
-            if (special == SpecialDir::qk || special == SpecialDir::node_modules)
+            if (special == SpecialDir::qk || special == SpecialDir::node_modules) {
+                remember_special(name);
                 continue;
+            }
             std::uint8_t type = d->d_type;
             if (type == DT_UNKNOWN) {
                 struct stat st;
@@ -130,6 +133,7 @@ Status Walker::list(int fd, Listing& out)
             }
             if (special == SpecialDir::git) {
                 has_[std::size_t(IgnoreSource::git_exclude)] = type == DT_DIR;
+                remember_special(name);
                 continue;
             }
             if (name == ".gitignore")
@@ -146,6 +150,13 @@ Status Walker::list(int fd, Listing& out)
             out.names.push_back(type == DT_DIR ? '/' : '\0');
         }
     }
+}
+
+void Walker::remember_special(std::string_view name)
+{
+    std::string& path = out_.specials.emplace_back();
+    path.reserve(path_.size() + name.size());
+    path.append(path_).append(name);
 }
 
 Status Walker::dir(int fd, std::size_t depth, std::int32_t owner, std::vector<WalkStart>* subdirs)

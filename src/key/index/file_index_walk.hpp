@@ -33,10 +33,12 @@ struct WalkStart {
     std::size_t position = 0;  // how many of its parent's files come before its own (Walker::expand)
 };
 
-// Files found, in bytewise order, with the index of the project owning each (-1: none).
+// Files found, in bytewise order, with the index of the project owning each (-1: none), and the
+// special entries skipped by name (.git, .qk, node_modules; workspace-relative, in no order).
 struct WalkOutput {
     std::vector<std::string> files;
     std::vector<std::int32_t> owners;
+    std::vector<std::string> specials;
 };
 
 class Walker {
@@ -58,6 +60,7 @@ private:
     struct Listing;
     Status dir(int fd, std::size_t depth, std::int32_t owner, std::vector<WalkStart>* subdirs);
     Status list(int fd, Listing& out);
+    void remember_special(std::string_view name);  // an entry of the directory listed, skipped by name
 
     const WalkContext& context_;
     WalkOutput& out_;
