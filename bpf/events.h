@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 3
+#define QK_ABI_VERSION 4
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -46,7 +46,9 @@ enum qk_kind {
  *   UNLINK    [base, name]   RMDIR [base, name] MKDIR  [base, name]   SYMLINK [base, linkpath]
  *   TRUNCATE  [base, name]   FTRUNCATE [file path of fd]
  *   CHDIR     [base, name]   FCHDIR    [file path of fd]
- *   EXEC      [base, name] (failed execs only; successful ones arrive as QK_EV_EXEC) */
+ *   EXEC      [base, name] (failed execs only; successful ones arrive as QK_EV_EXEC)
+ * Failed calls are sent only for OPEN and EXEC: ENOENT unless the task has QK_TASK_NO_PROBES, EACCES
+ * and EPERM when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. */
 enum qk_op {
     QK_OP_OPEN = 1,
     QK_OP_RENAME = 2,
@@ -131,6 +133,9 @@ struct qk_task_stats {
 /* Failed lookups (ENOENT opens and execs) are not recorded: for a caller that judges only reads and
  * writes (the audit), whose tools probe far more paths than they open. */
 #define QK_TASK_NO_PROBES 1ULL
+/* Opens and execs refused with EACCES or EPERM are recorded (their ret says which): for a caller that
+ * names what a confinement refused (enforce, qk-trace). Every other failure is never recorded. */
+#define QK_TASK_DENIALS 2ULL
 
 /* The programs' globals (.bss), written by userspace through the mmapped map
  * (src/record/ebpf_session.cpp). */

@@ -10,7 +10,8 @@ const volatile __u32 qk_abi_version = QK_ABI_VERSION;
 
 /* The same sizes src/record/ebpf_decode.cpp asserts for g++: both compilers must agree. */
 _Static_assert(sizeof(struct qk_event_header) == 24, "qk_event_header layout");
-_Static_assert(sizeof(struct qk_task_stats) == 48, "qk_task_stats layout");
+_Static_assert(sizeof(struct qk_task_stats) == 48 && __builtin_offsetof(struct qk_task_stats, options) == 40,
+               "qk_task_stats layout");
 _Static_assert(sizeof(struct qk_globals) == 24, "qk_globals layout");
 
 /* Written through the mmapped .bss by userspace. */

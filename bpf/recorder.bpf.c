@@ -37,7 +37,9 @@ enum {
 #define O_CREAT 0100
 #define O_WRONLY 01
 #define O_TRUNC 01000
+#define EPERM 1
 #define ENOENT 2
+#define EACCES 13
 #define PF_KTHREAD 0x00200000
 
 /* What to record for a syscall: decided in one switch, before any text is gathered, so that the
@@ -97,16 +99,19 @@ __noinline int qk_record_plan(struct plan *p, long ret)
 {
     if (!p || !p->op)
         return 0;
-    /* Failures are noise except a lookup that found nothing (a probe); for execs too, as a PATH
-     * search probes each directory. */
-    if (ret < 0 && (ret != -ENOENT || (p->op != QK_OP_OPEN && p->op != QK_OP_EXEC)))
+    /* Failures are noise except, for opens and execs, a lookup that found nothing (a probe; a PATH
+     * search probes each directory) and a refusal (EACCES, EPERM: what a confinement denied). */
+    if (ret < 0 &&
+        ((ret != -ENOENT && ret != -EACCES && ret != -EPERM) || (p->op != QK_OP_OPEN && p->op != QK_OP_EXEC)))
         return 0;
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)
         return 0;
-    if (ret < 0 && (stats->options & QK_TASK_NO_PROBES))
-        return 0; /* before any path is walked or copied: that is the whole saving */
+    /* Whether the task wants this failure, decided before any path is walked or copied: that is the
+     * whole saving. A success never looks at the options. */
+    if (ret < 0 && (ret == -ENOENT ? (stats->options & QK_TASK_NO_PROBES) : !(stats->options & QK_TASK_DENIALS)))
+        return 0;
     struct qk_file_event *ev = scratch();
     if (!ev)
         return 0;

@@ -94,6 +94,7 @@ int run_trace(const TraceOptions& options)
     times.lap("load");
     report::TraceRequest request{options.command, cwd.string()};
     record::Command cmd{options.command, cwd.string()};
+    cmd.record_denials = true;  // input analysis: everything it sees, refusals included
 
     if (!recorder) {
         // auto with no working recorder: run the command anyway, unrecorded, and say why.

@@ -30,6 +30,13 @@ struct EbpfOptions {
     bool io_uring = true;  // attach io_uring's tracepoint where the kernel has it (false: act as if not)
 };
 
+// Which failed calls of a task the programs keep (QK_TASK_* in its `tracked` entry); every other
+// failure is dropped in the kernel before any path is walked.
+struct TrackOptions {
+    bool probes = true;    // opens and execs that failed with ENOENT
+    bool denials = false;  // opens and execs refused with EACCES or EPERM
+};
+
 // What to tell a user whose kernel release is too old for the recorder's programs; empty otherwise.
 std::string ebpf_kernel_hint(std::string_view release);
 
@@ -41,8 +48,7 @@ public:
     EbpfSession& operator=(const EbpfSession&) = delete;
 
     // Starts routing the records of processes in cgroup `id` (or below it, at `level`) to `sink`.
-    // `probes`: whether failed lookups (ENOENT) are recorded; skipped in the kernel when not.
-    Status track(std::uint64_t id, int level, RecordingSink* sink, bool probes = true);
+    Status track(std::uint64_t id, int level, RecordingSink* sink, TrackOptions options = {});
     // Waits until every record submitted so far is delivered, stops tracking `id`, and returns its
     // counters. Call once the cgroup is empty, so that nothing of the task can still be in flight.
     qk_task_stats untrack(std::uint64_t id);

@@ -31,21 +31,51 @@ bool RecordingSink::resolve(const PathArg& arg, bool follow_last, std::string& o
     return true;
 }
 
+void RecordingSink::note_spelling(const PathArg& spelled, const std::string& path)
+{
+    // Most opens spell the path the kernel resolved: skip building the lexical form for those, and for
+    // a spelling met before (with the target it had then: a link changed since is a new alias).
+    if (spelled.empty() || spelled.truncated || (spelled.name == path && spelled.base.empty()))
+        return;
+    spelling_.clear();
+    spelling_.append(spelled.base).append(1, '\0').append(spelled.name).append(1, '\0').append(path);
+    if (spellings_.find(std::string_view(spelling_)) == spellings_.end()) {
+        spellings_.emplace(spelling_);
+        out_.add_alias(PathResolver::join_lexically(spelled.base, spelled.name), path);
+    }
+}
+
+void RecordingSink::on_failed_lookup(const FsOp& op)
+{
+    std::string path;
+    if (op.result == -ENOENT) {
+        // Nothing is there to follow (a dangling link is probed by its own name): resolving the last
+        // component would cost a failed realpath per probe, and compilers probe thousands of paths.
+        if (probes_ && resolve(op.a, false, path))
+            out_.add(path, kProbe);
+        return;
+    }
+    if ((op.result != -EACCES && op.result != -EPERM) || !denials_)
+        return;
+    if (op.kind == FsOpKind::open && (op.flags & kOpenPath))
+        return;  // an O_PATH handle reads nothing (Landlock does not check it): refused, it denies nothing
+    // Refusals are rare: follow the last component as the kernel did before it checked permission, so
+    // that a denial names the file refused, as a read names the file read (see kDenied).
+    if (!resolve(op.a, true, path))
+        return;
+    note_spelling(op.a, path);
+    out_.add(path, kDenied);
+}
+
 void RecordingSink::on_open(const FsOp& op)
 {
     if (op.flags & kTmpFile)
         return;  // nothing named yet: a later linkat gives it a name, recorded as a creation
-    if (op.result == -ENOENT) {
-        if (!probes_)
-            return;
-        // Nothing is there to follow (a dangling link is probed by its own name): resolving the last
-        // component would cost a failed realpath per probe, and compilers probe thousands of paths.
-        std::string path;
-        if (resolve(op.a, false, path))
-            out_.add(path, kProbe);
+    if (op.result < 0) {
+        on_failed_lookup(op);
         return;
     }
-    if (op.result < 0 || (op.flags & kOpenPath))
+    if (op.flags & kOpenPath)
         return;
     std::string path = op.resolved;
     if (op.resolved_truncated || path.size() >= kPathMax) {
@@ -54,16 +84,7 @@ void RecordingSink::on_open(const FsOp& op)
     }
     if (path.empty() && !resolve(op.a, true, path))
         return;
-    // Most opens spell the path the kernel resolved: skip building the lexical form for those, and for
-    // a spelling met before (with the target it had then: a link changed since is a new alias).
-    if (!op.a.empty() && !op.a.truncated && !(op.a.name == path && op.a.base.empty())) {
-        spelling_.clear();
-        spelling_.append(op.a.base).append(1, '\0').append(op.a.name).append(1, '\0').append(path);
-        if (spellings_.find(std::string_view(spelling_)) == spellings_.end()) {
-            spellings_.emplace(spelling_);
-            out_.add_alias(PathResolver::join_lexically(op.a.base, op.a.name), path);
-        }
-    }
+    note_spelling(op.a, path);
 
     if (op.directory) {
         out_.add(path, kList);
@@ -87,9 +108,8 @@ void RecordingSink::on_fs(const FsOp& op)
         return;
     }
     if (op.kind == FsOpKind::exec) {
-        std::string path;
-        if (probes_ && op.result == -ENOENT && resolve(op.a, false, path))
-            out_.add(path, kProbe);
+        if (op.result < 0)  // successful execs arrive as ProcExec
+            on_failed_lookup(op);
         return;
     }
     if (op.result < 0)

@@ -96,6 +96,10 @@ Result<Trace> ReplayRecorder::record(const Command& cmd)
     Trace trace;
     trace.recorder = "replay";
     RecordingSink sink(trace.recording);
+    if (!cmd.record_probes)
+        sink.skip_probes();
+    if (cmd.record_denials)
+        sink.keep_denials();
     simdjson::ondemand::parser parser;
     std::string line;
     for (int number = 1; std::getline(in, line); number++) {

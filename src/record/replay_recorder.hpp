@@ -5,6 +5,8 @@
 //   {"op":"unlink"|"rmdir"|"mkdir"|"symlink"|"truncate"|"chdir"|"execfail","pid":1,"result":0,"base":"/w","name":"x"}
 //   {"op":"fork","parent":1,"child":2}   {"op":"exec","pid":2,"ppid":1,"base":"/w","name":"/bin/cc","argv":["cc"]}
 //   {"op":"exit","pid":2,"status":0}     {"op":"incomplete","reason":"..."}   {"op":"command","exitCode":0}
+// A failed "open" or "execfail" carries its -errno in "result", as the real engines do: -2 (ENOENT) is
+// a probe, -13 (EACCES) or -1 (EPERM) a denial, kept as Command::record_probes and record_denials say.
 #pragma once
 
 #include <string>
@@ -17,8 +19,8 @@ class ReplayRecorder : public Recorder {
 public:
     explicit ReplayRecorder(std::string events_path) : path_(std::move(events_path)) {}
     std::string_view name() const override { return "replay"; }
-    // Replays the file; of `cmd` only on_start (given a stop that does nothing) and on_finish are
-    // used. An Error names the file, line and what is wrong.
+    // Replays the file; of `cmd` only record_probes, record_denials, on_start (given a stop that does
+    // nothing) and on_finish are used. An Error names the file, line and what is wrong.
     Result<Trace> record(const Command& cmd) override;
 
 private:

@@ -220,6 +220,8 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     RecordingSink sink(trace.recording);
     if (!cmd.record_probes)
         sink.skip_probes();
+    if (cmd.record_denials)
+        sink.keep_denials();
     StraceParser parser(sink, cmd.cwd);
     const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(req);

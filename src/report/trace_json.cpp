@@ -46,6 +46,7 @@ void files(JsonWriter& w, const Recording& rec)
     w.end_array();
     list("listed", record::kList);
     list("probed", record::kProbe);
+    list("denied", record::kDenied);
     w.end_object();
 }
 

@@ -20,9 +20,9 @@ std::string trace_summary(const TraceRequest& request, const record::Trace& trac
                                              : fmt::format("exit {}", trace.status.code);
     out += fmt::format("qk-trace: {} ({}, recorded with {}, {} process{})\n", request.command.at(0), status,
                        trace.recorder, rec.processes().size(), rec.processes().size() == 1 ? "" : "es");
-    out += fmt::format("  {} read, {} written, {} created, {} removed, {} renamed, {} listed, {} probed\n",
+    out += fmt::format("  {} read, {} written, {} created, {} removed, {} renamed, {} listed, {} probed, {} denied\n",
                        count(record::kRead), count(record::kWrite), count(record::kCreate), count(record::kRemove),
-                       rec.renames().size(), count(record::kList), count(record::kProbe));
+                       rec.renames().size(), count(record::kList), count(record::kProbe), count(record::kDenied));
     if (trace.leftovers_killed)
         out += fmt::format("  {} process{} left running when the command exited, killed\n", trace.leftovers_killed,
                            trace.leftovers_killed == 1 ? " was" : "es were");

@@ -27,7 +27,7 @@ SCENARIO_DIR = BUILD_DIR / "tests" / "scenarios"
 SCHEMA_PATH = SOURCE_DIR / "schemas" / "trace.schema.json"
 
 RECORDERS = ("ebpf", "strace")
-FILE_KEYS = ("read", "written", "created", "removed", "listed", "probed")
+FILE_KEYS = ("read", "written", "created", "removed", "listed", "probed", "denied")
 ALL_FILE_KEYS = FILE_KEYS + ("renamed",)
 
 def schema_validator() -> jsonschema.Draft202012Validator:

@@ -9,8 +9,10 @@ semantics (never copied from the tool's output):
   renamed  {from, to}; RENAME_EXCHANGE gives both directions
   listed   a directory opened
   probed   an open-family call or exec that failed with ENOENT
-Paths are canonical: symlinks in directories resolved, an open's final symlink followed. O_PATH and
-O_TMPFILE opens record nothing; failures other than ENOENT record nothing.
+  denied   an open-family call or exec refused with EACCES or EPERM (qk-trace records them always)
+Paths are canonical: symlinks in directories resolved, an open's final symlink followed (a refused
+open's too: it names the file the link leads to). O_PATH and O_TMPFILE opens record nothing; failures
+other than ENOENT, EACCES and EPERM record nothing.
 
 Every path below is relative to the scenario's directory; "." is the directory itself.
 
@@ -115,6 +117,9 @@ class Scenario:
     engines_may_differ: str | None = None
     # Paths outside the directory that must be read, besides the scenario program (as given).
     also_read: tuple = ()
+    # (exit code, why): the program exits so when this machine cannot run it (the test then skips,
+    # or fails under QK_REQUIRE_PRIVILEGED=1).
+    unsupported: tuple | None = None
 
     def __str__(self):
         return self.name
@@ -333,7 +338,7 @@ SCENARIOS = [
         dict(created={"child.txt", "parent.txt"}, written={"child.txt", "parent.txt"}),
     ),
     # ---- exec ------------------------------------------------------------------------------------------
-    Scenario("exec_fail", (File("notexec", mode=0o644),), dict(probed={"nope", "nodir/x"})),
+    Scenario("exec_fail", (File("notexec", mode=0o644),), dict(probed={"nope", "nodir/x"}, denied={"notexec"})),
     Scenario(
         "exec_path",
         (Dir("bin1"), Copy("bin2/tool", "/bin/true")),
@@ -349,6 +354,25 @@ SCENARIOS = [
         "exec_symlink",
         (Copy("bin/tool", "/bin/true"), Symlink("run", "bin/tool")),
         dict(read={"bin/tool"}),
+    ),
+    # ---- refusals -------------------------------------------------------------------------------------
+    Scenario(
+        "denied",
+        (
+            File("allowed/ok.txt"),
+            File("secret.txt"),
+            File("secret2.txt"),
+            File("sub/secret3.txt"),
+            Symlink("allowed/to-secret2", "../secret2.txt"),
+            Copy("bin/tool", "/bin/true"),
+        ),
+        dict(
+            read={"allowed/ok.txt"},
+            # The refused open of allowed/to-secret2 names where the link leads.
+            denied={"secret.txt", "secret2.txt", "sub/secret3.txt", "bin/tool"},
+            probed={"allowed/missing", "allowed/nope"},
+        ),
+        unsupported=(3, "this kernel has no Landlock (or it is disabled)"),
     ),
     # ---- probes, O_TMPFILE, listings -------------------------------------------------------------------
     Scenario(
@@ -388,6 +412,7 @@ SCENARIOS = [
         "int80",
         (File("int80.txt"),),
         custom=True,  # test_int80: decoded (int80.txt read) or incomplete, never complete without it
+        unsupported=(3, "this kernel has no 32-bit syscall entry (IA32_EMULATION)"),
         engines_may_differ=(
             "an engine may decode the 32-bit open (strace knows the i386 table) or mark the recording "
             "incomplete (the eBPF programs sit on the 64-bit syscall tracepoints): both are right"

@@ -21,6 +21,12 @@ EXACT = [s for s in sc.SCENARIOS if not s.custom]
 COMPARED = [s for s in sc.SCENARIOS if not s.engines_may_differ]
 
 
+def skip_if_unsupported(scenario, returncode: int):
+    """Skips (or fails under QK_REQUIRE_PRIVILEGED=1) when the program said this machine cannot run it."""
+    if scenario.unsupported and returncode == scenario.unsupported[0]:
+        h.skip_or_fail(scenario.unsupported[1])
+
+
 def test_every_scenario_program_has_expectations():
     assert sc.scenario_sources() == set(sc.BY_NAME), (
         "tests/scenarios/*.c and the table in tests/e2e/scenarios.py must name the same scenarios"
@@ -44,8 +50,7 @@ def test_scenario_runs_untraced(scenario, scenario_path, tmp_path):
         text=True,
         timeout=120,
     )
-    if scenario.name == "int80" and proc.returncode == 3:
-        h.skip_or_fail("this kernel has no 32-bit syscall entry (IA32_EMULATION)")
+    skip_if_unsupported(scenario, proc.returncode)
     try:
         want = scenario.exit if isinstance(scenario.exit, int) else -int(getattr(signal, scenario.exit))
         assert proc.returncode == want, f"exit {proc.returncode}, want {want}\n{proc.stdout}\n{proc.stderr}"
@@ -63,6 +68,7 @@ def test_scenario_runs_untraced(scenario, scenario_path, tmp_path):
 def test_scenario_files(scenario, recorder, recorded):
     """The exact files section under the scenario's directory, and the program itself read."""
     rec = recorded(scenario.name, recorder)
+    skip_if_unsupported(scenario, rec.run.returncode)
     rec.check_exit()
     doc = rec.doc
     assert doc["recorder"] == recorder
@@ -97,6 +103,7 @@ def test_engines_agree(scenario, recorded):
         h.require_privileges(recorder)
     ebpf = recorded(scenario.name, "ebpf")
     strace = recorded(scenario.name, "strace")
+    skip_if_unsupported(scenario, ebpf.run.returncode)
     ebpf_files = ebpf.files()
     if scenario.strace_missing:
         # Named difference: scenario.strace_missing.why
@@ -169,8 +176,7 @@ def test_int80(recorder, recorded):
     """A 32-bit open through `int $0x80` from a 64-bit program: the recorder decodes it (int80.txt is
     read) or marks the recording incomplete. Complete without the file would be a silent hole."""
     rec = recorded("int80", recorder)
-    if rec.run.returncode == 3:
-        h.skip_or_fail("this kernel has no 32-bit syscall entry (IA32_EMULATION)")
+    skip_if_unsupported(sc.BY_NAME["int80"], rec.run.returncode)
     rec.check_exit()
     doc = rec.doc
     files = rec.files()

@@ -53,6 +53,18 @@ def test_documented_shape_is_valid():
     assert h.schema_errors(killed) == []
 
 
+def test_denied_is_optional():
+    """`denied` came after the first documents: those without it stay valid; qk-trace writes it always
+    (test_scenarios.py, test_denied.py)."""
+    doc = copy.deepcopy(VALID)
+    doc["files"]["denied"] = ["/src/secret", "/usr/bin/tool"]
+    assert h.schema_errors(doc) == []
+    assert h.contract_errors(doc) == []
+    doc["files"]["denied"].reverse()
+    assert h.contract_errors(doc), "an unsorted denied list must break the contract"
+    assert "denied" not in VALID["files"] and h.schema_errors(VALID) == []
+
+
 def _broken(change):
     doc = copy.deepcopy(VALID)
     change(doc)
@@ -81,6 +93,9 @@ BROKEN = {
     "process with both exitCode and signal": lambda d: d["processes"][0].update(signal="SIGKILL"),
     "process with unknown field": lambda d: d["processes"][0].update(cwd="/"),
     "process without argv": lambda d: d["processes"][0].pop("argv"),
+    "relative denied path": lambda d: d["files"].update(denied=["secret"]),
+    "duplicate denied path": lambda d: d["files"].update(denied=["/src/secret", "/src/secret"]),
+    "denied not a list": lambda d: d["files"].update(denied="/src/secret"),
 }
 
 

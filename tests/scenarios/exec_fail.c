@@ -1,10 +1,11 @@
 // Scenario: failed execs. A missing file is a probe (ENOENT); a file that is not executable (EACCES)
-// records nothing; a missing directory on the way is a probe of the whole path. Nothing is read:
-// only a successful exec reads its file.
+// is a denial (recorded when the recorder is asked for them, as qk-trace always does); a missing
+// directory on the way is a probe of the whole path. Nothing is read: only a successful exec reads
+// its file.
 // argv[1]: a fresh directory; the test pre-creates notexec (mode 0644).
 //   execve(nope)          -> probed nope
 //   execve(nodir/x)       -> probed nodir/x
-//   execve(notexec)       -> EACCES: nothing
+//   execve(notexec)       -> EACCES (no execute bit, even for root): denied notexec
 #include "scenario.h"
 
 extern char **environ;

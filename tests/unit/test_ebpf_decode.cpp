@@ -3,6 +3,7 @@
 #include <fcntl.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -58,6 +59,49 @@ TEST_CASE("an open record decodes to the kernel's path, the spelled path and its
     CHECK(op.created);
     CHECK(op.created_known);
     CHECK_FALSE(op.directory);
+}
+
+TEST_CASE("refused open and exec records become denials when the sink keeps them", "[record][ebpf]")
+{
+    // As the programs send them for a task with QK_TASK_DENIALS: a failed OPEN has an empty first piece.
+    static qk_file_event open_ev{};
+    open_ev.h.kind = QK_EV_FILE;
+    open_ev.op = QK_OP_OPEN;
+    open_ev.ret = -EACCES;
+    open_ev.flags = O_RDONLY;
+    auto open_bytes = record(open_ev, {"", "/qkt/w", "secret"});
+    static qk_file_event exec_ev{};
+    exec_ev.h.kind = QK_EV_FILE;
+    exec_ev.op = QK_OP_EXEC;
+    exec_ev.ret = -EPERM;
+    auto exec_bytes = record(exec_ev, {"", "/qkt/bin/tool"});
+
+    auto open_rec = decode_ebpf_record(open_bytes.data(), open_bytes.size());
+    auto exec_rec = decode_ebpf_record(exec_bytes.data(), exec_bytes.size());
+    REQUIRE(open_rec);
+    REQUIRE(exec_rec);
+    const auto& op = std::get<FsOp>(open_rec->event);
+    CHECK(op.kind == FsOpKind::open);
+    CHECK(op.result == -EACCES);
+    CHECK(op.resolved.empty());
+    CHECK(op.a.base == "/qkt/w");
+    CHECK(op.a.name == "secret");
+    CHECK(std::get<FsOp>(exec_rec->event).kind == FsOpKind::exec);
+    CHECK(std::get<FsOp>(exec_rec->event).result == -EPERM);
+
+    for (bool denials : {true, false}) {
+        Recording out;
+        RecordingSink sink(out);
+        if (denials)
+            sink.keep_denials();
+        deliver(*open_rec, sink);
+        deliver(*exec_rec, sink);
+        CHECK(out.paths().size() == (denials ? 2u : 0u));
+        if (denials) {
+            CHECK(out.paths().at("/qkt/w/secret") == kDenied);
+            CHECK(out.paths().at("/qkt/bin/tool") == kDenied);
+        }
+    }
 }
 
 TEST_CASE("rename and exec records", "[record][ebpf]")

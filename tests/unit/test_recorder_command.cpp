@@ -22,7 +22,12 @@
 
 #include "qk/record/recorder.hpp"
 #include "qk/util/unique_fd.hpp"
+#include "qk/record/cgroup.hpp"
+#include "qk/record/process.hpp"
 #include "record/strace_recorder.hpp"
+#ifdef QK_WITH_BPF
+#include "record/ebpf_session.hpp"
+#endif
 #include "test_support.hpp"
 #include "recording_queries.hpp"
 
@@ -408,3 +413,137 @@ TEST_CASE("record_probes = false leaves failed lookups out, and nothing else", "
         }
     }
 }
+
+namespace {
+
+// The paths under `root` that have any of `access`, relative to it.
+std::vector<std::string> under(const Recording& rec, std::uint16_t access, const std::string& root)
+{
+    std::vector<std::string> out;
+    for (const auto& path : paths_with(rec, access))
+        if (path.starts_with(root + "/"))
+            out.push_back(path.substr(root.size() + 1));
+    return out;
+}
+
+// A directory and a shell script that fail calls every way: ENOENT (probes), EACCES and EPERM
+// (denials: Landlock, through tests/scenarios/denied.c as built next to this binary; a file of mode
+// 000 opened as nobody; an exec without an execute bit) and others (EISDIR, EEXIST, ENOTDIR), which no
+// option records.
+struct FailingCalls {
+    qk::test::TempDir dir{"qk-denials"};
+    std::string root = dir.path.string();
+    std::string script;
+
+    const std::vector<std::string> denied = {"ll/bin/tool",        "ll/secret.txt", "ll/secret2.txt",
+                                             "ll/sub/secret3.txt", "notexec",       "zero.txt"};
+    const std::vector<std::string> probed = {"ll/allowed/missing", "ll/allowed/nope", "missing"};
+    const std::vector<std::string> read = {"ll/allowed/ok.txt"};
+
+    FailingCalls()
+    {
+        namespace fs = std::filesystem;
+        fs::permissions(dir.path, fs::perms(0755));  // nobody looks names up in it
+        dir.write("zero.txt", "z");
+        fs::permissions(dir.path / "zero.txt", fs::perms::none);
+        dir.write("notexec", "#!/bin/sh\n");
+        dir.write("exists", "e");
+        fs::create_directories(dir.path / "sub");
+        // tests/scenarios/denied.c's ground, as tests/e2e/scenarios.py lays it out.
+        dir.write("ll/allowed/ok.txt", "ok");
+        dir.write("ll/secret.txt", "s");
+        dir.write("ll/secret2.txt", "s");
+        dir.write("ll/sub/secret3.txt", "s");
+        fs::create_symlink("../secret2.txt", dir.path / "ll/allowed/to-secret2");
+        fs::create_directories(dir.path / "ll/bin");
+        fs::copy_file("/bin/true", dir.path / "ll/bin/tool");
+        std::error_code ec;
+        fs::path scenario = fs::read_symlink("/proc/self/exe", ec).parent_path() / "scenarios" / "denied";
+        REQUIRE(::access(scenario.c_str(), X_OK) == 0);
+        script = "cat missing 2>/dev/null\n"
+                 "setpriv --reuid=65534 --regid=65534 --clear-groups -- cat zero.txt 2>/dev/null\n"
+                 "./notexec 2>/dev/null\n"
+                 "(: > sub) 2>/dev/null\n"
+                 "(set -C; : > exists) 2>/dev/null\n"
+                 "cat exists/x 2>/dev/null\n"
+                 "'" + scenario.string() + "' '" + root + "/ll'; echo \"landlock $?\"\n";
+    }
+};
+
+}  // namespace
+
+TEST_CASE("record_denials: refusals only when asked; with neither option no failed call is recorded",
+          "[recorder-command][privileged]")
+{
+    using Paths = std::vector<std::string>;
+    FailingCalls ground;
+    for (auto& [name, recorder] : engines()) {
+        for (bool probes : {true, false}) {
+            for (bool denials : {true, false}) {
+                INFO("engine: " << name << ", record_probes: " << probes << ", record_denials: " << denials);
+                OutputFile out;
+                Command cmd = sh(ground.script, out.fd(), ground.root);
+                cmd.record_probes = probes;
+                cmd.record_denials = denials;
+                auto trace = recorder->record(cmd);
+                REQUIRE(trace);
+                INFO(out.text());
+                CHECK(trace->status.code == 0);
+                CHECK(out.text() == "landlock 0\n");  // the Landlock scenario ran, and was refused as it expects
+                const auto& rec = trace->recording;
+                CHECK(rec.complete());
+                CHECK(under(rec, kDenied, ground.root) == (denials ? ground.denied : Paths{}));
+                CHECK(under(rec, kProbe, ground.root) == (probes ? ground.probed : Paths{}));
+                // Whatever the options, the other failures leave no trace, and a refusal is never a read.
+                CHECK(under(rec, kRead | kWrite | kCreate | kRemove | kList, ground.root) == ground.read);
+                if (!probes && !denials)
+                    CHECK(paths_with(rec, kProbe | kDenied).empty());  // anywhere: no failed call at all
+            }
+        }
+    }
+}
+
+#ifdef QK_WITH_BPF
+TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask, before any path walk",
+          "[recorder-command][privileged][ebpf]")
+{
+    // A sink that keeps whatever arrives, so that what it holds is what the kernel sent: with
+    // QK_TASK_NO_PROBES and without QK_TASK_DENIALS, not one failed call.
+    using Paths = std::vector<std::string>;
+    auto session = EbpfSession::open(EbpfOptions{});
+    if (!session) {
+        if (require_privileged())
+            FAIL("the eBPF recorder cannot load here: " << session.error().message);
+        WARN("skipped: the eBPF recorder cannot load here: " << session.error().message);
+        return;
+    }
+    FailingCalls ground;
+    for (TrackOptions options : {TrackOptions{false, false}, TrackOptions{false, true}, TrackOptions{true, false},
+                                 TrackOptions{true, true}}) {
+        INFO("probes: " << options.probes << ", denials: " << options.denials);
+        Recording rec;
+        RecordingSink sink(rec);
+        sink.keep_denials();
+        auto cgroup = TaskCgroup::create("denials-test");
+        REQUIRE(cgroup);
+        REQUIRE((*session)->track(cgroup->id(), cgroup->level(), &sink, options));
+        OutputFile out;
+        auto pid = spawn(SpawnRequest{"/bin/sh", {"/bin/sh", "-c", ground.script}, ground.root, cgroup->fd(), {},
+                                      out.fd()});
+        REQUIRE(pid);
+        CHECK(wait_exit(*pid).code == 0);
+        cgroup->kill_all();
+        CHECK(cgroup->wait_empty(10s));
+        qk_task_stats stats = (*session)->untrack(cgroup->id());
+        CHECK(stats.lost == 0);
+        CHECK(out.text() == "landlock 0\n");
+        CHECK(under(rec, kDenied, ground.root) == (options.denials ? ground.denied : Paths{}));
+        CHECK(under(rec, kProbe, ground.root) == (options.probes ? ground.probed : Paths{}));
+        if (!options.probes)
+            CHECK(paths_with(rec, kProbe).empty());
+        if (!options.denials)
+            CHECK(paths_with(rec, kDenied).empty());
+        CHECK(under(rec, kRead | kWrite | kCreate | kRemove | kList, ground.root) == ground.read);
+    }
+}
+#endif

@@ -2,10 +2,14 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 
+#include <cerrno>
+#include <filesystem>
+
 #include <catch2/catch.hpp>
 
 #include "qk/record/recording_sink.hpp"
 #include "recording_queries.hpp"
+#include "test_support.hpp"
 
 using qk::test::paths_with;
 
@@ -145,4 +149,81 @@ TEST_CASE("a path too long to hold makes the recording incomplete, never wrong",
     elf32.elf32 = true;
     sink.on_exec(elf32);
     CHECK(rec.incomplete_reasons().size() == 2);
+}
+
+TEST_CASE("refused opens and execs are denials, kept only when asked", "[record][sink]")
+{
+    // What every engine hands over for a failed call: no kernel path, the path as spelled.
+    auto refused = [](FsOpKind kind, std::string name, long result, std::uint32_t flags = O_RDONLY) {
+        FsOp op = path_op(kind, std::move(name), result);
+        op.flags = flags;
+        return op;
+    };
+    auto feed = [&](RecordingSink& sink) {
+        sink.on_fs(refused(FsOpKind::open, "secret", -EACCES));
+        sink.on_fs(refused(FsOpKind::open, "sub/../ro", -EACCES, O_WRONLY | O_TRUNC));  // a write refused too
+        sink.on_fs(refused(FsOpKind::open, "mine", -EPERM, O_RDONLY | O_NOATIME));
+        sink.on_fs(refused(FsOpKind::exec, "noexec", -EACCES));
+        sink.on_fs(refused(FsOpKind::exec, "setuid", -EPERM));
+        sink.on_fs(refused(FsOpKind::open, "missing", -ENOENT));
+        sink.on_fs(refused(FsOpKind::exec, "nope", -ENOENT));
+        // Refused, yet nothing to deny: a handle reads nothing, an O_TMPFILE has no name.
+        sink.on_fs(refused(FsOpKind::open, "handle", -EACCES, O_RDONLY | O_PATH));
+        sink.on_fs(refused(FsOpKind::open, "tmpdir", -EACCES, O_RDWR | O_TMPFILE));
+        // Other failures, of opens and execs or of other calls, are never recorded.
+        sink.on_fs(refused(FsOpKind::open, "dir", -EISDIR, O_WRONLY));
+        sink.on_fs(refused(FsOpKind::open, "lock", -EEXIST, O_RDWR | O_CREAT | O_EXCL));
+        sink.on_fs(refused(FsOpKind::open, "loop", -ELOOP, O_RDONLY | O_NOFOLLOW));
+        sink.on_fs(refused(FsOpKind::exec, "elf", -ENOEXEC));
+        sink.on_fs(refused(FsOpKind::mkdir, "made", -EACCES));
+        sink.on_fs(refused(FsOpKind::unlink, "kept", -EPERM));
+        sink.on_fs(refused(FsOpKind::truncate, "t", -EACCES));
+    };
+    const Paths denied = {"/w/mine", "/w/noexec", "/w/ro", "/w/secret", "/w/setuid"};
+    const Paths probed = {"/w/missing", "/w/nope"};
+
+    for (bool probes : {true, false}) {
+        for (bool denials : {true, false}) {
+            INFO("probes " << probes << ", denials " << denials);
+            Recording rec;
+            RecordingSink sink(rec);
+            if (!probes)
+                sink.skip_probes();
+            if (denials)
+                sink.keep_denials();
+            feed(sink);
+            CHECK(paths_with(rec, kDenied) == (denials ? denied : Paths{}));
+            CHECK(paths_with(rec, kProbe) == (probes ? probed : Paths{}));
+            // A denial is nothing else: not read, not written.
+            CHECK(rec.paths().size() == (denials ? denied.size() : 0) + (probes ? probed.size() : 0));
+            CHECK(paths_with(rec, kRead | kWrite | kCreate | kRemove | kList).empty());
+            CHECK(rec.complete());
+        }
+    }
+}
+
+TEST_CASE("a refused open through a symlink names the file it leads to, the link as its alias", "[record][sink]")
+{
+    qk::test::TempDir dir("qk-sink-denied");
+    const std::string root = dir.path.string();
+    dir.write("secret.txt", "s");
+    std::filesystem::create_directories(dir.path / "allowed");
+    std::filesystem::create_symlink("../secret.txt", dir.path / "allowed/link");
+    std::filesystem::create_symlink("gone", dir.path / "dangling");
+
+    Recording rec;
+    RecordingSink sink(rec);
+    sink.keep_denials();
+    FsOp op;
+    op.kind = FsOpKind::open;
+    op.result = -EACCES;
+    op.a = PathArg{root, "allowed/link"};
+    sink.on_fs(op);
+    op.a = PathArg{root, "dangling"};  // an O_CREAT through it, in a directory that may not be written
+    op.flags = O_WRONLY | O_CREAT;
+    sink.on_fs(op);
+
+    CHECK(paths_with(rec, kDenied) == Paths{root + "/dangling", root + "/secret.txt"});
+    CHECK(rec.aliases().at(root + "/allowed/link") == root + "/secret.txt");
+    CHECK(rec.aliases().count(root + "/dangling") == 0);
 }

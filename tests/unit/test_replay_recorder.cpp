@@ -42,6 +42,34 @@ TEST_CASE("the replay engine turns recorded events into the same Recording", "[r
     ::unlink(path.c_str());
 }
 
+TEST_CASE("replayed refusals are denials when the command asks for them, as under the real engines", "[record][replay]")
+{
+    auto path = write_events(R"({"op":"open","pid":2,"result":3,"resolved":"/w/in.txt","base":"/w","name":"in.txt"}
+{"op":"open","pid":2,"result":-13,"flags":0,"base":"/w","name":"secret"}
+{"op":"open","pid":2,"result":-1,"flags":0,"base":"/w","name":"mine"}
+{"op":"execfail","pid":2,"result":-13,"base":"/w","name":"bin/tool"}
+{"op":"open","pid":2,"result":-2,"flags":0,"base":"/w","name":"missing"}
+{"op":"open","pid":2,"result":-21,"flags":1,"base":"/w","name":"dir"}
+)");
+    using Paths = std::vector<std::string>;
+    for (bool probes : {true, false}) {
+        for (bool denials : {true, false}) {
+            INFO("probes " << probes << ", denials " << denials);
+            Command cmd;
+            cmd.record_probes = probes;
+            cmd.record_denials = denials;
+            auto trace = ReplayRecorder(path).record(cmd);
+            REQUIRE(trace);
+            const auto& rec = trace->recording;
+            CHECK(paths_with(rec, kRead) == Paths{"/w/in.txt"});
+            CHECK(paths_with(rec, kDenied) == (denials ? Paths{"/w/bin/tool", "/w/mine", "/w/secret"} : Paths{}));
+            CHECK(paths_with(rec, kProbe) == (probes ? Paths{"/w/missing"} : Paths{}));
+            CHECK(rec.paths().size() == 1u + (denials ? 3u : 0u) + (probes ? 1u : 0u));  // never the EISDIR
+        }
+    }
+    ::unlink(path.c_str());
+}
+
 TEST_CASE("a malformed recorded event names the file and line", "[record][replay]")
 {
     auto path = write_events("{\"op\":\"fork\",\"parent\":1,\"child\":2}\n{\"op\":\"open\",\"pid\":\"x\"}\n");

@@ -34,10 +34,14 @@ struct Parsed {
     std::vector<std::string> errors;
 };
 
-Parsed parse(std::initializer_list<std::string_view> lines, std::string cwd = "/qkt/w", pid_t root = 0)
+// `denials`: the sink keeps refused opens and execs, as for a Command with record_denials.
+Parsed parse(std::initializer_list<std::string_view> lines, std::string cwd = "/qkt/w", pid_t root = 0,
+             bool denials = false)
 {
     Parsed out;
     RecordingSink sink(out.rec);
+    if (denials)
+        sink.keep_denials();
     StraceParser parser(sink, std::move(cwd), root);
     for (auto line : lines)
         if (auto s = parser.feed(line); !s)
@@ -176,6 +180,48 @@ TEST_CASE("strace opens: reads, writes, O_EXCL creations, probes, listings", "[s
     // O_DIRECTORY, or a directory found by stat when the flags do not say.
     CHECK(paths_with(p.rec, kList) == Paths{"/qkt/w/src", "/usr"});
     CHECK(p.rec.complete());
+}
+
+TEST_CASE("strace: opens and execs refused with EACCES or EPERM are denials when asked, no other failure", "[strace]")
+{
+    std::initializer_list<std::string_view> lines = {
+        R"(100   openat(AT_FDCWD</qkt/w>, "secret", O_RDONLY|O_CLOEXEC) = -1 EACCES (Permission denied))",
+        R"(100   open("/qkt/w/ro", O_WRONLY|O_TRUNC) = -1 EACCES (Permission denied))",
+        R"(100   openat(AT_FDCWD</qkt/w>, "mine", O_RDONLY|O_NOATIME) = -1 EPERM (Operation not permitted))",
+        R"(100   openat(3</qkt/w/sub>, "x", O_RDONLY) = -1 EACCES (Permission denied))",
+        R"(100   openat2(AT_FDCWD</qkt/w>, "two", {flags=O_RDONLY, resolve=0}, 24) = -1 EACCES (Permission denied))",
+        R"(100   creat("made", 0644) = -1 EACCES (Permission denied))",
+        R"(100   openat(AT_FDCWD</qkt/w>, "rel/x.h", O_RDONLY) = -1 ENOENT (No such file or directory))",
+        R"(100   openat(AT_FDCWD</qkt/w>, "handle", O_RDONLY|O_PATH) = -1 EACCES (Permission denied))",
+        R"(100   openat(AT_FDCWD</qkt/w>, "tmp", O_WRONLY|O_TMPFILE, 0600) = -1 EACCES (Permission denied))",
+        R"(100   openat(AT_FDCWD</qkt/w>, "dir", O_WRONLY) = -1 EISDIR (Is a directory))",
+        R"(100   openat(AT_FDCWD</qkt/w>, "lock", O_RDWR|O_CREAT|O_EXCL, 0600) = -1 EEXIST (File exists))",
+        R"(100   openat(AT_FDCWD</qkt/w>, "loop", O_RDONLY|O_NOFOLLOW) = -1 ELOOP (Too many levels of symbolic links))",
+        R"(100   mkdir("/qkt/w/md", 0777) = -1 EACCES (Permission denied))",
+        R"(100   unlink("/qkt/w/kept") = -1 EPERM (Operation not permitted))",
+        R"(100   rename("/qkt/w/a", "/qkt/w/b") = -1 EACCES (Permission denied))",
+        R"(100   truncate("/qkt/w/t", 0) = -1 EACCES (Permission denied))",
+        R"(100   clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 101)",
+        R"(101   execve("/qkt/bin/noexec", ["noexec"], 0x7ffc /* 3 vars */) = -1 EACCES (Permission denied))",
+        R"(101   execveat(AT_FDCWD</qkt/w>, "tool", ["tool"], 0x7ffc /* 3 vars */, 0) = -1 EPERM (Operation not permitted))",
+        R"(101   execve("/qkt/bin/elf", ["elf"], 0x7ffc /* 3 vars */) = -1 ENOEXEC (Exec format error))",
+        R"(101   execve("/qkt/bin/nope", ["nope"], 0x7ffc /* 3 vars */) = -1 ENOENT (No such file or directory))",
+        R"(101   +++ exited with 1 +++)",
+        R"(100   +++ exited with 0 +++)",
+    };
+    const Paths denied = {"/qkt/bin/noexec", "/qkt/w/made", "/qkt/w/mine", "/qkt/w/ro",
+                          "/qkt/w/secret",   "/qkt/w/sub/x", "/qkt/w/tool", "/qkt/w/two"};
+    const Paths probed = {"/qkt/bin/nope", "/qkt/w/rel/x.h"};
+    for (bool denials : {true, false}) {
+        INFO("denials " << denials);
+        auto p = parse(lines, "/qkt/w", 0, denials);
+        CHECK(p.errors.empty());
+        CHECK(paths_with(p.rec, kDenied) == (denials ? denied : Paths{}));
+        CHECK(paths_with(p.rec, kProbe) == probed);
+        CHECK(p.rec.paths().size() == probed.size() + (denials ? denied.size() : 0));
+        CHECK(p.rec.renames().empty());
+        CHECK(p.rec.complete());
+    }
 }
 
 TEST_CASE("strace -X raw constants decode like the symbolic ones", "[strace]")

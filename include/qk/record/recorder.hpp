@@ -35,6 +35,11 @@ struct Command {
     // judges only reads and writes, and tools probe far more paths than they open; the eBPF engine
     // then skips them in the kernel, before any path is walked.
     bool record_probes = true;
+    // True: open-family calls and execs refused with EACCES or EPERM are recorded as kDenied (see
+    // recording.hpp for what the path means). Enforce asks for them, to name the reads Landlock
+    // refused; the audit does not. The eBPF engine keeps those failures in the kernel only when asked:
+    // every other failure is dropped before any path is walked, as before.
+    bool record_denials = false;
     // Called once the command runs, on the thread calling record(), with the function that stops it.
     // That function may be called from any thread until on_finish returns, and never after.
     std::function<void(StopFn stop)> on_start;

@@ -26,6 +26,17 @@ enum Access : std::uint16_t {
     kRemove = 1 << 3,   // unlinked or removed
     kList = 1 << 4,     // a directory opened
     kProbe = 1 << 5,    // an open-family call or exec that found nothing (ENOENT)
+    // An open-family call or exec refused with EACCES or EPERM: the path exists but may not be opened
+    // as asked (Landlock, file modes, a noexec mount, ...). Recorded only when Command::record_denials
+    // asks. Neither read nor written: a consumer judging reads and writes looks at those bits only.
+    // The path is canonical as a successful open's would be: the last component is followed, so a
+    // refused open of a link names the file the link leads to (where the kernel checked permission;
+    // the spelling through the link is kept as an alias). When that cannot be resolved (a dangling
+    // link, a directory on the way the recorder cannot search either), the path stays as spelled.
+    // EACCES may also come from a directory on the way that may not be searched, or from an O_CREAT
+    // in a directory that may not be written: then the path named is the one asked for, which may not
+    // exist.
+    kDenied = 1 << 6,
 };
 
 struct Process {

@@ -1,12 +1,10 @@
 // RecordingSink: turns recorder-neutral events into a Recording. The one place that decides what an
-// event means (an O_RDWR open is a read and a write, ENOENT is a probe, ...) and how its paths become
-// absolute and canonical.
+// event means (an O_RDWR open is a read and a write, ENOENT is a probe, EACCES a denial, ...) and how
+// its paths become absolute and canonical.
 #pragma once
 
 #include <string>
 #include <unordered_set>
-
-#include <string>
 
 #include "qk/record/events.hpp"
 #include "qk/record/path_resolver.hpp"
@@ -28,11 +26,17 @@ public:
     Recording& recording() { return out_; }
     // Failed lookups (kProbe) left out, as Command::record_probes = false asks.
     void skip_probes() { probes_ = false; }
+    // Opens and execs refused with EACCES or EPERM recorded (kDenied), as Command::record_denials asks.
+    void keep_denials() { denials_ = true; }
 
 private:
     // Absolute canonical path of an argument; false (and the recording marked incomplete) if too long.
     bool resolve(const PathArg& arg, bool follow_last, std::string& out);
     void on_open(const FsOp& op);
+    // A failed open or exec: a probe (ENOENT), a denial (EACCES, EPERM), or nothing.
+    void on_failed_lookup(const FsOp& op);
+    // Remembers `spelled` as an alias of `path` when it names it another way (through a link).
+    void note_spelling(const PathArg& spelled, const std::string& path);
 
     Recording& out_;
     PathResolver resolver_;
@@ -40,6 +44,7 @@ private:
     StringSet spellings_;
     std::string spelling_;
     bool probes_ = true;
+    bool denials_ = false;
 };
 
 }  // namespace qk::record
