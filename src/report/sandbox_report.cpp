@@ -101,7 +101,8 @@ std::string sandbox_report_json(const RunAudit& audit)
     if (!audit.no_recorder.empty())
         w.key("recorderUnavailable").value(audit.no_recorder);
     if (audit.mode == "enforce") {
-        w.key("landlockAbi").value(audit.landlock_abi);
+        if (audit.landlock_abi > 0)
+            w.key("landlockAbi").value(audit.landlock_abi);
         if (!audit.landlock_only.empty())
             w.key("landlockOnly").value(audit.landlock_only);
     }

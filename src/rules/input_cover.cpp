@@ -4,17 +4,47 @@
 // allows reads under those directories as enforce does, so the two never disagree.
 
 #include <algorithm>
+#include <optional>
 
 #include "path_kinds.hpp"
 #include "rules_data.hpp"
 
 namespace qk::rules {
 
+bool Rules::Data::under_linked_dir(std::string_view rel) const
+{
+    if (linked_files.contains(rel))
+        return true;
+    if (linked_dirs.empty())
+        return false;
+    for (std::string_view dir = rel;; dir = dirname_of(dir)) {
+        if (linked_dirs.contains(dir))
+            return true;
+        if (dir.empty())
+            return false;
+    }
+}
+
 void Rules::Data::cover_inputs()
 {
+    auto inside = [&](const std::string& abs) -> std::optional<std::string> {
+        if (abs == root)
+            return std::string();
+        if (abs.size() > root.size() && abs.starts_with(root) && abs[root.size()] == '/')
+            return abs.substr(root.size() + 1);
+        return std::nullopt;
+    };
+    for (const auto& tree : key->linked_trees) {
+        for (const std::string& dir : tree->targets)
+            if (auto rel = inside(dir))
+                linked_dirs.insert(*rel);
+        for (const std::string& file : tree->target_files)
+            if (auto rel = inside(file))
+                linked_files.insert(*rel);
+    }
     for (const auto& group : key->groups)
         for (const auto& glob : key->inputs.filesets.at(group.fileset)->globs.globs())
-            if (!glob.negated() && glob.is_literal() && !glob.literal_prefix().empty())
+            if (glob.names_path() && !glob.literal_prefix().empty())
                 literal_inputs.emplace(glob.literal_prefix());
     if (!files)
         return;

@@ -208,7 +208,7 @@ Verdict Rules::read_relative(std::string_view rel) const
     }
     if (auto c = d.writable(rel))
         return {*c};
-    if (d.in_input_group(rel) || d.under_whole_input_dir(rel) || d.named_input(rel))
+    if (d.in_input_group(rel) || d.under_whole_input_dir(rel) || d.named_input(rel) || d.under_linked_dir(rel))
         return {PathClass::input};
     if (d.always.contains(rel))
         return {PathClass::always};

@@ -73,6 +73,10 @@ struct Rules::Data {
     std::vector<std::uint32_t> input_files;
     PathSet whole_input_dirs;
     PathSet literal_inputs;
+    // Where declared directory links lead inside the workspace (their trees are keyed whole): read as
+    // inputs, nested links' targets included.
+    PathSet linked_dirs, linked_files;
+    bool under_linked_dir(std::string_view rel) const;
     void cover_inputs();
     bool under_whole_input_dir(std::string_view rel) const;
     bool named_input(std::string_view rel) const;

@@ -59,7 +59,7 @@ public:
             auto glob = workspace::Glob::compile(p);
             if (!glob)
                 continue;  // the set compiled it: cannot happen
-            if (glob->is_literal()) {
+            if (glob->names_path()) {
                 if (!negated)
                     path(std::string(glob->literal_prefix()), access, why);
                 else
@@ -239,6 +239,10 @@ std::vector<Grant> Rules::grants() const
         if (!d.files || d.files->range_under(p).first == d.files->range_under(p).second)
             g.path(p, A::read, PathClass::input);
 
+    for (const std::string& p : d.linked_dirs)
+        g.path(p, A::read, PathClass::input);
+    for (const std::string& p : d.linked_files)
+        g.path(p, A::read, PathClass::input);
     for (const std::string& p : d.always)
         g.path(p, A::read, PathClass::always);
     for (const std::string& p : d.json_files)

@@ -115,7 +115,8 @@ char kind_without_links(int root_fd, std::string_view rel)
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0)
         return 0;
-    return S_ISDIR(st.st_mode) ? 'd' : 'f';
+    // O_PATH | O_NOFOLLOW hands back a link named last rather than failing: it is no file to allow.
+    return S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : 0;
 }
 
 }  // namespace qk::rules

@@ -23,7 +23,7 @@ struct TreeVisitor {
 void walk_tree(int root_fd, std::string_view start, const TreeVisitor& visit);
 
 // Whether `rel` exists under `root_fd` with no symbolic link on the way (itself included), and what it
-// is: 0 (missing or through a link), 'd' (directory), 'f' (anything else).
+// is: 0 (missing, a link, or through one), 'd' (directory), 'f' (regular file).
 char kind_without_links(int root_fd, std::string_view rel);
 
 }  // namespace qk::rules

@@ -218,6 +218,9 @@ TEST_CASE("literal prefix, literal globs and expansion", "[glob]")
     CHECK(compiled("libs/a/x.ts").literal_prefix() == "libs/a/x.ts");
     CHECK(compiled("libs/a/x.ts").is_literal());
     CHECK_FALSE(compiled("libs/a/*.ts").is_literal());
+    CHECK(compiled("libs/a/x.ts").names_path());
+    CHECK_FALSE(compiled("libs/a/*.ts").names_path());
+    CHECK_FALSE(compiled("!libs/a/x.ts").names_path());
     CHECK(compiled("libs/\\*/x").literal_prefix() == "libs/*/x");  // escapes resolved
     CHECK(compiled("apps/(marketing)/x/*.ts").literal_prefix() == "apps/marketing/x");
     CHECK(compiled("libs/{a,b}/x").literal_prefix() == "libs");

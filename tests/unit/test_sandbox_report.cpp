@@ -501,7 +501,7 @@ TEST_CASE("without a recorder the report says why, and recorder is null", "[sand
       "recorder": null,
       "recorderUnavailable": "strace is not installed",
       "summary": {"tasks": 1, "audited": 0, "wentBeyond": 0, "restored": 0, "notAudited": 1,
-                  "unsandboxed": 0, "refused": 0},
+                  "unsandboxed": 0, "refused": 0, "enforced": 0},
       "tasks": {"app:build": {"status": "notAudited", "reason": "no recorder"}},
       "readByMany": [],
       "packagesReadByMany": []

@@ -52,6 +52,10 @@ public:
     // True when the glob matches exactly one path (no syntax but escapes or a one-way group such as
     // `(x)`): literal_prefix() is that path. Glob is immutable: share and match from any thread.
     bool is_literal() const;
+    // True when the pattern is a plain path (no syntax but escapes), not negated: literal_prefix() is
+    // that path. A fileset glob (an input) naming a path selects it and everything beneath it, so it
+    // is not is_literal(), but it names a path the sandbox allows whole.
+    bool names_path() const;
     // The plain signed globs the pattern stands for, in the form of Nx's convert_glob ("!" marks an
     // exclusion), for `qk show` and for debugging a key.
     std::vector<std::string> expansion() const;

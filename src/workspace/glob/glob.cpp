@@ -123,6 +123,11 @@ bool Glob::is_literal() const
     return impl_->literal;
 }
 
+bool Glob::names_path() const
+{
+    return impl_->names_path;
+}
+
 std::vector<std::string> Glob::expansion() const
 {
     std::vector<std::string> out;

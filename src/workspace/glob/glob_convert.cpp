@@ -277,7 +277,9 @@ Result<std::shared_ptr<const Compiled>> compile_glob(std::string_view pattern, b
     SyntaxError err;
     if (!parse_items(pattern.substr(base), base, items, err))
         return syntax_error(pattern, err);
-    bool fileset_literal = fileset && is_literal_syntax(items);
+    const bool plain = is_literal_syntax(items);
+    c->names_path = plain && !c->negated;
+    bool fileset_literal = fileset && plain;
     std::vector<Items> expanded;
     std::set<std::string> seen;
     bool ok = expand_slash_braces(items, expanded);

@@ -16,6 +16,7 @@ struct Compiled {
     std::string pattern;
     bool negated = false;
     bool literal = false;
+    bool names_path = false;  // a plain path, not negated (Glob::names_path)
     std::string prefix;
     std::vector<Alternative> alternatives;  // positive and negative
 };
