@@ -1,0 +1,69 @@
+// What qk hands qk-sandbox-exec for one command under --sandbox=enforce (the plan), and what the helper
+// hands back (the result): one codec for both sides, so neither parses the other's guess of a format.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qk/util/result.hpp"
+
+namespace qk::enforce {
+
+struct SandboxPlan {
+    // A path the command may use, workspace-relative ("" is the root itself). qk walked it without
+    // links (Rules::grants); the helper opens it again on the merged tree, refusing links on the way.
+    struct Grant {
+        enum class Access { read, read_write };
+        std::string path;
+        Access access = Access::read;
+        friend bool operator==(const Grant&, const Grant&) = default;
+    };
+
+    std::string root;    // the workspace root: absolute, canonical
+    bool overlay = true;  // false: Landlock alone (writes outside read_write grants refused as they happen)
+    std::string upper, work;         // overlay mode: the upper and work directories (outside the workspace)
+    std::vector<std::string> binds;  // overlay mode: workspace-relative paths bound through from the real
+                                     // workspace (.git, .qk, every node_modules, scratch directories)
+    std::vector<Grant> grants;       // everything else in the workspace is refused
+    std::string tmpdir;   // when set: the command's TMPDIR (a directory outside the workspace, read and
+                          // write), for workspaces under the system's temporary directory, whose new
+                          // entries Landlock could not allow without allowing the workspace
+    std::string result;   // the file the helper writes its SandboxResult to
+    int watch_pid = 0;    // qk's pid: when it dies, everything the command started is killed
+
+    friend bool operator==(const SandboxPlan&, const SandboxPlan&) = default;
+};
+
+// One record a line, fields separated by tabs; tab, newline and backslash in a path escaped (\t \n \\).
+std::string encode(const SandboxPlan& plan);
+// An Error naming the line when the text is not a plan this version writes.
+Result<SandboxPlan> decode_plan(std::string_view text);
+
+struct SandboxResult {
+    // Set when the sandbox could not be built: which step ("unshare", "uid_map", "mount-private",
+    // "overlay", "bind", "landlock-ruleset", "landlock-rule", "landlock-restrict", "exec"...), the errno
+    // and a sentence for the user. The command did not run.
+    struct SetupFailure {
+        std::string stage;
+        int error = 0;
+        std::string message;
+        friend bool operator==(const SetupFailure&, const SetupFailure&) = default;
+    };
+    std::optional<SetupFailure> setup;
+    int landlock_abi = 0;
+    std::size_t rules_added = 0;    // Landlock rules the helper added
+    std::size_t grants_missing = 0;  // grants that were gone (or behind a link) when the helper opened them
+    // How the command ended, when it ran: exit code, or the signal that killed it.
+    std::optional<int> exit_code, signal;
+
+    friend bool operator==(const SandboxResult&, const SandboxResult&) = default;
+};
+
+std::string encode(const SandboxResult& result);
+Result<SandboxResult> decode_result(std::string_view text);
+
+// The exit status qk-sandbox-exec uses when the sandbox could not be built (the result file says why).
+inline constexpr int kSetupFailedStatus = 125;
+
+}  // namespace qk::enforce
