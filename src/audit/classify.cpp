@@ -1,5 +1,7 @@
 #include "qk/audit/classify.hpp"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include <string>
@@ -89,6 +91,26 @@ private:
 TaskFindings classify(const record::Recording& recording, const rules::Rules& rules, const workspace::Workspace& ws)
 {
     return Classifier(recording, rules, ws).run();
+}
+
+void refused_accesses(const record::Recording& recording, const rules::Rules& rules, bool landlock_only,
+                      TaskFindings& out)
+{
+    for (const auto& [path, access] : recording.paths()) {
+        if (!(access & record::kDenied))
+            continue;
+        auto rel = rules.relative(path);
+        if (!rel)
+            continue;  // outside the workspace: enforce refuses nothing there
+        // Held by Landlock alone, a refused path that is not there was one the task tried to create.
+        struct stat st {};
+        const bool created = landlock_only && ::lstat(path.c_str(), &st) != 0;
+        if (!created && !rules.read(path).allowed())
+            out.refused_reads.emplace_back(*rel);
+        else if (landlock_only && !rules.write(path, false).allowed())
+            out.refused_writes.emplace_back(*rel);
+    }
+    out.normalise();
 }
 
 TaskAudit audit_task(std::string task, const record::Recording& recording, const rules::Rules& rules,

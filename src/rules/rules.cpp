@@ -175,6 +175,19 @@ std::vector<std::string> Rules::output_directories() const
     return dirs;
 }
 
+std::vector<std::string> Rules::directory_outputs() const
+{
+    std::vector<std::string> out;
+    for (const auto& r : d_->outputs->roots()) {
+        std::string_view name = basename_of(r.path);
+        if (r.whole && !r.path.empty() && name.find('.', 1) == std::string_view::npos)
+            out.push_back(r.path);
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 Verdict Rules::read(std::string_view path) const
 {
     auto rel = relative(path);

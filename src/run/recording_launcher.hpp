@@ -12,7 +12,11 @@ namespace qk::run {
 
 class RecordingLauncher final : public Launcher {
 public:
-    explicit RecordingLauncher(record::Recorder& recorder) : recorder_(recorder) {}
+    // `record_denials`: opens the kernel refused are recorded too (enforce lists the reads it refused).
+    explicit RecordingLauncher(record::Recorder& recorder, bool record_denials = false)
+        : recorder_(recorder), record_denials_(record_denials)
+    {
+    }
 
     // Safe from several threads at once: a task's parallel commands are recorded side by side.
     Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) override;
@@ -22,6 +26,7 @@ public:
 
 private:
     record::Recorder& recorder_;
+    bool record_denials_;
     std::mutex mutex_;
     record::Recording recording_;
 };

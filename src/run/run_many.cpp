@@ -22,7 +22,7 @@
 #include "command_runner.hpp"
 #include "launcher.hpp"
 #include "output_display.hpp"
-#include "sandbox_audit.hpp"
+#include "sandbox.hpp"
 #include "scheduler.hpp"
 
 namespace qk::run {
@@ -50,9 +50,6 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
 {
     auto self = std::unique_ptr<RunMany>(new RunMany());
     self->request_ = request;
-    if (request.sandbox == SandboxMode::enforce)
-        return error("--sandbox=enforce is not available on Linux yet: use --sandbox (audit), which records each "
-                     "task and reports what it did beyond its declarations");
     if (!request.sandbox_report.empty()) {
         if (request.sandbox == SandboxMode::off)
             return error("--sandbox-report needs --sandbox: without it no task is audited");
@@ -96,8 +93,8 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
     if (request.sandbox != SandboxMode::off) {
-        QK_TRY(audit, SandboxAudit::open(request.recorder, s));
-        self->audit_ = std::move(audit).value();
+        QK_TRY(sandbox, open_sandbox(request.sandbox, request.recorder, s));
+        self->sandbox_ = std::move(sandbox).value();
     }
     return self;
 }
@@ -128,8 +125,9 @@ Result<int> RunMany::run()
     options.columns = terminal_columns(request_.output_fd);
     display_ = std::make_unique<OutputDisplay>(ids, fd_sink(request_.output_fd), options);
 
-    if (audit_ && !audit_->no_recorder().empty())
-        fd_sink(request_.output_fd)(fmt::format("qk: the sandbox cannot audit any task: {}\n", audit_->no_recorder()));
+    if (sandbox_)
+        if (std::string notice = sandbox_->notice(); !notice.empty())
+            fd_sink(request_.output_fd)(notice);
 
     unsigned parallel = request_.parallel ? request_.parallel : std::max(1u, std::thread::hardware_concurrency());
     scheduler_ = std::make_unique<Scheduler>(std::move(nodes), parallel);
@@ -167,9 +165,9 @@ Result<int> RunMany::run()
 
 bool RunMany::report_audit()
 {
-    if (!audit_)
+    if (!sandbox_)
         return true;
-    audit::RunAudit result = audit_->result();
+    audit::RunAudit result = sandbox_->result();
     fd_sink(request_.output_fd)(report::sandbox_summary(result));
     if (request_.sandbox_report.empty())
         return true;
@@ -238,14 +236,14 @@ Outcome RunMany::run_task(std::size_t i)
             // Outputs nobody touched since they were made or restored need no writing.
             if (key::outputs_in_place(*cache_, **hit)) {
                 display_->restored(t.id, (*hit)->terminal_output);
-                if (audit_)
-                    audit_->restored(i);
+                if (sandbox_)
+                    sandbox_->restored(i);
                 return Outcome::succeeded;
             }
             if (auto st = cache_->restore(**hit); st) {
                 display_->restored(t.id, (*hit)->terminal_output);
-                if (audit_)
-                    audit_->restored(i);
+                if (sandbox_)
+                    sandbox_->restored(i);
                 return Outcome::succeeded;
             } else {
                 display_->line(t.id, "qk: cannot restore from the cache, running instead: " + st.error().message);
@@ -259,9 +257,12 @@ Outcome RunMany::run_task(std::size_t i)
         if (auto st = empty_scratch(session_->workspace().root(), dir); !st)
             return failed(fmt::format("cannot empty scratch directory {}: {}", dir, st.error().message));
 
-    std::unique_ptr<SandboxAudit::TaskRun> recorded = audit_ ? audit_->start(i, scratch_[i]) : nullptr;
+    Sandbox::Start sandboxed = sandbox_ ? sandbox_->start(i, scratch_[i]) : Sandbox::Start{};
+    if (sandboxed.refused)
+        return failed("the sandbox refuses to run it: " + *sandboxed.refused +
+                      "; set \"qk:sandbox\": false on its target to run it unsandboxed");
     display_->started(t.id);
-    CommandRunner runner(recorded ? static_cast<Launcher&>(recorded->launcher) : *launcher_);
+    CommandRunner runner(sandboxed.task ? sandboxed.task->launcher() : *launcher_);
     {
         std::lock_guard l(running_mutex_);
         running_.insert(&runner);
@@ -273,9 +274,15 @@ Outcome RunMany::run_task(std::size_t i)
         std::lock_guard l(running_mutex_);
         running_.erase(&runner);
     }
-    if (recorded)
-        audit_->finish(std::move(recorded), cancelled_ || (result && result->cancelled),
-                       result ? std::string() : result.error().message);
+    if (sandboxed.task) {
+        Status kept = sandbox_->finish(std::move(sandboxed.task), cancelled_ || (result && result->cancelled),
+                                       result ? std::string() : result.error().message);
+        if (!kept) {
+            display_->line(t.id, "qk: " + kept.error().message);
+            if (result)
+                result->succeeded = false;  // part of its outputs may be missing: never cached
+        }
+    }
     if (!result)
         return failed(result.error().message);
     if (result->succeeded && cacheable) {

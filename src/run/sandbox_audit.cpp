@@ -1,77 +1,59 @@
 #include "sandbox_audit.hpp"
 
-#include <fmt/core.h>
-
 #include "qk/audit/classify.hpp"
-#include "qk/run/task_rules.hpp"
 
 namespace qk::run {
+
+class SandboxAudit::Recorded final : public TaskSandbox {
+public:
+    Recorded(std::size_t task, rules::Rules rules, record::Recorder& recorder)
+        : TaskSandbox(task, std::move(rules)), recording(recorder)
+    {
+    }
+    Launcher& launcher() override { return recording; }
+    RecordingLauncher recording;
+};
 
 Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, Session& session)
 {
     std::unique_ptr<SandboxAudit> self(new SandboxAudit(session));
-    QK_TRY(installed, rules::InstalledPackages::load(session.workspace().root(), session.keys().lockfile()));
-    self->installed_ = std::move(installed).value();
-    std::string why;
-    QK_TRY(recorder, record::make_recorder(choice, &why));
-    self->recorder_ = std::move(recorder).value();
-    if (self->recorder_)
-        self->audit_.recorder = std::string(self->recorder_->name());
-    else
-        self->audit_.no_recorder = why;
+    QK_TRY_STATUS(self->open_common(choice, "audit"));
     return self;
 }
 
-void SandboxAudit::add(audit::TaskAudit audit)
+Sandbox::Start SandboxAudit::start(std::size_t i, const std::vector<std::string>& scratch)
 {
-    std::lock_guard lock(mutex_);
-    audit_.tasks.push_back(std::move(audit));
-}
-
-std::unique_ptr<SandboxAudit::TaskRun> SandboxAudit::start(std::size_t i, const std::vector<std::string>& scratch)
-{
-    const workspace::Task& t = session_.tasks().tasks()[i];
+    const workspace::Task& t = task(i);
     if (!t.target->sandbox.enabled) {
         add({t.id, audit::TaskStatus::unsandboxed, "\"qk:sandbox\": false on its target", {}});
-        return nullptr;
+        return {};
     }
     if (!recorder_) {
         add({t.id, audit::TaskStatus::not_audited, "no recorder works here", {}});
-        return nullptr;
+        return {};
     }
-    auto rules = task_rules(session_, i, scratch, installed_);
+    auto rules = rules_of(i, scratch);
     if (!rules) {
         add({t.id, audit::TaskStatus::unsandboxed, "its rules cannot be built: " + rules.error().message, {}});
-        return nullptr;
+        return {};
     }
-    auto run = std::unique_ptr<TaskRun>(new TaskRun{i, std::move(rules).value(), RecordingLauncher(*recorder_), {}});
+    auto run = std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_);
     run->directories = OutputDirectories::create(session_.workspace().root(), run->rules.output_directories());
-    return run;
+    return {std::move(run), std::nullopt};
 }
 
-void SandboxAudit::finish(std::unique_ptr<TaskRun> run, bool interrupted, const std::string& failed_to_run)
+Status SandboxAudit::finish(std::unique_ptr<TaskSandbox> run, bool interrupted, const std::string& failed_to_run)
 {
-    const workspace::Task& t = session_.tasks().tasks()[run->task];
+    auto& recorded = static_cast<Recorded&>(*run);
+    const workspace::Task& t = task(run->task);
     run->directories.remove_empty();
     if (!failed_to_run.empty())
         add({t.id, audit::TaskStatus::not_audited, "it could not run: " + failed_to_run, {}});
     else if (interrupted)
         add({t.id, audit::TaskStatus::not_audited, "the run was interrupted before it finished", {}});
     else
-        add(audit::audit_task(t.id, run->launcher.recording(), run->rules, session_.workspace()));
-}
-
-void SandboxAudit::restored(std::size_t i)
-{
-    add({session_.tasks().tasks()[i].id, audit::TaskStatus::restored, {}, {}});
-}
-
-audit::RunAudit SandboxAudit::result()
-{
-    std::lock_guard lock(mutex_);
-    audit::RunAudit out = audit_;
-    out.finish();
-    return out;
+        add(audit::audit_task(t.id, recorded.recording.recording(), run->rules, session_.workspace()));
+    return {};
 }
 
 }  // namespace qk::run

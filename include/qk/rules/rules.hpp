@@ -134,6 +134,10 @@ public:
     // The directories its outputs lie in (workspace-relative), parents before children: created as the
     // task starts when missing, and removed again if it leaves them empty.
     std::vector<std::string> output_directories() const;
+    // The outputs named whole whose name has no extension ("dist", not "dist/app.js"), sorted: enforce
+    // on Linux takes a missing one for a directory and creates it as the task starts, so that Landlock,
+    // which allows only what exists, can allow it.
+    std::vector<std::string> directory_outputs() const;
 
     // The rules as `qk show task --rules` prints them, most specific first.
     std::vector<RuleLine> describe() const;

@@ -20,7 +20,7 @@ namespace qk::run {
 class CommandRunner;
 class OutputDisplay;
 class ProcessLauncher;
-class SandboxAudit;
+class Sandbox;
 class Scheduler;
 struct TaskContext;
 enum class Outcome : std::uint8_t;
@@ -74,7 +74,7 @@ private:
     std::unique_ptr<OutputDisplay> display_;
     std::unique_ptr<Scheduler> scheduler_;
     std::unique_ptr<ProcessLauncher> launcher_;
-    std::unique_ptr<SandboxAudit> audit_;
+    std::unique_ptr<Sandbox> sandbox_;
     std::vector<std::string> environment_;
     // Tasks whose key must be computed again as they start (their inputs hash dependencies' outputs).
     std::vector<bool> rekey_;

@@ -1,0 +1,131 @@
+#include "enforce_launcher.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "qk/util/atomic_file.hpp"
+#include "qk/util/io.hpp"
+
+namespace qk::run {
+
+namespace fs = std::filesystem;
+
+EnforceLauncher::EnforceLauncher(Launcher& inner, const enforce::SandboxDir& dir, enforce::SandboxPlan plan,
+                                 std::string helper, bool private_tmp)
+    : inner_(inner), dir_(dir), plan_(std::move(plan)), helper_(std::move(helper)), private_tmp_(private_tmp)
+{
+}
+
+Result<EnforceLauncher::Slot> EnforceLauncher::take_layer()
+{
+    std::lock_guard lock(mutex_);
+    std::size_t command = commands_++;
+    // One after another: the last layer, so a command sees what the one before it left. Side by side:
+    // a layer of its own.
+    bool any_busy = false;
+    for (bool b : busy_)
+        any_busy = any_busy || b;
+    if (!layers_.empty() && !any_busy) {
+        busy_.back() = true;
+        return Slot{layers_.size() - 1, command};
+    }
+    QK_TRY(dirs, dir_.command_dirs());
+    if (private_tmp_) {
+        fs::path tmp = dirs->upper.parent_path() / "tmp";
+        if (::mkdir(tmp.c_str(), 0700) != 0)
+            return sys_error(fmt::format("cannot create {}", tmp.string()));
+    }
+    layers_.push_back(std::move(*dirs));
+    busy_.push_back(true);
+    return Slot{layers_.size() - 1, command};
+}
+
+void EnforceLauncher::release_layer(std::size_t layer)
+{
+    std::lock_guard lock(mutex_);
+    busy_[layer] = false;
+}
+
+Result<record::ExitStatus> EnforceLauncher::run(const LaunchRequest& request, CancelToken& cancel)
+{
+    if (request.argv.empty())
+        return error("cannot run a command: it is empty");
+    QK_TRY(slot, take_layer());
+    struct Release {
+        EnforceLauncher* self;
+        std::size_t layer;
+        ~Release() { self->release_layer(layer); }
+    } release{this, slot->layer};
+
+    enforce::SandboxPlan plan = plan_;
+    fs::path dir;
+    {
+        std::lock_guard lock(mutex_);
+        const auto& layer = layers_[slot->layer];
+        dir = layer.upper.parent_path();
+        if (plan.overlay) {
+            plan.upper = layer.upper.string();
+            plan.work = layer.work.string();
+        }
+    }
+    if (private_tmp_)
+        plan.tmpdir = (dir / "tmp").string();
+    plan.result = (dir / fmt::format("result-{}", slot->command)).string();
+    plan.watch_pid = static_cast<int>(::getpid());
+    const fs::path plan_file = dir / fmt::format("plan-{}", slot->command);
+    QK_TRY_STATUS(write_file_atomically(plan_file, enforce::encode(plan)));
+
+    LaunchRequest sandboxed = request;
+    sandboxed.argv = {helper_, plan_file.string(), "--"};
+    sandboxed.argv.insert(sandboxed.argv.end(), request.argv.begin(), request.argv.end());
+    auto status = inner_.run(sandboxed, cancel);
+    if (!status)
+        return status;
+
+    auto text = read_file(plan.result);
+    if (!text)
+        return *status;  // killed before it could say (a cancelled run): its own status tells
+    auto result = enforce::decode_result(*text);
+    if (!result)
+        return error(fmt::format("qk-sandbox-exec wrote a result qk cannot read ({}): {}", plan.result,
+                                 result.error().message));
+    {
+        std::lock_guard lock(mutex_);
+        landlock_abi_ = std::max(landlock_abi_, result->landlock_abi);
+        if (result->setup && !setup_failure_)
+            setup_failure_ = result->setup->message;
+    }
+    if (result->setup)
+        return error(fmt::format("the sandbox could not be built ({}): {}", result->setup->stage, result->setup->message));
+    if (result->signal)
+        return record::ExitStatus{0, *result->signal};
+    if (result->exit_code)
+        return record::ExitStatus{*result->exit_code, 0};
+    return *status;
+}
+
+Result<std::string> sandbox_exec_path()
+{
+    if (const char* chosen = std::getenv("QK_SANDBOX_EXEC"); chosen && *chosen) {
+        if (::access(chosen, X_OK) != 0)
+            return sys_error(fmt::format("QK_SANDBOX_EXEC={} cannot be run", chosen));
+        return std::string(chosen);
+    }
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        return error("cannot find where qk is installed (/proc/self/exe): " + ec.message());
+    fs::path helper = self.parent_path() / "qk-sandbox-exec";
+    if (::access(helper.c_str(), X_OK) != 0)
+        return error(fmt::format("--sandbox=enforce needs qk-sandbox-exec beside qk, and {} is missing: install qk "
+                                 "again (it installs both)",
+                                 helper.string()));
+    return helper.string();
+}
+
+}  // namespace qk::run

@@ -1,0 +1,70 @@
+#include "sandbox.hpp"
+
+#include "qk/run/task_rules.hpp"
+#include "sandbox_audit.hpp"
+#include "sandbox_enforce.hpp"
+
+namespace qk::run {
+
+Status Sandbox::open_common(record::RecorderChoice choice, const std::string& mode)
+{
+    audit_.mode = mode;
+    QK_TRY(installed, rules::InstalledPackages::load(session_.workspace().root(), session_.keys().lockfile()));
+    installed_ = std::move(installed).value();
+    std::string why;
+    QK_TRY(recorder, record::make_recorder(choice, &why));
+    recorder_ = std::move(recorder).value();
+    if (recorder_)
+        audit_.recorder = std::string(recorder_->name());
+    else
+        audit_.no_recorder = why;
+    return {};
+}
+
+Result<rules::Rules> Sandbox::rules_of(std::size_t i, const std::vector<std::string>& scratch)
+{
+    return task_rules(session_, i, scratch, installed_);
+}
+
+const workspace::Task& Sandbox::task(std::size_t i) const
+{
+    return session_.tasks().tasks()[i];
+}
+
+void Sandbox::add(audit::TaskAudit audit)
+{
+    std::lock_guard lock(mutex_);
+    audit_.tasks.push_back(std::move(audit));
+}
+
+void Sandbox::restored(std::size_t i)
+{
+    add({task(i).id, audit::TaskStatus::restored, {}, {}});
+}
+
+std::string Sandbox::notice() const
+{
+    if (!audit_.no_recorder.empty())
+        return "qk: the sandbox cannot audit any task: " + audit_.no_recorder + "\n";
+    return {};
+}
+
+audit::RunAudit Sandbox::result()
+{
+    std::lock_guard lock(mutex_);
+    audit::RunAudit out = audit_;
+    out.finish();
+    return out;
+}
+
+Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session)
+{
+    if (mode == SandboxMode::enforce) {
+        QK_TRY(enforce, SandboxEnforce::open(choice, session));
+        return std::unique_ptr<Sandbox>(std::move(enforce).value());
+    }
+    QK_TRY(audit, SandboxAudit::open(choice, session));
+    return std::unique_ptr<Sandbox>(std::move(audit).value());
+}
+
+}  // namespace qk::run

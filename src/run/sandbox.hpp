@@ -1,0 +1,85 @@
+// Sandbox: what `qk run-many --sandbox` adds to a run, audit or enforce: before a task runs, the
+// launcher its commands go through (or why it runs unsandboxed, or is refused); after, what it did
+// judged by its rules; at the end, the run's RunAudit for the summary and --sandbox-report. Both modes
+// take a task's rules from run::task_rules and place installed packages the same way.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qk/audit/findings.hpp"
+#include "qk/record/recorder.hpp"
+#include "qk/rules/installed_packages.hpp"
+#include "qk/rules/rules.hpp"
+#include "qk/run/run_many.hpp"
+#include "qk/run/session.hpp"
+#include "qk/util/result.hpp"
+#include "launcher.hpp"
+#include "output_directories.hpp"
+
+namespace qk::run {
+
+// One task under the sandbox, from start() to finish().
+class TaskSandbox {
+public:
+    TaskSandbox(std::size_t task, rules::Rules rules) : task(task), rules(std::move(rules)) {}
+    virtual ~TaskSandbox() = default;
+    virtual Launcher& launcher() = 0;
+
+    std::size_t task;
+    rules::Rules rules;
+    OutputDirectories directories;  // made for it as it starts, removed if left empty
+};
+
+class Sandbox {
+public:
+    virtual ~Sandbox() = default;
+
+    // What start() decided: run sandboxed (`task` set), run unsandboxed (neither set: the sandbox is off
+    // on its target, or audit cannot record it), or do not run (`refused`: why, for the task's output).
+    struct Start {
+        std::unique_ptr<TaskSandbox> task;
+        std::optional<std::string> refused;
+    };
+    virtual Start start(std::size_t i, const std::vector<std::string>& scratch) = 0;
+
+    // After its commands ended. `interrupted` when the run stopped it; `failed_to_run` holds why it could
+    // not run at all. An Error when what it produced could not be kept (enforce could not apply its
+    // outputs): the task then failed and is not cached.
+    virtual Status finish(std::unique_ptr<TaskSandbox> run, bool interrupted, const std::string& failed_to_run) = 0;
+
+    // Task `i` was restored from the cache: it ran nothing, so it is neither checked nor refused.
+    void restored(std::size_t i);
+
+    // A line for the top of the run's output when the whole run is affected (no recorder, Landlock
+    // alone), or empty.
+    virtual std::string notice() const;
+
+    // Everything gathered, finished (counts and run-wide views derived).
+    audit::RunAudit result();
+
+protected:
+    explicit Sandbox(Session& session) : session_(session) {}
+    // The recorder `choice` names and the workspace's install; with auto and no recorder working, none
+    // (audit_.no_recorder says why). An explicit recorder that cannot record is an error.
+    Status open_common(record::RecorderChoice choice, const std::string& mode);
+    Result<rules::Rules> rules_of(std::size_t i, const std::vector<std::string>& scratch);
+    void add(audit::TaskAudit audit);
+    const workspace::Task& task(std::size_t i) const;
+
+    Session& session_;
+    std::unique_ptr<record::Recorder> recorder_;
+    std::shared_ptr<const rules::InstalledPackages> installed_;
+    std::mutex mutex_;
+    audit::RunAudit audit_;
+};
+
+// `qk run-many --sandbox=<mode>`'s sandbox; an Error when the mode cannot work here (enforce without
+// Landlock, a recorder named that cannot record, a bad .modules.yaml).
+Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session);
+
+}  // namespace qk::run

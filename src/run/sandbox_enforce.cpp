@@ -1,0 +1,231 @@
+#include "sandbox_enforce.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "qk/audit/classify.hpp"
+#include "qk/enforce/apply.hpp"
+#include "qk/enforce/probe.hpp"
+#include "qk/enforce/upper_layer.hpp"
+#include "enforce_launcher.hpp"
+#include "recording_launcher.hpp"
+
+namespace qk::run {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kUnsandboxHint = "set \"qk:sandbox\": false on its target to run it unsandboxed";
+
+// Whether the system's temporary directory holds the workspace: Landlock cannot then allow what tools
+// create there without allowing the workspace, so each command gets a temporary directory of its own.
+bool workspace_in_tmp(const std::string& root)
+{
+    const char* env = std::getenv("TMPDIR");
+    std::error_code ec;
+    fs::path tmp = fs::canonical(env && *env ? env : "/tmp", ec);
+    if (ec)
+        return false;
+    std::string t = tmp.string();
+    return root == t || (root.size() > t.size() && root.starts_with(t) && (t == "/" || root[t.size()] == '/'));
+}
+
+}  // namespace
+
+class SandboxEnforce::Enforced final : public TaskSandbox {
+public:
+    Enforced(std::size_t task, rules::Rules rules, record::Recorder* recorder, const enforce::SandboxDir& dir,
+             enforce::SandboxPlan plan, const std::string& helper, bool private_tmp)
+        : TaskSandbox(task, std::move(rules))
+    {
+        if (recorder)
+            recording.emplace(*recorder, true);
+        Launcher& inner = recording ? static_cast<Launcher&>(*recording) : plain;
+        enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
+    }
+    Launcher& launcher() override { return *enforced; }
+
+    std::optional<RecordingLauncher> recording;
+    ProcessLauncher plain;
+    std::optional<EnforceLauncher> enforced;
+};
+
+Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, Session& session)
+{
+    std::unique_ptr<SandboxEnforce> self(new SandboxEnforce(session));
+    QK_TRY_STATUS(self->open_common(choice, "enforce"));
+    QK_TRY(helper, sandbox_exec_path());
+    self->helper_ = std::move(*helper);
+    const std::string& root = session.workspace().root();
+    QK_TRY(dir, enforce::SandboxDir::create(root));
+    self->dir_.emplace(std::move(*dir));
+    self->audit_.stale_sandboxes = self->dir_->removed().size();
+
+    QK_TRY(scratch, self->dir_->command_dirs());
+    auto report = enforce::probe(self->helper_, root, scratch->upper.parent_path().string());
+    (void)self->dir_->remove(*scratch);
+    if (!report)
+        return error("--sandbox=enforce cannot tell what this machine allows: " + report.error().message);
+    if (!report->landlock()) {
+        auto failed = report->first_failure();
+        return error(fmt::format("--sandbox=enforce needs Landlock (Linux 5.13 or later, with landlock among the "
+                                 "kernel's lsm= modules){}; use --sandbox (audit) here",
+                                 failed && failed->stage == "landlock" ? ": " + failed->message : std::string()));
+    }
+    self->audit_.landlock_abi = report->landlock_abi;
+    if (const char* env = std::getenv("QK_SANDBOX_OVERLAY"); env && std::string_view(env) == "0") {
+        self->overlay_ = false;
+        self->audit_.landlock_only = "QK_SANDBOX_OVERLAY=0";
+    } else if (!report->overlay()) {
+        self->overlay_ = false;
+        auto failed = report->first_failure();
+        self->audit_.landlock_only = failed ? fmt::format("the overlay cannot be mounted ({}): {}", failed->stage,
+                                                          failed->message)
+                                            : "the overlay cannot be mounted";
+    }
+    self->private_tmp_ = workspace_in_tmp(root);
+    self->janitor_ = std::thread([s = self.get()] { s->janitor(); });
+    return self;
+}
+
+SandboxEnforce::~SandboxEnforce()
+{
+    {
+        std::lock_guard lock(janitor_mutex_);
+        stopping_ = true;
+    }
+    janitor_wake_.notify_all();
+    if (janitor_.joinable())
+        janitor_.join();
+}
+
+void SandboxEnforce::remove_later(enforce::SandboxDir::CommandDirs dirs)
+{
+    {
+        std::lock_guard lock(janitor_mutex_);
+        to_remove_.push_back(std::move(dirs));
+    }
+    janitor_wake_.notify_one();
+}
+
+void SandboxEnforce::janitor()
+{
+    std::unique_lock lock(janitor_mutex_);
+    for (;;) {
+        janitor_wake_.wait(lock, [&] { return stopping_ || !to_remove_.empty(); });
+        if (to_remove_.empty())
+            return;  // stopping, nothing left
+        auto dirs = std::move(to_remove_.front());
+        to_remove_.pop_front();
+        lock.unlock();
+        (void)dir_->remove(dirs);  // what is left goes with the run directory
+        lock.lock();
+    }
+}
+
+std::string SandboxEnforce::notice() const
+{
+    if (!audit_.landlock_only.empty())
+        return fmt::format("qk: enforce holds tasks by Landlock alone, as {}: a write outside a task's outputs fails "
+                           "it as it happens\n",
+                           audit_.landlock_only == "QK_SANDBOX_OVERLAY=0" ? "QK_SANDBOX_OVERLAY=0 asks"
+                                                                          : audit_.landlock_only);
+    return {};
+}
+
+Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::string>& scratch)
+{
+    const workspace::Task& t = task(i);
+    if (!t.target->sandbox.enabled) {
+        add({t.id, audit::TaskStatus::unsandboxed, "\"qk:sandbox\": false on its target", {}});
+        return {};
+    }
+    auto rules = rules_of(i, scratch);
+    if (!rules) {
+        std::string why = "its rules cannot be built: " + rules.error().message;
+        add({t.id, audit::TaskStatus::refused, fmt::format("{}; {}", why, kUnsandboxHint), {}});
+        return {nullptr, why};
+    }
+    const std::string& root = session_.workspace().root();
+    // Made before the walk, so that Landlock can allow them: the directories outputs lie in, and the
+    // outputs named without an extension, taken for directories.
+    std::vector<std::string> dirs = rules->output_directories();
+    for (std::string& d : rules->directory_outputs())
+        dirs.push_back(std::move(d));
+    std::sort(dirs.begin(), dirs.end());
+    dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
+    OutputDirectories made = OutputDirectories::create(root, dirs);
+
+    enforce::SandboxPlan plan;
+    plan.root = root;
+    plan.overlay = overlay_;
+    if (overlay_)
+        plan.binds = rules->pass_through();
+    for (const rules::Grant& g : rules->grants())
+        plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write
+                                           ? enforce::SandboxPlan::Grant::Access::read_write
+                                           : enforce::SandboxPlan::Grant::Access::read});
+    auto run = std::make_unique<Enforced>(i, std::move(rules).value(), recorder_.get(), *dir_, std::move(plan),
+                                          helper_, private_tmp_);
+    run->directories = std::move(made);
+    return {std::move(run), std::nullopt};
+}
+
+Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interrupted, const std::string& failed_to_run)
+{
+    auto& run = static_cast<Enforced&>(*task_run);
+    const workspace::Task& t = task(run.task);
+    const std::string& root = session_.workspace().root();
+    Status kept;
+    audit::TaskAudit audit{t.id, audit::TaskStatus::enforced, {}, {}};
+    if (const auto& setup = run.enforced->setup_failure()) {
+        audit.status = audit::TaskStatus::refused;
+        audit.reason = fmt::format("its sandbox could not be built: {}; {}", *setup, kUnsandboxHint);
+    } else if (!failed_to_run.empty()) {
+        audit.status = audit::TaskStatus::not_audited;
+        audit.reason = "it could not run: " + failed_to_run;
+    } else if (interrupted) {
+        // Nothing it wrote is applied: the workspace stays as it was before it started.
+        audit.status = audit::TaskStatus::not_audited;
+        audit.reason = "the run was interrupted before it finished; nothing it wrote was kept";
+    } else {
+        // Applied whether it succeeded or not, as its outputs would be there without the sandbox.
+        auto keep = [&](std::string_view rel, bool directory) {
+            return run.rules.write(root + "/" + std::string(rel), directory).allowed();
+        };
+        for (const auto& layer : run.enforced->layers()) {
+            auto changes = enforce::read_upper_layer(layer.upper, root);
+            if (!changes) {
+                kept = changes.error();
+                break;
+            }
+            auto applied = enforce::apply(layer.upper, root, *changes, keep, layer.trash);
+            if (!applied) {
+                kept = applied.error();
+                break;
+            }
+            for (const auto& d : applied->discarded)
+                audit.findings.discarded_writes.push_back(d.path);
+        }
+        if (run.recording)
+            audit::refused_accesses(run.recording->recording(), run.rules, !overlay_, audit.findings);
+        audit.findings.normalise();
+    }
+    run.directories.remove_empty();
+    for (const auto& layer : run.enforced->layers())
+        remove_later(layer);
+    {
+        std::lock_guard lock(mutex_);
+        audit_.landlock_abi = std::max(audit_.landlock_abi, run.enforced->landlock_abi());
+    }
+    add(std::move(audit));
+    if (!kept)
+        return error("its outputs could not be applied to the workspace: " + kept.error().message);
+    return {};
+}
+
+}  // namespace qk::run

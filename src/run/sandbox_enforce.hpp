@@ -1,0 +1,53 @@
+// SandboxEnforce: `qk run-many --sandbox=enforce`: each task's commands run through qk-sandbox-exec
+// over an overlay of the workspace (or under Landlock alone where no overlay can be mounted), with the
+// grants its Rules walk gives; when it ends, what it may write is applied to the workspace and the rest
+// listed as not kept. With a recorder, the reads it was refused are listed too.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "qk/enforce/sandbox_dir.hpp"
+#include "sandbox.hpp"
+
+namespace qk::run {
+
+class SandboxEnforce final : public Sandbox {
+public:
+    // Probes the machine once (qk-sandbox-exec --probe) and makes the run's sandbox directory, removing
+    // those of killed runs. An Error when enforce cannot work here: no Landlock, no qk-sandbox-exec, a
+    // recorder named that cannot record.
+    static Result<std::unique_ptr<SandboxEnforce>> open(record::RecorderChoice choice, Session& session);
+    ~SandboxEnforce() override;
+
+    // Unsandboxed when "qk:sandbox": false is on its target; refused when its rules cannot be built.
+    Start start(std::size_t i, const std::vector<std::string>& scratch) override;
+    // Applies its layers (unless interrupted or it could not run), lists what was not kept and what was
+    // refused. An Error when the outputs could not be applied.
+    Status finish(std::unique_ptr<TaskSandbox> run, bool interrupted, const std::string& failed_to_run) override;
+    std::string notice() const override;
+
+private:
+    explicit SandboxEnforce(Session& session) : Sandbox(session) {}
+    class Enforced;
+    // Removes a command's directories off the critical path (freeing many replaced files takes time).
+    void remove_later(enforce::SandboxDir::CommandDirs dirs);
+    void janitor();
+
+    std::string helper_;
+    std::optional<enforce::SandboxDir> dir_;
+    bool overlay_ = true;
+    bool private_tmp_ = false;
+
+    std::mutex janitor_mutex_;
+    std::condition_variable janitor_wake_;
+    std::deque<enforce::SandboxDir::CommandDirs> to_remove_;
+    bool stopping_ = false;
+    std::thread janitor_;
+};
+
+}  // namespace qk::run
