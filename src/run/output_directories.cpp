@@ -33,6 +33,18 @@ OutputDirectories OutputDirectories::create(const std::filesystem::path& root, c
     return out;
 }
 
+OutputDirectories OutputDirectories::missing(const std::filesystem::path& root, const std::vector<std::string>& dirs)
+{
+    OutputDirectories out;
+    out.root_ = root;
+    for (const std::string& dir : dirs) {
+        struct stat st {};
+        if (::lstat((root / dir).c_str(), &st) != 0 && errno == ENOENT)
+            out.created_.push_back(dir);
+    }
+    return out;
+}
+
 void OutputDirectories::remove_empty()
 {
     // Created parents first, so the reverse removes children first; rmdir leaves a non-empty one.

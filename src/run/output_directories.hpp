@@ -15,6 +15,9 @@ public:
     // Creates those of `dirs` (workspace-relative, parents first) that are missing under `root`. A
     // directory is never made through a symbolic link, nor where a file stands: those are left alone.
     static OutputDirectories create(const std::filesystem::path& root, const std::vector<std::string>& dirs);
+    // Those of `dirs` missing under `root`, made elsewhere (by enforce, in a command's overlay, whence
+    // they reach the workspace when its changes are applied), to remove again if left empty.
+    static OutputDirectories missing(const std::filesystem::path& root, const std::vector<std::string>& dirs);
 
     OutputDirectories() = default;
     OutputDirectories(OutputDirectories&&) = default;

@@ -151,24 +151,29 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
         return {nullptr, why};
     }
     const std::string& root = session_.workspace().root();
-    // Made before the walk, so that Landlock can allow them: the directories outputs lie in, and the
-    // outputs named without an extension, taken for directories.
+    // Made before the grants are walked, so that Landlock can allow them: the directories outputs lie
+    // in, and the outputs named without an extension, taken for directories. Over an overlay they are
+    // made in the command's upper layer, so that a run killed in the middle leaves no trace of them.
     std::vector<std::string> dirs = rules->output_directories();
-    for (std::string& d : rules->directory_outputs())
-        dirs.push_back(std::move(d));
-    std::sort(dirs.begin(), dirs.end());
+    std::vector<std::string> directory_outputs = rules->directory_outputs();
+    dirs.insert(dirs.end(), directory_outputs.begin(), directory_outputs.end());
+    std::sort(dirs.begin(), dirs.end());  // parents first
     dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-    OutputDirectories made = OutputDirectories::create(root, dirs);
+    OutputDirectories made = overlay_ ? OutputDirectories::missing(root, dirs) : OutputDirectories::create(root, dirs);
 
     enforce::SandboxPlan plan;
     plan.root = root;
     plan.overlay = overlay_;
-    if (overlay_)
+    using Access = enforce::SandboxPlan::Grant::Access;
+    if (overlay_) {
         plan.binds = rules->pass_through();
+        plan.make_dirs = made.created();
+        for (const std::string& d : directory_outputs)
+            if (std::find(made.created().begin(), made.created().end(), d) != made.created().end())
+                plan.grants.push_back({d, Access::read_write});
+    }
     for (const rules::Grant& g : rules->grants())
-        plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write
-                                           ? enforce::SandboxPlan::Grant::Access::read_write
-                                           : enforce::SandboxPlan::Grant::Access::read});
+        plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
     auto run = std::make_unique<Enforced>(i, std::move(rules).value(), recorder_.get(), *dir_, std::move(plan),
                                           helper_, private_tmp_);
     run->directories = std::move(made);

@@ -253,7 +253,8 @@ def test_a_task_that_lost_events_is_not_audited(tmp_path, scenario_path):
 def test_bad_sandbox_options_are_refused_before_anything_runs(tmp_path):
     ws = spec_workspace(tmp_path)
     cases = [
-        (["--sandbox=enforce"], {}, "--sandbox=enforce is not available on Linux yet"),
+        (["--sandbox=enforce"], {"QK_SANDBOX_EXEC": "/nonexistent/qk-sandbox-exec"},
+         "QK_SANDBOX_EXEC=/nonexistent/qk-sandbox-exec cannot be run"),
         (["--sandbox=strict"], {}, "--sandbox=strict is not a mode"),
         (["--sandbox", "--sandbox-report", str(tmp_path / "missing" / "r.json")], {}, "does not exist"),
         (["--sandbox-report", str(tmp_path / "r.json")], {}, "--sandbox-report needs --sandbox"),

@@ -26,6 +26,10 @@ struct SandboxPlan {
     std::vector<std::string> binds;  // overlay mode: workspace-relative paths bound through from the real
                                      // workspace (.git, .qk, every node_modules, scratch directories)
     std::vector<Grant> grants;       // everything else in the workspace is refused
+    // Overlay mode: directories made on the merged tree (in the upper layer) before the grants are
+    // opened, parents first: the outputs named without an extension and the directories outputs lie
+    // in, when missing, so that Landlock can allow them. Their grants are among `grants`.
+    std::vector<std::string> make_dirs;
     std::string tmpdir;   // when set: the command's TMPDIR (a directory outside the workspace, read and
                           // write), for workspaces under the system's temporary directory, whose new
                           // entries Landlock could not allow without allowing the workspace

@@ -1,0 +1,282 @@
+"""qk run-many --sandbox=enforce: what a task writes in its outputs lands exactly, the rest is not kept and
+listed; a dependent sees its dependency's outputs; the cache stores what was applied; refused and
+unsandboxed tasks; a kill -9 in the middle leaves the workspace and the machine as they were; run as
+root and as an ordinary user."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from audit_workspace import make_workspace, qk
+from enforce_workspace import MODES, enforce, escape_workspace, outside_dist, snapshot, target
+import qk_harness as h
+
+pytestmark = pytest.mark.privileged
+
+MODE = pytest.mark.parametrize("mode", MODES)
+
+
+def test_changes_inside_the_outputs_land_exactly_and_nothing_else(tmp_path):
+    files = {"dist/keep.txt": "old\n", "dist/gone.txt": "gone\n", "dist/old/a.txt": "a\n", "dist/olddir/x": "x\n"}
+    command = ("echo new > dist/keep.txt && rm dist/gone.txt && mkdir -p dist/sub/deep && echo d > dist/sub/deep/d.txt"
+               " && mv dist/old/a.txt dist/old/b.txt && rm -rf dist/olddir && echo s > stray.txt")
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)}, files)
+    before = snapshot(ws)
+    r, doc = enforce(ws, "t", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = snapshot(ws)
+    expected = dict(before)
+    for gone in ("dist/gone.txt", "dist/old/a.txt", "dist/olddir", "dist/olddir/x"):
+        del expected[gone]
+    expected["dist/keep.txt"] = ("file", before["dist/keep.txt"][1], b"new\n")
+    expected["dist/old/b.txt"] = ("file", before["dist/old/a.txt"][1], b"a\n")
+    for d in ("dist/sub", "dist/sub/deep"):
+        expected[d] = after[d]
+    expected["dist/sub/deep/d.txt"] = ("file", after["dist/sub/deep/d.txt"][1], b"d\n")
+    assert after == expected
+    assert doc["tasks"]["app:t"]["findings"] == {"discardedWrites": ["stray.txt"]}
+
+
+def test_rm_rf_and_mkdir_of_the_output_and_a_directory_renamed_into_place(tmp_path):
+    files = {"dist/stale.txt": "stale\n"}
+    targets = {
+        "fresh": target("rm -rf dist && mkdir dist && echo fresh > dist/f.txt"),
+        "renamed": target("mkdir dist.tmp && echo built > dist.tmp/app.js && rm -rf dist && mv dist.tmp dist",
+                          dependsOn=["fresh"]),
+    }
+    ws = escape_workspace(tmp_path / "ws", targets, files)
+    r, doc = enforce(ws, "fresh", tmp_path / "r1.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(os.listdir(ws / "dist")) == ["f.txt"]
+    r, doc = enforce(ws, "renamed", tmp_path / "r2.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sorted(os.listdir(ws / "dist")) == ["app.js"] and (ws / "dist/app.js").read_text() == "built\n"
+    assert not (ws / "dist.tmp").exists()
+    assert doc["tasks"]["app:renamed"]["findings"] == {}, doc
+
+
+def test_cargo_style_output_in_a_directory_that_does_not_exist(tmp_path):
+    # target/release is the output; target does not exist: it is made as the task starts and kept.
+    t = {"command": "mkdir -p target/release.part && echo bin > target/release.part/app && "
+                    "mv target/release.part target/release",
+         "inputs": ["{projectRoot}/src"], "outputs": ["{projectRoot}/target/release"], "cache": False}
+    ws = escape_workspace(tmp_path / "ws", {"t": t})
+    r, doc = enforce(ws, "t", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "target/release/app").read_text() == "bin\n"
+    assert not (ws / "target/release.part").exists()
+
+
+@MODE
+def test_a_dependent_sees_its_dependencys_outputs_and_the_cache_restores_them(mode, tmp_path):
+    projects = {
+        "lib": {"root": "packages/lib", "targets": {"build": {
+            "command": "mkdir -p packages/lib/dist && cat packages/lib/src/l.txt > packages/lib/dist/l.js",
+            "inputs": ["{projectRoot}/src/**/*"], "outputs": ["{projectRoot}/dist"]}}},
+        "app": {"root": "packages/app", "depends": ["lib"], "targets": {"build": {
+            "command": "mkdir -p packages/app/dist && cat packages/lib/dist/l.js > packages/app/dist/a.js",
+            "inputs": ["{projectRoot}/src/**/*"], "outputs": ["{projectRoot}/dist"], "dependsOn": ["^build"]}}},
+    }
+    ws = make_workspace(tmp_path / "ws", projects, {"packages/lib/src/l.txt": "lib\n", "packages/app/src/a.txt": "a\n",
+                                                      ".gitignore": "dist\n"})
+    r, doc = enforce(ws, "build", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "packages/app/dist/a.js").read_text() == "lib\n"
+    assert doc["summary"]["enforced"] == 2 and doc["summary"]["wentBeyond"] == 0, doc
+    # What enforce applied is what the cache stored: a run without the sandbox restores it.
+    shutil.rmtree(ws / "packages/app/dist")
+    shutil.rmtree(ws / "packages/lib/dist")
+    again = qk(ws, "run-many", "-t", "build")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert again.stdout.count("[local cache]") == 2 or "restored" in again.stdout.lower(), again.stdout
+    assert (ws / "packages/app/dist/a.js").read_text() == "lib\n"
+
+
+def test_sequential_commands_share_a_layer_and_parallel_ones_do_not_collide(tmp_path):
+    t = {"executor": "nx:run-commands", "options": {"commands": ["mkdir -p dist && echo one > dist/one.txt",
+                                                                 "cat dist/one.txt > dist/two.txt"],
+                                                    "parallel": False},
+         "inputs": ["{projectRoot}/src"], "outputs": ["{projectRoot}/dist"], "cache": False}
+    p = {"executor": "nx:run-commands", "options": {"commands": ["mkdir -p dist/a && echo a > dist/a/a.txt",
+                                                                 "mkdir -p dist/b && echo b > dist/b/b.txt"],
+                                                    "parallel": True},
+         "inputs": ["{projectRoot}/src"], "outputs": ["{projectRoot}/dist"], "cache": False}
+    ws = escape_workspace(tmp_path / "ws", {"seq": t, "par": p})
+    r, doc = enforce(ws, "seq", tmp_path / "r1.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "dist/two.txt").read_text() == "one\n"
+    r, doc = enforce(ws, "par", tmp_path / "r2.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "dist/a/a.txt").read_text() == "a\n" and (ws / "dist/b/b.txt").read_text() == "b\n"
+
+
+def test_writes_to_git_node_modules_and_scratch_land_at_once(tmp_path):
+    t = target("echo h > .git/hook-ran && echo m > node_modules/.cache-m && echo s > .cache/s.txt "
+               "&& test -f .git/hook-ran",
+               **{"qk:sandbox": {"scratch": ["{projectRoot}/.cache"]}})
+    ws = escape_workspace(tmp_path / "ws", {"t": t}, {".git/HEAD": "ref: refs/heads/main\n",
+                                                      "node_modules/.keep": "", ".cache/old": "o\n"})
+    r, doc = enforce(ws, "t", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / ".git/hook-ran").read_text() == "h\n"
+    assert (ws / "node_modules/.cache-m").read_text() == "m\n"
+    assert (ws / ".cache/s.txt").read_text() == "s\n"
+    assert doc["tasks"]["app:t"]["findings"] == {}, doc
+
+
+def test_unsandboxed_and_restored_tasks(tmp_path):
+    targets = {"free": target("cat other/secret.txt > /dev/null", **{"qk:sandbox": False}),
+               "cached": {"command": "mkdir -p dist && cp src/main.txt dist/", "inputs": ["{projectRoot}/src"],
+                          "outputs": ["{projectRoot}/dist"]}}
+    ws = escape_workspace(tmp_path / "ws", targets)
+    r, doc = enforce(ws, "free,cached", tmp_path / "r1.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["tasks"]["app:free"]["status"] == "unsandboxed", doc
+    assert doc["tasks"]["app:cached"]["status"] == "enforced", doc
+    r, doc = enforce(ws, "cached", tmp_path / "r2.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["tasks"]["app:cached"] == {"status": "restored"}, doc
+
+
+def test_a_task_whose_rules_cannot_be_built_is_refused_with_the_hint(tmp_path):
+    t = target("true", **{"qk:sandbox": {"scratch": ["{projectRoot}/src"]}})
+    t["qk:ultracache"] = {"ignoreReads": ["../outside/**"]}
+    ws = escape_workspace(tmp_path / "ws", {"t": t})
+    r, doc = enforce(ws, "t", tmp_path / "r.json")
+    assert r.returncode != 0, r.stdout + r.stderr
+    task = doc["tasks"]["app:t"]
+    assert task["status"] == "refused", task
+    assert '"qk:sandbox": false' in task["reason"], task
+    assert '"qk:sandbox": false' in r.stdout, r.stdout
+
+
+def test_a_sandbox_that_cannot_be_built_refuses_the_task(tmp_path):
+    # A helper that always fails to set up (as a kernel refusing the rules would) stands in here.
+    fake = tmp_path / "qk-sandbox-exec"
+    real = h.BUILD_DIR / "qk-sandbox-exec"
+    fake.write_text(f"""#!/bin/sh
+if [ "$1" = --probe ]; then exec "{real}" "$@"; fi
+plan="$1"
+result=$(sed -n 's/^result\\t//p' "$plan")
+printf 'qk-sandbox-result 1\\nsetup\\tlandlock-rule\\t22\\tLandlock refused a rule: Invalid argument\\n' > "$result"
+exit 125
+""")
+    fake.chmod(0o755)
+    ws = escape_workspace(tmp_path / "ws", {"t": target("true")})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", env={"QK_SANDBOX_EXEC": str(fake)})
+    assert r.returncode != 0
+    task = doc["tasks"]["app:t"]
+    assert task["status"] == "refused" and "Landlock refused a rule" in task["reason"], task
+    assert '"qk:sandbox": false' in task["reason"]
+
+
+def test_landlock_alone_says_so_and_refuses_a_write_outside_the_outputs(tmp_path):
+    ws = escape_workspace(tmp_path / "ws", {"t": target("echo x > dist/a.txt && echo y > stray.txt")})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode="landlock")
+    assert r.returncode != 0
+    assert doc["landlockOnly"] == "QK_SANDBOX_OVERLAY=0", doc
+    assert "Landlock alone" in r.stdout, r.stdout
+    # dist had no extension and did not exist: made as a directory so the task could write in it.
+    assert (ws / "dist/a.txt").read_text() == "x\n"
+    assert not (ws / "stray.txt").exists()
+
+
+def test_landlock_alone_removes_an_output_directory_it_made_and_the_task_left_empty(tmp_path):
+    ws = escape_workspace(tmp_path / "ws", {"t": target("true")})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode="landlock")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not (ws / "dist").exists()
+
+
+def test_kill_9_leaves_the_workspace_untouched_and_nothing_behind(tmp_path):
+    started = tmp_path / "started"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    command = f"mkdir -p dist && echo half > dist/half.txt && echo x > stray.txt && echo go > {started} && cat {fifo}"
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command), "ok": target("true")})
+    before = snapshot(ws)
+    proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "t", "--sandbox=enforce"], cwd=ws,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.monotonic() < deadline, "the task never started"
+        time.sleep(0.01)
+    helpers = [p for p in _descendants(proc.pid) if _comm(p) == "qk-sandbox-exec"]
+    assert helpers, "precondition: the command runs under qk-sandbox-exec"
+    proc.kill()
+    proc.wait()
+    # The helper watches qk: it and everything the task started die with it, and its mounts with them.
+    deadline = time.monotonic() + 30
+    while any(Path(f"/proc/{p}").exists() for p in helpers):
+        assert time.monotonic() < deadline, "qk-sandbox-exec outlived the qk that started it"
+        time.sleep(0.01)
+    assert snapshot(ws) == before
+    # The next run removes the sandbox directory the killed one left, and says so.
+    r, doc = enforce(ws, "ok", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "left by an interrupted run" in r.stdout, r.stdout
+
+
+def _descendants(pid: int) -> list[str]:
+    out, todo = [], [str(pid)]
+    while todo:
+        p = todo.pop()
+        children = subprocess.run(["pgrep", "-P", p], capture_output=True, text=True).stdout.split()
+        out += children
+        todo += children
+    return out
+
+
+def _comm(pid: str) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
+
+
+def as_nobody(ws: Path) -> dict:
+    nobody = pwd.getpwnam("nobody")
+    for dirpath, dirnames, filenames in os.walk(ws):
+        for name in [dirpath, *[os.path.join(dirpath, n) for n in dirnames + filenames]]:
+            os.lchown(name, nobody.pw_uid, nobody.pw_gid)
+    return {"HOME": str(ws.parent / "home")}
+
+
+@MODE
+def test_as_an_ordinary_user(mode, tmp_path):
+    if shutil.which("setpriv") is None:
+        pytest.fail("setpriv (util-linux) is not installed")
+    base = Path(tempfile.mkdtemp(prefix="qk-enforce-user-"))
+    try:
+        os.chmod(base, 0o755)
+        ws = escape_workspace(base / "ws", {"t": target("cat src/main.txt && mkdir -p dist && cp src/main.txt dist/ "
+                                                         "&& echo s > stray.txt && cat other/secret.txt")})
+        (base / "home").mkdir()
+        env = dict(os.environ, **as_nobody(ws))
+        os.chown(base / "home", pwd.getpwnam("nobody").pw_uid, pwd.getpwnam("nobody").pw_gid)
+        env.pop("XDG_CACHE_HOME", None)
+        env.update({"QK_SANDBOX_OVERLAY": "0"} if mode == "landlock" else {})
+        report = base / "home" / "r.json"
+        r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups",
+                            str(h.BUILD_DIR / "qk"), "run-many", "-t", "t", "--sandbox=enforce", "--sandbox-report",
+                            str(report)], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+        assert report.exists(), r.stdout + r.stderr
+        doc = json.loads(report.read_text())
+        task = doc["tasks"]["app:t"]
+        assert r.returncode != 0 and task["status"] == "enforced", r.stdout + r.stderr
+        assert "Permission denied" in r.stdout
+        assert (ws / "dist/main.txt").read_text() == "main\n"
+        assert not (ws / "stray.txt").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -1,0 +1,213 @@
+"""--sandbox=enforce against a task trying to get out: every way of reading an undeclared file is refused,
+every way of writing outside the outputs is refused (Landlock alone) or not kept (over an overlay), and
+nothing it leaves running writes after it ends. Each vector is its own test, run both over an overlay and
+under Landlock alone (QK_SANDBOX_OVERLAY=0). docs/sandbox.md counts them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from enforce_workspace import MODES, SECRET, enforce, escape_workspace, outside_dist, snapshot, target
+import qk_harness as h
+
+pytestmark = pytest.mark.privileged
+
+MODE = pytest.mark.parametrize("mode", MODES)
+SCENARIOS = h.SCENARIO_DIR
+
+
+def refused_read(tmp_path: Path, mode: str, command: str, files: dict | None = None, setup=None):
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)}, files)
+    if setup:
+        setup(ws)
+    before = outside_dist(snapshot(ws))
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    task = doc["tasks"]["app:t"]
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert SECRET not in r.stdout + r.stderr, r.stdout
+    assert task["status"] == "enforced", task
+    assert outside_dist(snapshot(ws)) == before
+    return r, task
+
+
+# ---------------------------------------------------------------------------------------------------
+# Reads
+
+
+@MODE
+def test_a_direct_read_is_refused_and_listed(mode, tmp_path):
+    r, task = refused_read(tmp_path, mode, "cat other/secret.txt")
+    assert "Permission denied" in r.stdout, r.stdout
+    assert task["findings"]["refusedReads"] == ["other/secret.txt"], task
+    assert "other/secret.txt" in r.stdout[r.stdout.find("Sandbox enforce:"):]
+
+
+@MODE
+def test_a_declared_read_is_allowed(mode, tmp_path):
+    ws = escape_workspace(tmp_path / "ws", {"t": target("cat src/main.txt && mkdir -p dist && cp src/main.txt dist/")})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["tasks"]["app:t"] == {"status": "enforced", "findings": {}}
+    assert (ws / "dist" / "main.txt").read_text() == "main\n"
+
+
+@MODE
+def test_a_read_through_dotdot_is_refused(mode, tmp_path):
+    refused_read(tmp_path, mode, "cat src/../other/secret.txt")
+
+
+@MODE
+def test_a_read_through_a_symbolic_link_is_refused(mode, tmp_path):
+    refused_read(tmp_path, mode, "cat src/link", setup=lambda ws: os.symlink("../other/secret.txt", ws / "src/link"))
+
+
+@MODE
+def test_a_hard_link_made_to_read_is_refused(mode, tmp_path):
+    refused_read(tmp_path, mode, "mkdir -p dist && ln other/secret.txt dist/h; cat dist/h")
+
+
+@MODE
+def test_a_read_through_proc_self_root_is_refused(mode, tmp_path):
+    refused_read(tmp_path, mode, 'cat "/proc/self/root$PWD/other/secret.txt"')
+
+
+@MODE
+def test_a_read_through_proc_self_cwd_is_refused(mode, tmp_path):
+    refused_read(tmp_path, mode, "cd other && cat /proc/self/cwd/secret.txt")
+
+
+@MODE
+def test_an_o_path_descriptor_reopened_through_proc_self_fd_is_refused(mode, tmp_path):
+    refused_read(tmp_path, mode, "python3 -c \"import os; fd = os.open('other/secret.txt', os.O_PATH); "
+                                 "print(open('/proc/self/fd/%d' % fd).read())\"")
+
+
+@MODE
+def test_a_bind_mount_in_a_namespace_of_its_own_is_refused(mode, tmp_path):
+    refused_read(tmp_path, mode, "unshare -Urm sh -c 'mount --bind other/secret.txt src/main.txt && cat src/main.txt'")
+
+
+@MODE
+def test_an_open_through_io_uring_is_refused(mode, tmp_path):
+    # The scenario opens <dir>/uring.txt with IORING_OP_OPENAT, never through openat(2).
+    refused_read(tmp_path, mode, f"{SCENARIOS / 'io_uring_open'} other", files={"other/uring.txt": SECRET + "\n"})
+
+
+# ---------------------------------------------------------------------------------------------------
+# Writes: refused as they happen under Landlock alone; over an overlay, done in the upper layer and not
+# kept. Either way the workspace outside the outputs is as it was.
+
+
+def stray_write(tmp_path: Path, mode: str, command: str, files: dict | None = None, setup=None):
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)}, files)
+    if setup:
+        setup(ws)
+    before = outside_dist(snapshot(ws))
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    task = doc["tasks"]["app:t"]
+    assert task["status"] == "enforced", task
+    assert outside_dist(snapshot(ws)) == before, r.stdout
+    if mode == "landlock":
+        assert r.returncode != 0, r.stdout + r.stderr
+    else:
+        assert task["findings"].get("discardedWrites"), task
+        assert "not kept" in r.stdout, r.stdout
+    return r, task
+
+
+@MODE
+def test_writing_a_new_file_outside_the_outputs(mode, tmp_path):
+    r, task = stray_write(tmp_path, mode, "echo stray > stray.txt")
+    if mode == "overlay":
+        assert task["findings"]["discardedWrites"] == ["stray.txt"], task
+    else:
+        assert task["findings"].get("refusedWrites") == ["stray.txt"], task
+
+
+@MODE
+def test_replacing_an_input(mode, tmp_path):
+    stray_write(tmp_path, mode, "echo evil > src/main.txt")
+
+
+@MODE
+def test_renaming_outside_the_outputs(mode, tmp_path):
+    stray_write(tmp_path, mode, "mv src/main.txt src/moved.txt")
+
+
+@MODE
+def test_renameat2_exchange_outside_the_outputs(mode, tmp_path):
+    files = {"other/ex/x.txt": "x\n", "other/ex/y.txt": "y\n", "other/ex/dirx/in.txt": "d\n", "other/ex/filey": "f\n"}
+    stray_write(tmp_path, mode, f"{SCENARIOS / 'rename_exchange'} other/ex", files=files)
+
+
+@MODE
+def test_a_hard_link_outside_the_outputs(mode, tmp_path):
+    stray_write(tmp_path, mode, "ln src/main.txt hard.txt")
+
+
+@MODE
+def test_a_symbolic_link_outside_the_outputs(mode, tmp_path):
+    stray_write(tmp_path, mode, "ln -s /etc/passwd sym")
+
+
+@MODE
+def test_truncating_outside_the_outputs(mode, tmp_path):
+    stray_write(tmp_path, mode, "truncate -s 0 other/secret.txt")
+
+
+@MODE
+def test_chmod_outside_the_outputs(mode, tmp_path):
+    # chmod is no Landlock right: over an overlay the change is not kept; under Landlock alone it lands
+    # (a limit docs/sandbox.md states).
+    ws = escape_workspace(tmp_path / "ws", {"t": target("chmod 600 src/main.txt")})
+    before = outside_dist(snapshot(ws))
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    if mode == "overlay":
+        assert outside_dist(snapshot(ws)) == before, r.stdout
+        assert doc["tasks"]["app:t"]["findings"]["discardedWrites"] == ["src/main.txt"]
+    else:
+        # Landlock has no right for file modes: the change lands, as docs/sandbox.md says.
+        assert r.returncode == 0, r.stdout + r.stderr
+
+
+@MODE
+def test_mkdir_outside_the_outputs(mode, tmp_path):
+    stray_write(tmp_path, mode, "mkdir newdir")
+
+
+@MODE
+def test_writing_through_a_symbolic_link_placed_in_an_output(mode, tmp_path):
+    r, task = stray_write(tmp_path, mode, "mkdir -p dist && ln -s ../other dist/out && echo pwned > dist/out/pwned.txt")
+    assert not (tmp_path / "ws" / "other" / "pwned.txt").exists()
+
+
+@MODE
+def test_a_daemon_left_running_cannot_write_after_the_task_ends(mode, tmp_path):
+    marker = f"qk-enforce-daemon-{os.getpid()}-{mode}"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # The daemon blocks on a FIFO nobody writes, then would write into the outputs and outside them.
+    command = (f"mkdir -p dist && (sh -c 'cat {fifo} >/dev/null; echo late > dist/late.txt; "
+               f"echo late > late.txt' {marker} &) ; echo done > dist/done.txt")
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # Whatever it started is gone with the task: no process of it is left to write.
+    left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
+    assert left.stdout.strip() == "", f"processes left running: {left.stdout}"
+    # Unblocking the FIFO now reaches nobody (opening it for writing would block with no reader).
+    fd = None
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError as e:
+        assert e.errno == 6, e  # ENXIO: no reader
+    finally:
+        if fd is not None:
+            os.close(fd)
+    assert fd is None, "the daemon is still reading its FIFO"
+    assert (ws / "dist" / "done.txt").read_text() == "done\n"
+    assert not (ws / "dist" / "late.txt").exists() and not (ws / "late.txt").exists()
