@@ -1,4 +1,4 @@
-// qk: the task runner (run-many, run, show). See docs/qk.md.
+// qk: the task runner (run-many, run, show, doctor). See docs/qk.md.
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "doctor_command.hpp"
 #include "interrupt.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
@@ -102,6 +103,12 @@ int main(int argc, char** argv)
     for (CLI::App* c : {sh_projects, sh_project, sh_task})
         c->add_flag("--json", show.json, "print JSON");
 
+    qk::cli::DoctorOptions doctor;
+    bool doctor_sandbox = false;
+    CLI::App* doc = app.add_subcommand("doctor", "show what the sandbox can use on this machine, and how to fix what fails");
+    doc->add_flag("--sandbox", doctor_sandbox, "exit non-zero unless audit works here (the default)");
+    doc->add_option("--sandbox-mode", doctor.mode, "audit or enforce (written --sandbox=MODE)")->group("");
+
     try {
         std::vector<std::string> args = split_sandbox_mode(argc, argv);
         std::reverse(args.begin(), args.end());  // CLI11 takes them last first
@@ -125,6 +132,10 @@ int main(int argc, char** argv)
             run_one.single_task = true;
             run_one.directory = directory;
             return qk::cli::run_tasks(run_one);
+        }
+        if (doc->parsed()) {
+            doctor.directory = directory;
+            return qk::cli::run_doctor(doctor);
         }
         show.directory = directory;
         show.what = sh_task->parsed()      ? qk::cli::ShowOptions::What::task

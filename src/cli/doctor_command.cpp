@@ -1,0 +1,21 @@
+#include "doctor_command.hpp"
+
+#include <cstdio>
+
+#include "qk/run/doctor.hpp"
+#include "qk/util/result.hpp"
+
+namespace qk::cli {
+
+int run_doctor(const DoctorOptions& options)
+{
+    if (options.mode != "audit" && options.mode != "enforce")
+        throw FatalError("qk doctor --sandbox=" + options.mode + ": the modes are audit and enforce");
+    run::DoctorReport report = run::doctor(options.directory);
+    std::string text = run::doctor_text(report);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    bool works = options.mode == "enforce" ? report.enforce_works : report.audit_works;
+    return works && report.workspace_ok ? 0 : 1;
+}
+
+}  // namespace qk::cli

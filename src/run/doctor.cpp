@@ -1,0 +1,148 @@
+#include "qk/run/doctor.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "qk/enforce/probe.hpp"
+#include "qk/enforce/sandbox_dir.hpp"
+#include "qk/record/cgroup.hpp"
+#include "qk/record/recorder.hpp"
+#include "qk/run/scratch.hpp"
+#include "qk/run/session.hpp"
+#include "enforce_launcher.hpp"
+
+namespace qk::run {
+
+namespace {
+
+DoctorCheck recorder_check(record::RecorderChoice choice, const char* name, const char* fix)
+{
+    auto r = record::make_recorder(choice);
+    if (r && *r)
+        return {name, true, true, fmt::format("the {} recorder can record here", name), {}};
+    return {name, false, true, r ? "not available" : r.error().message, fix};
+}
+
+bool is_dir(const char* path)
+{
+    struct stat st {};
+    return ::stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The scratch directories of every target of the workspace, as a run would check them.
+DoctorCheck scratch_check(Session& session)
+{
+    const auto& ws = session.workspace();
+    std::vector<TaskScratch> all;
+    std::vector<std::string> problems;
+    std::size_t count = 0;
+    for (const auto& project : ws.projects())
+        for (const auto& target : project.targets) {
+            std::string id = project.name + ":" + target.name;
+            auto dirs = resolve_scratch(ws, project, target);
+            if (!dirs) {
+                problems.push_back(dirs.error().message);
+                continue;
+            }
+            if (auto st = check_scratch(ws, *dirs); !st)
+                problems.push_back(fmt::format("{}: {}", id, st.error().message));
+            count += dirs->size();
+            all.emplace_back(id, std::move(*dirs));
+        }
+    if (auto st = check_scratch_overlaps(all); !st)
+        problems.push_back(st.error().message);
+    if (problems.empty())
+        return {"scratch", true, true, fmt::format("{} scratch {} of the workspace keep to the rules", count,
+                                                   count == 1 ? "directory" : "directories"), {}};
+    return {"scratch", false, true, fmt::format("{}", fmt::join(problems, "; ")),
+            "change the target's \"qk:sandbox\": { \"scratch\": [...] } as the message says"};
+}
+
+}  // namespace
+
+DoctorReport doctor(const std::filesystem::path& directory)
+{
+    DoctorReport out;
+    auto add = [&](DoctorCheck c) { out.checks.push_back(std::move(c)); };
+
+    auto mount = record::cgroup2_mount();
+    add(mount ? DoctorCheck{"cgroup2", true, true, "mounted at " + *mount, {}}
+              : DoctorCheck{"cgroup2", false, true, mount.error().message,
+                            "mount the cgroup2 hierarchy (mount -t cgroup2 none /sys/fs/cgroup)"});
+    add(recorder_check(record::RecorderChoice::ebpf, "ebpf",
+                       "run as root or with CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, on a kernel with BTF "
+                       "(/sys/kernel/btf/vmlinux); strace records otherwise"));
+    add(recorder_check(record::RecorderChoice::strace, "strace", "install strace (apt install strace)"));
+    bool tracefs = is_dir("/sys/kernel/tracing/events") || is_dir("/sys/kernel/debug/tracing/events");
+    add({"tracefs", tracefs, false, tracefs ? "mounted" : "not mounted (the eBPF recorder does not need it)",
+         tracefs ? "" : "mount -t tracefs nodev /sys/kernel/tracing, for bpftool and perf"});
+
+    std::unique_ptr<Session> session;
+    std::filesystem::path root = std::filesystem::absolute(directory);
+    if (auto s = Session::open(directory)) {
+        session = std::move(*s);
+        root = session->workspace().root();
+    }
+
+    auto helper = sandbox_exec_path();
+    std::optional<enforce::ProbeReport> probe;
+    if (!helper) {
+        add({"qk-sandbox-exec", false, true, helper.error().message, "install qk again"});
+    } else if (auto dir = enforce::SandboxDir::create(root); !dir) {
+        add({"sandbox-dir", false, true, dir.error().message, "set QK_SANDBOX_DIR to a writable directory"});
+    } else if (auto dirs = dir->command_dirs(); !dirs) {
+        add({"sandbox-dir", false, true, dirs.error().message, "set QK_SANDBOX_DIR to a writable directory"});
+    } else {
+        auto report = enforce::probe(*helper, root.string(), dirs->upper.parent_path().string());
+        (void)dir->remove(*dirs);
+        if (!report)
+            add({"probe", false, true, report.error().message, {}});
+        else
+            probe = std::move(*report);
+    }
+    if (probe) {
+        for (const auto& step : probe->steps) {
+            std::string verdict = step.ok ? "works" : step.message;
+            if (step.stage == "landlock" && step.ok)
+                verdict = fmt::format("ABI {}", probe->landlock_abi);
+            add({step.stage, step.ok, step.stage == "landlock", verdict, {}});
+        }
+    }
+
+    bool ebpf = out.checks[1].ok, strace = out.checks[2].ok;
+    out.audit_works = ebpf || strace;
+    out.audit = ebpf ? "audit works: tasks are recorded with eBPF"
+                : strace ? "audit works: tasks are recorded with strace"
+                         : "audit cannot record here: neither eBPF nor strace works";
+    if (probe && probe->landlock()) {
+        out.enforce_works = true;
+        auto failed = probe->first_failure();
+        out.enforce = probe->overlay() ? "enforce works: each command runs over an overlay, held by Landlock"
+                                       : fmt::format("enforce works by Landlock alone (writes outside the outputs "
+                                                     "fail as they happen): {}",
+                                                     failed ? failed->message : "no overlay");
+    } else {
+        out.enforce = "enforce cannot work here: it needs Landlock (Linux 5.13 or later, landlock among lsm=)";
+    }
+    if (session) {
+        add(scratch_check(*session));
+        out.workspace_ok = out.checks.back().ok;
+    }
+    return out;
+}
+
+std::string doctor_text(const DoctorReport& report)
+{
+    std::string out = "qk doctor: what the sandbox can use here\n";
+    for (const DoctorCheck& c : report.checks) {
+        out += fmt::format("  {:<5} {:<18} {}\n", c.ok ? "ok" : (c.needed ? "FAIL" : "--"), c.name, c.verdict);
+        if (!c.ok && !c.fix.empty())
+            out += fmt::format("  {:<5} {:<18} fix: {}\n", "", "", c.fix);
+    }
+    out += report.audit + "\n" + report.enforce + "\n";
+    return out;
+}
+
+}  // namespace qk::run
