@@ -100,8 +100,8 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
         if (!(access & record::kDenied))
             continue;
         auto rel = rules.relative(path);
-        if (!rel)
-            continue;  // outside the workspace: enforce refuses nothing there
+        if (!rel || rel->empty())
+            continue;  // outside the workspace enforce refuses nothing, and the workspace itself is no file
         // Held by Landlock alone, a refused path that is not there was one the task tried to create.
         struct stat st {};
         const bool created = landlock_only && ::lstat(path.c_str(), &st) != 0;

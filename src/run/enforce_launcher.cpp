@@ -97,9 +97,11 @@ Result<record::ExitStatus> EnforceLauncher::run(const LaunchRequest& request, Ca
     {
         std::lock_guard lock(mutex_);
         landlock_abi_ = std::max(landlock_abi_, result->landlock_abi);
-        if (result->setup && !setup_failure_)
+        if (result->setup && result->setup->stage != "exec" && !setup_failure_)
             setup_failure_ = result->setup->message;
     }
+    if (result->setup && result->setup->stage == "exec")
+        return Error{result->setup->message, result->setup->error};  // could not start, as without the sandbox
     if (result->setup)
         return error(fmt::format("the sandbox could not be built ({}): {}", result->setup->stage, result->setup->message));
     if (result->signal)

@@ -92,6 +92,13 @@ def test_a_bind_mount_in_a_namespace_of_its_own_is_refused(mode, tmp_path):
 
 
 @MODE
+def test_a_read_through_a_link_beside_the_workspace_is_refused(mode, tmp_path):
+    # Everything outside the workspace is open, but not the workspace through a link that leads back to it.
+    os.symlink("ws", tmp_path / "alias")
+    refused_read(tmp_path, mode, f"cat {tmp_path}/alias/other/secret.txt")
+
+
+@MODE
 def test_an_open_through_io_uring_is_refused(mode, tmp_path):
     # The scenario opens <dir>/uring.txt with IORING_OP_OPENAT, never through openat(2).
     refused_read(tmp_path, mode, f"{SCENARIOS / 'io_uring_open'} other", files={"other/uring.txt": SECRET + "\n"})

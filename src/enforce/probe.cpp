@@ -1,0 +1,134 @@
+// The probe's report and running the probe (qk-sandbox-exec --probe) from qk.
+#include "qk/enforce/probe.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+
+#include <fmt/format.h>
+
+#include "qk/util/io.hpp"
+#include "qk/util/unique_fd.hpp"
+
+extern char** environ;
+
+namespace qk::enforce {
+
+bool ProbeReport::overlay() const
+{
+    // Every overlay step tried and passed; the Landlock step does not decide it.
+    bool any = false;
+    for (const ProbeStep& s : steps) {
+        if (s.stage == "landlock")
+            continue;
+        if (!s.ok)
+            return false;
+        any = any || s.stage == "overlay-workspace";
+    }
+    return any;
+}
+
+std::optional<ProbeStep> ProbeReport::first_failure() const
+{
+    for (const ProbeStep& s : steps)
+        if (!s.ok)
+            return s;
+    return std::nullopt;
+}
+
+std::string encode(const ProbeReport& report)
+{
+    std::string out = fmt::format("landlock-abi {}\n", report.landlock_abi);
+    for (const ProbeStep& s : report.steps) {
+        if (s.ok) {
+            out += fmt::format("{} ok\n", s.stage);
+            continue;
+        }
+        std::string message = s.message;
+        std::replace(message.begin(), message.end(), '\n', ' ');
+        out += fmt::format("{} failed {} {}\n", s.stage, s.error, message);
+    }
+    return out;
+}
+
+Result<ProbeReport> decode_probe(std::string_view text)
+{
+    ProbeReport report;
+    std::size_t line_no = 0;
+    bool has_abi = false;
+    for (std::size_t start = 0; start < text.size();) {
+        std::size_t nl = text.find('\n', start);
+        std::string_view line = text.substr(start, nl == std::string_view::npos ? nl : nl - start);
+        start = nl == std::string_view::npos ? text.size() : nl + 1;
+        ++line_no;
+        auto bad = [&](std::string_view why) { return error(fmt::format("probe report line {}: {}", line_no, why)); };
+        std::size_t sp = line.find(' ');
+        if (sp == std::string_view::npos)
+            return bad("no verdict");
+        std::string_view stage = line.substr(0, sp), rest = line.substr(sp + 1);
+        if (stage == "landlock-abi") {
+            auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), report.landlock_abi);
+            if (ec != std::errc() || end != rest.data() + rest.size())
+                return bad("landlock-abi takes a number");
+            has_abi = true;
+            continue;
+        }
+        ProbeStep step;
+        step.stage = std::string(stage);
+        if (rest == "ok") {
+            step.ok = true;
+        } else if (rest.starts_with("failed ")) {
+            rest.remove_prefix(7);
+            std::size_t sp2 = rest.find(' ');
+            std::string_view err = rest.substr(0, sp2);
+            auto [end, ec] = std::from_chars(err.data(), err.data() + err.size(), step.error);
+            if (ec != std::errc() || end != err.data() + err.size())
+                return bad("a failed step gives its errno");
+            step.message = sp2 == std::string_view::npos ? std::string() : std::string(rest.substr(sp2 + 1));
+        } else {
+            return bad("a step is \"ok\" or \"failed ERRNO MESSAGE\"");
+        }
+        report.steps.push_back(std::move(step));
+    }
+    if (!has_abi)
+        return error("probe report: no landlock-abi line");
+    return report;
+}
+
+Result<ProbeReport> probe(const std::string& helper, const std::string& workspace_root, const std::string& scratch_dir)
+{
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return sys_error("cannot make a pipe for the sandbox probe");
+    UniqueFd read_end(fds[0]), write_end(fds[1]);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
+    std::vector<std::string> args{helper, "--probe", workspace_root, scratch_dir};
+    std::vector<char*> argv;
+    for (std::string& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    int rc = ::posix_spawn(&pid, helper.c_str(), &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0)
+        return sys_error(fmt::format("cannot run {}", helper), rc);
+    write_end.reset();
+    std::string out;
+    Status read = read_all(read_end.get(), out);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!read)
+        return read.error();
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return error(fmt::format("{} --probe failed (status {})", helper, status));
+    return decode_probe(out);
+}
+
+}  // namespace qk::enforce

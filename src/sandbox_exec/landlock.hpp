@@ -1,0 +1,28 @@
+// The command's Landlock domain, built from the plan's grants opened on the merged tree. Reads of files
+// (and execution) are held everywhere in the workspace; over an overlay, writes are not (the overlay holds
+// them, and they are judged when the task ends), under Landlock alone they are. Listing directories is
+// never held, so tools that climb the tree do not break. Outside the workspace everything stays open.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "qk/enforce/sandbox_plan.hpp"
+#include "setup_error.hpp"
+
+namespace qk::sandbox_exec {
+
+// The running kernel's Landlock ABI, 0 without Landlock; `why` gets the errno when 0.
+int landlock_abi(int* why = nullptr);
+
+struct LandlockCounts {
+    int abi = 0;
+    std::size_t rules = 0;
+    std::size_t missing = 0;  // grants gone, or behind a link, when they were opened
+};
+
+// Builds the ruleset and restricts this thread (no_new_privs set first). `counts` is filled as far as it got.
+Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts);
+
+}  // namespace qk::sandbox_exec

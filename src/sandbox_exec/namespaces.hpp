@@ -1,0 +1,33 @@
+// The command's own user, mount and pid namespaces, and the overlay of the workspace in them: the
+// first steps of an overlay-mode sandbox, taken in the forced order (research: landlock-overlay.md §0).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qk/util/unique_fd.hpp"
+#include "setup_error.hpp"
+
+namespace qk::sandbox_exec {
+
+// unshare(mount | pid), with a user namespace unless root (the caller's uid and gid mapped, unchanged
+// inside); the mount tree made private, so nothing mounted here reaches the caller's namespace. The
+// caller's next child is pid 1 of the new pid namespace.
+Step enter_namespaces(bool pid_namespace);
+
+struct OverlaySpec {
+    std::string root;                 // the workspace, lower layer and mount point at once
+    std::string upper, work;
+    std::vector<std::string> binds;   // workspace-relative, bound through from the real workspace
+    std::vector<std::string> make_dirs;  // workspace-relative, made on the merged tree (parents first)
+};
+
+// Mounts the overlay on the workspace's own path (so every path a tool knows stays the same), binds
+// the pass-through directories on top from the real workspace (cloned before the overlay hides it), and
+// makes the directories asked for. Afterwards the workspace path leads to the merged tree.
+Step mount_overlay(const OverlaySpec& spec);
+
+// Opens `rel` beneath `root_fd` refusing every link on the way and the last component too (O_PATH).
+UniqueFd open_beneath(int root_fd, const std::string& rel);
+
+}  // namespace qk::sandbox_exec

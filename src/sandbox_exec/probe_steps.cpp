@@ -1,0 +1,150 @@
+#include "probe_steps.hpp"
+
+#include <fcntl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "qk/util/io.hpp"
+#include "qk/util/unique_fd.hpp"
+#include "landlock.hpp"
+#include "namespaces.hpp"
+
+namespace qk::sandbox_exec {
+
+namespace {
+
+// A mount point strictly below `root` (from /proc/self/mountinfo), which an overlay of the workspace
+// would not show: "" when there is none.
+std::string mount_below(const std::string& root)
+{
+    std::ifstream in("/proc/self/mountinfo");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream fields(line);
+        std::string id, parent, dev, source_root, point;
+        fields >> id >> parent >> dev >> source_root >> point;
+        // Octal escapes (\040 for a space) are left as they are: a match needs the plain prefix anyway.
+        if (point.size() > root.size() && point.starts_with(root) && point[root.size()] == '/')
+            return point;
+    }
+    return {};
+}
+
+Step try_overlay(const std::string& lower, const std::string& base, const std::string& check)
+{
+    if (::mkdir(base.c_str(), 0700) != 0 && errno != EEXIST)
+        return setup_error("overlay", "cannot make " + base);
+    for (const char* d : {"upper", "work", "merged"})
+        if (::mkdir((base + "/" + d).c_str(), 0700) != 0 && errno != EEXIST)
+            return setup_error("overlay", "cannot make " + base + "/" + d);
+    OverlaySpec spec{base + "/merged", base + "/upper", base + "/work", {}, {}};
+    // mount_overlay mounts on spec.root with lowerdir = spec.root; for a probe the lower is elsewhere.
+    std::string options = "lowerdir=" + lower + ",upperdir=" + spec.upper + ",workdir=" + spec.work + ",userxattr";
+    UniqueFd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
+    bool mounted = false;
+    if (fs.valid() && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", lower.c_str(), 0) == 0 &&
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "upperdir", spec.upper.c_str(), 0) == 0 &&
+        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "workdir", spec.work.c_str(), 0) == 0 &&
+        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) == 0 &&
+        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0) {
+        UniqueFd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, 0));
+        mounted = mnt.valid() && ::move_mount(mnt.get(), "", AT_FDCWD, spec.root.c_str(), MOVE_MOUNT_F_EMPTY_PATH) == 0;
+    } else {
+        mounted = ::mount("overlay", spec.root.c_str(), "overlay", 0, options.c_str()) == 0;
+    }
+    if (!mounted) {
+        SetupError e = setup_error("overlay", "cannot mount an overlay (userxattr) of " + lower);
+        if (e.error == EINVAL)
+            e.message += "; the upper directory's filesystem may not support user.* extended attributes, or "
+                         "a mount below " + lower + " is locked in this namespace";
+        return e;
+    }
+    if (!check.empty()) {
+        std::string probe_file = spec.root + "/" + check;
+        UniqueFd f(::open(probe_file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        struct stat st {};
+        if (!f.valid() || ::stat((spec.upper + "/" + check).c_str(), &st) != 0)
+            return setup_error("overlay", "a write through the overlay did not land in its upper layer");
+    }
+    ::umount2(spec.root.c_str(), MNT_DETACH);
+    return std::nullopt;
+}
+
+// In a child: the namespace steps, each printed as it passes; the first failure ends them.
+[[noreturn]] void namespace_steps(const std::string& root, const std::string& scratch, int out)
+{
+    auto say = [&](const std::string& stage, const Step& failed) {
+        enforce::ProbeReport r;
+        r.steps.push_back(failed ? enforce::ProbeStep{stage, false, failed->error, failed->message}
+                                 : enforce::ProbeStep{stage, true, 0, {}});
+        std::string text = enforce::encode(r);
+        (void)write_all(out, text.substr(text.find('\n') + 1));  // the step's line, not the ABI's
+        if (failed)
+            ::_exit(0);
+    };
+    Step ns = enter_namespaces(false);
+    say("userns", ns && ns->stage == "unshare" ? ns : std::nullopt);
+    say("uid_map", ns && ns->stage == "uid_map" ? ns : std::nullopt);
+    say("mount-private", ns);
+    std::string lower = scratch + "/probe-lower";
+    if (::mkdir(lower.c_str(), 0700) != 0 && errno != EEXIST)
+        say("overlay", setup_error("overlay", "cannot make " + lower));
+    say("overlay", try_overlay(lower, scratch + "/probe-scratch", "probe-write"));
+    if (std::string below = mount_below(root); !below.empty())
+        say("overlay-workspace", SetupError{"overlay-workspace", 0,
+                                            below + " is a mount point inside the workspace: an overlay of the "
+                                                    "workspace would not show it"});
+    say("overlay-workspace", try_overlay(root, scratch + "/probe-workspace", {}));
+    ::_exit(0);
+}
+
+}  // namespace
+
+enforce::ProbeReport probe(const std::string& workspace_root, const std::string& scratch_dir)
+{
+    enforce::ProbeReport report;
+    int why = 0;
+    report.landlock_abi = landlock_abi(&why);
+    report.steps.push_back(report.landlock_abi > 0
+                               ? enforce::ProbeStep{"landlock", true, 0, {}}
+                               : enforce::ProbeStep{"landlock", false, why,
+                                                    why == EOPNOTSUPP ? "Landlock is built in but not enabled: add "
+                                                                        "landlock to the kernel's lsm= boot parameter"
+                                                                      : "this kernel has no Landlock (Linux 5.13 or later)"});
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+        return report;
+    UniqueFd in(fds[0]), out(fds[1]);
+    pid_t child = ::fork();
+    if (child == 0) {
+        in.reset();
+        namespace_steps(workspace_root, scratch_dir, out.get());
+    }
+    out.reset();
+    std::string text;
+    (void)read_all(in.get(), text);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    if (auto steps = enforce::decode_probe("landlock-abi 0\n" + text))
+        for (auto& s : steps->steps)
+            report.steps.push_back(std::move(s));
+    // What the steps made: the mounts went with the child's namespace; the directories stay.
+    for (const char* d : {"probe-scratch", "probe-workspace"}) {
+        for (const char* sub : {"upper/probe-write", "work/work", "upper", "work", "merged"}) {
+            std::string p = scratch_dir + "/" + d + "/" + sub;
+            if (::unlink(p.c_str()) != 0)
+                ::rmdir(p.c_str());
+        }
+        ::rmdir((scratch_dir + "/" + d).c_str());
+    }
+    ::rmdir((scratch_dir + "/probe-lower").c_str());
+    return report;
+}
+
+}  // namespace qk::sandbox_exec

@@ -1,0 +1,14 @@
+// qk-sandbox-exec --probe: what enforce can use here, tried step by step (Landlock's ABI; a user
+// namespace, its id maps, a private mount tree, an overlay of a scratch tree, an overlay of the
+// workspace), printed as an enforce::ProbeReport.
+#pragma once
+
+#include <string>
+
+#include "qk/enforce/probe.hpp"
+
+namespace qk::sandbox_exec {
+
+enforce::ProbeReport probe(const std::string& workspace_root, const std::string& scratch_dir);
+
+}  // namespace qk::sandbox_exec

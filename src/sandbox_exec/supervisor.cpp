@@ -1,0 +1,262 @@
+#include "supervisor.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "qk/util/io.hpp"
+#include "qk/util/unique_fd.hpp"
+#include "landlock.hpp"
+#include "namespaces.hpp"
+
+namespace qk::sandbox_exec {
+
+namespace {
+
+constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
+
+// Messages from the sandboxed side to the supervisor, one a line on a pipe: "setup\tSTAGE\tERRNO\tMSG",
+// "rules\tABI\tADDED\tMISSING", "status\tWAITSTATUS".
+void tell(int fd, const std::string& line)
+{
+    (void)write_all(fd, line + "\n");
+}
+
+void tell_setup(int fd, const SetupError& e)
+{
+    std::string message = e.message;
+    for (char& c : message)
+        if (c == '\n' || c == '\t')
+            c = ' ';
+    tell(fd, fmt::format("setup\t{}\t{}\t{}", e.stage, e.error, message));
+}
+
+UniqueFd pidfd_open(pid_t pid)
+{
+    return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+}
+
+// The command process: Landlock, then exec. Never returns.
+[[noreturn]] void exec_command(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv, int report)
+{
+    for (int sig : kForwarded)
+        ::signal(sig, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    LandlockCounts counts;
+    Step step = restrict_self(plan, counts);
+    tell(report, fmt::format("rules\t{}\t{}\t{}", counts.abi, counts.rules, counts.missing));
+    if (step) {
+        tell_setup(report, *step);
+        ::_exit(enforce::kSetupFailedStatus);
+    }
+    if (!plan.tmpdir.empty())
+        ::setenv("TMPDIR", plan.tmpdir.c_str(), 1);
+    // Nothing opened before Landlock may reach the command: such a descriptor would keep its rights.
+    ::syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */);
+    std::vector<char*> args;
+    for (const std::string& a : argv)
+        args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    tell_setup(report, setup_error("exec", fmt::format("cannot run {}", argv[0])));
+    ::_exit(127);
+}
+
+// Pid 1 of the command's pid namespace: starts the command, forwards signals to it, reaps whatever is
+// orphaned to it, and when the command ends, says how and exits, which kills everything left.
+[[noreturn]] void reaper(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv, int report)
+{
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the supervisor is single-threaded: its death is qk's word
+    pid_t command = ::fork();
+    if (command < 0) {
+        tell_setup(report, setup_error("fork", "cannot start the command"));
+        ::_exit(enforce::kSetupFailedStatus);
+    }
+    if (command == 0)
+        exec_command(plan, argv, report);
+    static pid_t forward_to;
+    forward_to = command;
+    struct sigaction sa {};
+    sa.sa_handler = [](int sig) { ::kill(forward_to, sig); };
+    for (int sig : kForwarded)
+        ::sigaction(sig, &sa, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (;;) {
+        int status = 0;
+        pid_t pid = ::waitpid(-1, &status, 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid == command || pid < 0) {
+            tell(report, fmt::format("status\t{}", pid == command ? status : 1 << 8));
+            ::_exit(0);
+        }
+    }
+}
+
+// After the command ended under Landlock alone (no pid namespace): what it left running, orphaned to
+// this subreaper, is killed, children before their own children are handed over.
+void kill_descendants()
+{
+    for (int round = 0; round < 1000; ++round) {
+        std::string children;
+        auto text = read_file(fmt::format("/proc/self/task/{}/children", ::getpid()));
+        if (!text || text->empty())
+            break;
+        for (std::size_t pos = 0; pos < text->size();) {
+            std::size_t end = text->find(' ', pos);
+            pid_t pid = std::atoi(text->substr(pos, end - pos).c_str());
+            if (pid > 0)
+                ::kill(pid, SIGKILL);
+            pos = end == std::string::npos ? text->size() : end + 1;
+        }
+        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
+        }
+        int status;
+        if (::waitpid(-1, &status, 0) < 0 && errno == ECHILD)
+            break;
+    }
+    while (::waitpid(-1, nullptr, 0) > 0) {
+    }
+}
+
+}  // namespace
+
+int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv)
+{
+    enforce::SandboxResult result;
+    UniqueFd result_fd(::open(plan.result.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+    auto finish = [&](int status) {
+        if (result_fd.valid())
+            (void)write_all(result_fd.get(), enforce::encode(result));
+        if (result.setup)
+            std::fprintf(stderr, "qk-sandbox-exec: %s\n", result.setup->message.c_str());
+        return status;
+    };
+    auto fail = [&](const SetupError& e) {
+        result.setup = enforce::SandboxResult::SetupFailure{e.stage, e.error, e.message};
+        return finish(enforce::kSetupFailedStatus);
+    };
+    if (!result_fd.valid() && !plan.result.empty())
+        return fail(setup_error("result", "cannot write the result file " + plan.result));
+
+    // Signals for the command are taken by a signalfd and forwarded; qk is watched through a pidfd.
+    sigset_t forwarded;
+    sigemptyset(&forwarded);
+    for (int sig : kForwarded)
+        sigaddset(&forwarded, sig);
+    sigaddset(&forwarded, SIGCHLD);
+    ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
+    UniqueFd signals(::signalfd(-1, &forwarded, SFD_CLOEXEC));
+    UniqueFd watch = plan.watch_pid > 0 ? pidfd_open(plan.watch_pid) : UniqueFd();
+    if (plan.watch_pid > 0 && !watch.valid())
+        return fail(setup_error("watch", fmt::format("cannot watch qk (pid {})", plan.watch_pid)));
+
+    std::string cwd(4096, '\0');
+    if (!::getcwd(cwd.data(), cwd.size()))
+        return fail(setup_error("cwd", "cannot tell the working directory"));
+    cwd.resize(std::char_traits<char>::length(cwd.c_str()));
+    if (plan.overlay) {
+        if (auto e = enter_namespaces(true))
+            return fail(*e);
+        if (auto e = mount_overlay({plan.root, plan.upper, plan.work, plan.binds, plan.make_dirs}))
+            return fail(*e);
+        // The old directory is the real workspace's; the same path now leads to the merged tree.
+        if (::chdir(cwd.c_str()) != 0)
+            return fail(setup_error("cwd", "cannot enter " + cwd + " on the merged tree"));
+    } else {
+        ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    }
+
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+        return fail(setup_error("pipe", "cannot make a pipe"));
+    UniqueFd from_child(pipe_fds[0]), to_supervisor(pipe_fds[1]);
+    pid_t child = ::fork();
+    if (child < 0)
+        return fail(setup_error("fork", "cannot start the command"));
+    if (child == 0) {
+        from_child.reset();
+        if (plan.overlay)
+            reaper(plan, argv, to_supervisor.get());
+        exec_command(plan, argv, to_supervisor.get());
+    }
+    to_supervisor.reset();
+    UniqueFd child_fd = pidfd_open(child);
+
+    // Wait for the child (pid 1, or the command itself) while forwarding signals and watching qk.
+    int wait_status = 0;
+    bool qk_gone = false;
+    for (bool done = false; !done;) {
+        struct pollfd fds[3] = {{child_fd.get(), POLLIN, 0}, {signals.get(), POLLIN, 0}, {watch.get(), POLLIN, 0}};
+        int n = ::poll(fds, watch.valid() ? 3 : 2, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (fds[1].revents & POLLIN) {
+            signalfd_siginfo info {};
+            if (::read(signals.get(), &info, sizeof info) == sizeof info && info.ssi_signo != SIGCHLD)
+                ::kill(child, static_cast<int>(info.ssi_signo));
+        }
+        if (watch.valid() && (fds[2].revents & POLLIN)) {
+            qk_gone = true;  // qk died: nothing it started may outlive it
+            ::kill(child, SIGKILL);
+            watch.reset();
+        }
+        if (fds[0].revents & POLLIN) {
+            ::waitpid(child, &wait_status, 0);
+            done = true;
+        }
+    }
+    if (!plan.overlay)
+        kill_descendants();
+
+    // What the sandboxed side said: its rules, a setup failure, and (from pid 1) how the command ended.
+    std::string said;
+    (void)read_all(from_child.get(), said);
+    std::optional<int> command_status;
+    for (std::size_t pos = 0; pos < said.size();) {
+        std::size_t nl = said.find('\n', pos);
+        std::string line = said.substr(pos, nl - pos);
+        pos = nl == std::string::npos ? said.size() : nl + 1;
+        std::vector<std::string> f;
+        for (std::size_t s = 0;;) {
+            std::size_t tab = line.find('\t', s);
+            f.push_back(line.substr(s, tab - s));
+            if (tab == std::string::npos)
+                break;
+            s = tab + 1;
+        }
+        if (f[0] == "rules" && f.size() == 4) {
+            result.landlock_abi = std::atoi(f[1].c_str());
+            result.rules_added = std::strtoul(f[2].c_str(), nullptr, 10);
+            result.grants_missing = std::strtoul(f[3].c_str(), nullptr, 10);
+        } else if (f[0] == "setup" && f.size() == 4) {
+            result.setup = enforce::SandboxResult::SetupFailure{f[1], std::atoi(f[2].c_str()), f[3]};
+        } else if (f[0] == "status" && f.size() == 2) {
+            command_status = std::atoi(f[1].c_str());
+        }
+    }
+    if (result.setup && !qk_gone)
+        return finish(result.setup->stage == "exec" ? 127 : enforce::kSetupFailedStatus);
+    int status = command_status && !qk_gone ? *command_status : wait_status;
+    if (WIFSIGNALED(status)) {
+        result.signal = WTERMSIG(status);
+        return finish(128 + WTERMSIG(status));
+    }
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    return finish(*result.exit_code);
+}
+
+}  // namespace qk::sandbox_exec
