@@ -20,12 +20,13 @@ MODE = pytest.mark.parametrize("mode", MODES)
 SCENARIOS = h.SCENARIO_DIR
 
 
-def refused_read(tmp_path: Path, mode: str, command: str, files: dict | None = None, setup=None):
+def refused_read(tmp_path: Path, mode: str, command: str, files: dict | None = None, setup=None,
+                 recorder: str | None = None):
     ws = escape_workspace(tmp_path / "ws", {"t": target(command)}, files)
     if setup:
         setup(ws)
     before = outside_dist(snapshot(ws))
-    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode, recorder=recorder)
     task = doc["tasks"]["app:t"]
     assert r.returncode != 0, r.stdout + r.stderr
     assert SECRET not in r.stdout + r.stderr, r.stdout
@@ -39,8 +40,10 @@ def refused_read(tmp_path: Path, mode: str, command: str, files: dict | None = N
 
 
 @MODE
-def test_a_direct_read_is_refused_and_listed(mode, tmp_path):
-    r, task = refused_read(tmp_path, mode, "cat other/secret.txt")
+@pytest.mark.parametrize("recorder", h.RECORDERS)
+def test_a_direct_read_is_refused_and_listed(mode, recorder, tmp_path):
+    # Each recorder lists the refused open (recorded with record_denials), so the user sees what to declare.
+    r, task = refused_read(tmp_path, mode, "cat other/secret.txt", recorder=recorder)
     assert "Permission denied" in r.stdout, r.stdout
     assert task["findings"]["refusedReads"] == ["other/secret.txt"], task
     assert "other/secret.txt" in r.stdout[r.stdout.find("Sandbox enforce:"):]
