@@ -281,3 +281,16 @@ def test_as_an_ordinary_user(mode, tmp_path):
         assert not (ws / "stray.txt").exists()
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@MODE
+def test_a_workspace_in_tmp_gets_a_temporary_directory_of_its_own(mode, tmp_path):
+    # The workspace lies in /tmp (pytest's tmp_path): Landlock could not allow new files in /tmp without
+    # allowing the workspace, so the command's TMPDIR is a directory of its own, which it may use.
+    assert str(tmp_path).startswith("/tmp/")
+    command = ('f=$(mktemp) && echo scratch > "$f" && cat "$f" && case "$TMPDIR" in /tmp*) exit 9;; esac '
+               '&& mkdir -p dist && cp "$f" dist/tmp.txt')
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "dist/tmp.txt").read_text() == "scratch\n"
