@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 4
+#define QK_ABI_VERSION 5
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -136,6 +136,9 @@ struct qk_task_stats {
 /* Opens and execs refused with EACCES or EPERM are recorded (their ret says which): for a caller that
  * names what a confinement refused (enforce, qk-trace). Every other failure is never recorded. */
 #define QK_TASK_DENIALS 2ULL
+/* Only refusals are recorded: no success, no probe (enforce, which judges writes by its overlay's upper
+ * layer and needs only what Landlock refused). With QK_TASK_DENIALS. Process events still come. */
+#define QK_TASK_DENIALS_ONLY 4ULL
 
 /* The programs' globals (.bss), written by userspace through the mmapped map
  * (src/record/ebpf_session.cpp). */

@@ -108,9 +108,11 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)
         return 0;
-    /* Whether the task wants this failure, decided before any path is walked or copied: that is the
-     * whole saving. A success never looks at the options. */
+    /* Whether the task wants this failure (or, asking only for refusals, this success), decided before
+     * any path is walked or copied: that is the whole saving. */
     if (ret < 0 && (ret == -ENOENT ? (stats->options & QK_TASK_NO_PROBES) : !(stats->options & QK_TASK_DENIALS)))
+        return 0;
+    if (ret >= 0 && (stats->options & QK_TASK_DENIALS_ONLY))
         return 0;
     struct qk_file_event *ev = scratch();
     if (!ev)

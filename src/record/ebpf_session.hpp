@@ -35,6 +35,7 @@ struct EbpfOptions {
 struct TrackOptions {
     bool probes = true;    // opens and execs that failed with ENOENT
     bool denials = false;  // opens and execs refused with EACCES or EPERM
+    bool only_denials = false;  // nothing but those refusals (no success, no probe)
 };
 
 // What to tell a user whose kernel release is too old for the recorder's programs; empty otherwise.

@@ -103,6 +103,8 @@ void RecordingSink::on_open(const FsOp& op)
 
 void RecordingSink::on_fs(const FsOp& op)
 {
+    if (only_denials_ && op.result >= 0)
+        return;
     if (op.kind == FsOpKind::open) {
         on_open(op);
         return;
@@ -173,6 +175,8 @@ void RecordingSink::on_exec(const ProcExec& exec)
     p.argv = exec.argv;
     if (exec.elf32)
         out_.mark_incomplete("a 32-bit program ran, whose system calls the recorder does not decode");
+    if (only_denials_)
+        return;
     std::string path = exec.resolved;
     if (path.empty() && !resolve(exec.file, true, path))
         return;

@@ -100,6 +100,8 @@ Result<Trace> ReplayRecorder::record(const Command& cmd)
         sink.skip_probes();
     if (cmd.record_denials)
         sink.keep_denials();
+    if (cmd.record_only_denials)
+        sink.keep_only_denials();
     simdjson::ondemand::parser parser;
     std::string line;
     for (int number = 1; std::getline(in, line); number++) {

@@ -222,6 +222,8 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
         sink.skip_probes();
     if (cmd.record_denials)
         sink.keep_denials();
+    if (cmd.record_only_denials)
+        sink.keep_only_denials();
     StraceParser parser(sink, cmd.cwd);
     const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(req);

@@ -16,7 +16,8 @@ Result<record::ExitStatus> RecordingLauncher::run(const LaunchRequest& request, 
     command.output_fd = request.output_fd;
     command.own_process_group = true;
     command.record_probes = false;  // the audit judges reads and writes only
-    command.record_denials = record_denials_;
+    command.record_denials = only_denials_;
+    command.record_only_denials = only_denials_;
     command.on_start = [&](std::function<void(bool)> stop) { watch.emplace(cancel.watch(std::move(stop))); };
     command.on_finish = [&] { watch.reset(); };
     auto trace = recorder_.record(command);

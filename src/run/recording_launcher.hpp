@@ -12,9 +12,10 @@ namespace qk::run {
 
 class RecordingLauncher final : public Launcher {
 public:
-    // `record_denials`: opens the kernel refused are recorded too (enforce lists the reads it refused).
-    explicit RecordingLauncher(record::Recorder& recorder, bool record_denials = false)
-        : recorder_(recorder), record_denials_(record_denials)
+    // `only_denials`: nothing but the opens the kernel refused is recorded (enforce lists the reads it
+    // refused, and judges writes by its overlay).
+    explicit RecordingLauncher(record::Recorder& recorder, bool only_denials = false)
+        : recorder_(recorder), only_denials_(only_denials)
     {
     }
 
@@ -26,7 +27,7 @@ public:
 
 private:
     record::Recorder& recorder_;
-    bool record_denials_;
+    bool only_denials_;
     std::mutex mutex_;
     record::Recording recording_;
 };

@@ -503,6 +503,27 @@ TEST_CASE("record_denials: refusals only when asked; with neither option no fail
     }
 }
 
+TEST_CASE("record_only_denials: the refusals and the processes, nothing else", "[recorder-command][privileged]")
+{
+    FailingCalls ground;
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        OutputFile out;
+        Command cmd = sh(ground.script, out.fd(), ground.root);
+        cmd.record_probes = false;
+        cmd.record_denials = true;
+        cmd.record_only_denials = true;
+        auto trace = recorder->record(cmd);
+        REQUIRE(trace);
+        CHECK(out.text() == "landlock 0\n");
+        const auto& rec = trace->recording;
+        CHECK(under(rec, kDenied, ground.root) == ground.denied);
+        // Anywhere: not one read (the shell, its libraries), write, creation, removal, listing or probe.
+        CHECK(paths_with(rec, kRead | kWrite | kCreate | kRemove | kList | kProbe).empty());
+        CHECK(rec.processes().size() >= 2);  // the shell and what it ran are still known
+    }
+}
+
 #ifdef QK_WITH_BPF
 TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask, before any path walk",
           "[recorder-command][privileged][ebpf]")
@@ -519,7 +540,7 @@ TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask
     }
     FailingCalls ground;
     for (TrackOptions options : {TrackOptions{false, false}, TrackOptions{false, true}, TrackOptions{true, false},
-                                 TrackOptions{true, true}}) {
+                                 TrackOptions{true, true}, TrackOptions{true, true, true}}) {
         INFO("probes: " << options.probes << ", denials: " << options.denials);
         Recording rec;
         RecordingSink sink(rec);
@@ -538,12 +559,21 @@ TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask
         CHECK(stats.lost == 0);
         CHECK(out.text() == "landlock 0\n");
         CHECK(under(rec, kDenied, ground.root) == (options.denials ? ground.denied : Paths{}));
-        CHECK(under(rec, kProbe, ground.root) == (options.probes ? ground.probed : Paths{}));
+        CHECK(under(rec, kProbe, ground.root) == (options.probes && !options.only_denials ? ground.probed : Paths{}));
         if (!options.probes)
             CHECK(paths_with(rec, kProbe).empty());
         if (!options.denials)
             CHECK(paths_with(rec, kDenied).empty());
-        CHECK(under(rec, kRead | kWrite | kCreate | kRemove | kList, ground.root) == ground.read);
+        if (options.only_denials) {
+            // The kernel sent no file success at all and no probe; what was read comes from the
+            // process events (each program run), which still come.
+            CHECK(paths_with(rec, kWrite | kCreate | kRemove | kList | kProbe).empty());
+            for (const std::string& p : paths_with(rec, kRead))
+                CHECK(::access(p.c_str(), X_OK) == 0);
+            CHECK_FALSE(has(paths_with(rec, kRead), ground.root + "/ll/allowed/ok.txt"));
+        }
+        else
+            CHECK(under(rec, kRead | kWrite | kCreate | kRemove | kList, ground.root) == ground.read);
     }
 }
 #endif

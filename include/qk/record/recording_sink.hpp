@@ -28,6 +28,8 @@ public:
     void skip_probes() { probes_ = false; }
     // Opens and execs refused with EACCES or EPERM recorded (kDenied), as Command::record_denials asks.
     void keep_denials() { denials_ = true; }
+    // Nothing but those refusals (Command::record_only_denials); processes are still recorded.
+    void keep_only_denials() { denials_ = true, probes_ = false, only_denials_ = true; }
 
 private:
     // Absolute canonical path of an argument; false (and the recording marked incomplete) if too long.
@@ -45,6 +47,7 @@ private:
     std::string spelling_;
     bool probes_ = true;
     bool denials_ = false;
+    bool only_denials_ = false;
 };
 
 }  // namespace qk::record
