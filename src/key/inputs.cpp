@@ -317,7 +317,8 @@ Result<InputPlan> Expander::finish()
             g->cache_key += "\n" + p;
         auto set = cache_.compile(patterns);
         if (!set)
-            return fail(fmt::format("input {}: {}", key.origin, set.error().message));
+            return fail(fmt::format("{}: {}", key.origin == "inputs" ? "its inputs" : "input " + key.origin,
+                                    set.error().message));
         g->globs = std::move(*set);
         g->patterns = std::move(patterns);
         plan.filesets.push_back(std::move(g));

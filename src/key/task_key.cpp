@@ -59,7 +59,16 @@ Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
     auto owned = std::make_shared<TaskKey>();
     TaskKey& key = *owned;
     key.task = task.id;
-    QK_TRY(plan, plan_inputs(s.graph, task.project, target, &s.inputs));
+    auto plan = plan_inputs(s.graph, task.project, target, &s.inputs);
+    if (!plan) {
+        // Where to fix it: the files the target comes from (its inputs may come from nx.json too).
+        std::string files;
+        for (const std::string& f : target.defined_in)
+            files += (files.empty() ? "" : ", ") + f;
+        if (!target.target_default_key.empty() || files.empty())
+            files += (files.empty() ? "" : ", or ") + std::string("nx.json");
+        return error(fmt::format("{} (the target is configured in {})", plan.error().message, files));
+    }
     key.inputs = std::move(*plan);
     QK_TRY(outputs, resolve_outputs(project, target, task.configuration));
     key.outputs = std::move(*outputs);

@@ -22,6 +22,9 @@ namespace qk::workspace {
 
 namespace {
 
+std::string join(const std::vector<std::string>& v);
+std::string where_defined(const Target& t);
+
 struct Builder {
     const ProjectGraph& graph;
     const Workspace& ws;
@@ -103,6 +106,18 @@ struct Builder {
             std::vector<std::string> names = expand_target(d.target);
             switch (d.scope) {
             case DependsOn::Scope::self:
+                // "proj:target" whose proj is no project (the parser then took the whole string for a
+                // target of this project) and that names no target of it either: a misspelled project,
+                // which Nx refuses too. A plain missing target stays silent, as in Nx.
+                if (auto colon = d.target.find(':'); colon != std::string::npos && names.size() == 1 &&
+                                                     !ws.projects()[project].find_target(d.target)) {
+                    const Target& t = *tasks[index].target;
+                    return error(fmt::format("{}: dependsOn names \"{}\", but there is no project \"{}\" (nor a target "
+                                             "of that name in {}); fix the name in its dependsOn{}",
+                                             tasks[index].id, d.target, d.target.substr(0, colon),
+                                             ws.projects()[project].name,
+                                             where_defined(t)));
+                }
                 for (const auto& n : names)
                     add_edge(index, project, n);
                 break;
@@ -135,6 +150,15 @@ struct Builder {
         return {};
     }
 };
+
+// " (in p/a/project.json, or nx.json's targetDefaults \"build\")": where a target's dependsOn may come from.
+std::string where_defined(const Target& t)
+{
+    std::string files = join(t.defined_in);
+    if (!t.target_default_key.empty())
+        files += (files.empty() ? "" : ", or ") + fmt::format("nx.json's targetDefaults \"{}\"", t.target_default_key);
+    return files.empty() ? std::string() : " (" + files + ")";
+}
 
 std::string join(const std::vector<std::string>& v)
 {

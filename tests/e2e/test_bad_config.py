@@ -1,0 +1,35 @@
+"""Configuration mistakes qk used to take silently: each refused before anything runs, naming the task,
+what is wrong and the file to fix."""
+
+from __future__ import annotations
+
+from audit_workspace import make_workspace, qk
+
+
+def test_depends_on_an_unknown_project_names_it_and_the_file(tmp_path):
+    ws = make_workspace(tmp_path / "ws", {
+        "a": {"root": "p/a", "targets": {"build": {"command": "touch ran", "dependsOn": ["nosuch:build"]}}},
+        "b": {"root": "p/b", "targets": {"build": {"command": "true", "dependsOn": ["a:build"]},
+                                         "test:types": {"command": "true"},
+                                         "check": {"command": "true", "dependsOn": ["test:types"]}}},
+    })
+    r = qk(ws, "run-many", "-t", "build")
+    assert r.returncode != 0
+    assert ('a:build: dependsOn names "nosuch:build", but there is no project "nosuch" (nor a target of that '
+            'name in a); fix the name in its dependsOn (p/a/project.json, or nx.json\'s targetDefaults "build")') in r.stderr, r.stderr
+    assert not (ws / "p/a/ran").exists()
+    # A project that exists, and a target whose own name has a colon, are fine.
+    ok = qk(ws, "run-many", "-t", "check", "-p", "b")
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_a_malformed_glob_in_inputs_names_the_column_and_the_file(tmp_path):
+    ws = make_workspace(tmp_path / "ws", {
+        "a": {"root": "p/a", "targets": {"build": {"command": "touch ran", "inputs": ["{projectRoot}/[a-"]}}},
+    })
+    r = qk(ws, "run-many", "-t", "build")
+    assert r.returncode != 0
+    assert 'task a:build: its inputs: glob "p/a/[a-": column 5:' in r.stderr, r.stderr
+    # make_workspace's nx.json has targetDefaults for build, which may hold inputs too.
+    assert "(the target is configured in p/a/project.json, or nx.json)" in r.stderr, r.stderr
+    assert not (ws / "p/a/ran").exists()
