@@ -45,6 +45,7 @@ void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
     cmd.add_option("--sandbox-mode", o.sandbox_mode, "audit or enforce (written --sandbox=MODE)")->group("");
     cmd.add_option("--sandbox-report", o.sandbox_report, "write every finding of the sandbox as JSON to FILE");
     cmd.add_option("--recorder", o.recorder, "auto, ebpf or strace (default: $QK_RECORDER, else auto)");
+    cmd.add_flag("--no-wait", o.no_wait, "fail at once when another qk run holds the workspace, instead of waiting");
 }
 
 // "--sandbox=MODE" as "--sandbox-mode MODE".

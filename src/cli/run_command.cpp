@@ -26,6 +26,7 @@ int run_tasks(const RunOptions& options)
     if (options.sandbox || !options.sandbox_mode.empty())
         request.sandbox = or_fatal(run::parse_sandbox_mode(options.sandbox_mode));
     request.sandbox_report = options.sandbox_report;
+    request.no_wait = options.no_wait;
     std::string recorder = options.recorder;
     if (recorder.empty()) {
         const char* env = std::getenv("QK_RECORDER");

@@ -18,6 +18,7 @@ struct RunOptions {
     std::string sandbox_mode;   // --sandbox=MODE
     std::string sandbox_report; // --sandbox-report FILE
     std::string recorder;       // --recorder, else QK_RECORDER, else auto
+    bool no_wait = false;       // --no-wait
 };
 
 // Runs the tasks; returns the exit status (0 when every task succeeded). Bad input is a FatalError.

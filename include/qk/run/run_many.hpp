@@ -20,6 +20,7 @@ namespace qk::run {
 class CommandRunner;
 class OutputDisplay;
 class ProcessLauncher;
+class WorkspaceLock;
 class Sandbox;
 class Scheduler;
 struct TaskContext;
@@ -41,6 +42,7 @@ struct RunRequest {
     SandboxMode sandbox = SandboxMode::off;
     record::RecorderChoice recorder = record::RecorderChoice::automatic;  // QK_RECORDER, --recorder
     std::string sandbox_report;  // --sandbox-report: where to write the findings as JSON
+    bool no_wait = false;  // --no-wait: fail at once when another run holds the workspace
 };
 
 class RunMany {
@@ -70,6 +72,7 @@ private:
 
     RunRequest request_;
     std::unique_ptr<Session> session_;
+    std::unique_ptr<WorkspaceLock> lock_;  // held from before the cache opens to the end of the run
     std::unique_ptr<key::LocalCache> cache_;
     std::unique_ptr<OutputDisplay> display_;
     std::unique_ptr<Scheduler> scheduler_;

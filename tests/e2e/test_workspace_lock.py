@@ -1,0 +1,83 @@
+"""One qk run at a time in a workspace: a second run waits for the first, saying so, or with --no-wait
+fails at once naming the holder; a run killed outright leaves no lock behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+
+from audit_workspace import QK, make_workspace, qk
+
+
+def blocking_workspace(tmp_path: Path):
+    started, fifo = tmp_path / "started", tmp_path / "fifo"
+    os.mkfifo(fifo)
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": ".", "targets": {
+        "block": {"command": f"echo go > {started} && cat {fifo} > /dev/null"},
+        "quick": {"command": "echo quick"}}}})
+    return ws, started, fifo
+
+
+def start_blocking(ws: Path, started: Path) -> subprocess.Popen:
+    first = subprocess.Popen([str(QK), "run-many", "-t", "block"], cwd=ws, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert first.poll() is None, first.stdout.read()
+        assert time.monotonic() < deadline, "the first run's task never started"
+        time.sleep(0.01)
+    return first
+
+
+def test_a_second_run_with_no_wait_fails_naming_the_holder(tmp_path):
+    ws, started, fifo = blocking_workspace(tmp_path)
+    first = start_blocking(ws, started)
+    try:
+        r = qk(ws, "run-many", "-t", "quick", "--no-wait")
+        assert r.returncode != 0
+        assert f"another qk run is running in this workspace (pid {first.pid})" in r.stderr, r.stderr
+        assert "quick" not in r.stdout
+    finally:
+        with open(fifo, "w") as f:
+            f.write("done\n")
+        first.wait(60)
+    assert first.returncode == 0
+
+
+def test_a_second_run_waits_for_the_first_and_says_so(tmp_path):
+    ws, started, fifo = blocking_workspace(tmp_path)
+    first = start_blocking(ws, started)
+    second = subprocess.Popen([str(QK), "run-many", "-t", "quick"], cwd=ws, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, text=True)
+    line = second.stdout.readline()  # blocks until it says it waits: it cannot run before
+    assert "another qk run is running in this workspace" in line and "waiting" in line, line
+    assert second.poll() is None
+    with open(fifo, "w") as f:
+        f.write("done\n")
+    assert first.wait(60) == 0
+    out = second.stdout.read()
+    assert second.wait(60) == 0, out
+    assert "quick" in out
+
+
+def test_a_run_killed_outright_leaves_no_lock(tmp_path):
+    ws, started, fifo = blocking_workspace(tmp_path)
+    first = start_blocking(ws, started)
+    first.kill()
+    first.wait()
+    r = qk(ws, "run-many", "-t", "quick", "--no-wait")
+    assert r.returncode == 0, r.stdout + r.stderr
+    # The blocked task of the killed run may still be waiting on its FIFO: release it.
+    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK) if _has_reader(fifo) else None
+    if fd is not None:
+        os.close(fd)
+
+
+def _has_reader(fifo: Path) -> bool:
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        return True
+    except OSError:
+        return False
