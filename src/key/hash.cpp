@@ -36,21 +36,43 @@ Result<Hash128> hash_file(const std::filesystem::path& path)
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
     if (!fd.valid())
         return sys_error("cannot read " + path.string());
+    return hash_fd(fd.get(), path.string());
+}
+
+Result<Hash128> hash_fd(int fd, std::string_view what)
+{
     XXH3_state_t state;
     XXH3_128bits_reset(&state);
     std::array<char, 64 * 1024> buf;
-    for (;;) {
-        ssize_t n = ::read(fd.get(), buf.data(), buf.size());
+    for (off_t at = 0;;) {
+        ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return sys_error("cannot read " + path.string());
+            return sys_error("cannot read " + std::string(what));
         }
         if (n == 0)
             break;
+        at += n;
         XXH3_128bits_update(&state, buf.data(), static_cast<std::size_t>(n));
     }
     return from_xxh(XXH3_128bits_digest(&state));
+}
+
+std::optional<Hash128> parse_hash(std::string_view hex)
+{
+    if (hex.size() != 32)
+        return std::nullopt;
+    Hash128 h;
+    for (std::size_t i = 0; i < 32; ++i) {
+        char c = hex[i];
+        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0)
+            return std::nullopt;
+        std::uint64_t& half = i < 16 ? h.high : h.low;
+        half = (half << 4) | static_cast<std::uint64_t>(v);
+    }
+    return h;
 }
 
 struct Hasher::State {

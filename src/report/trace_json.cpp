@@ -21,8 +21,8 @@ void exit_fields(JsonWriter& w, std::optional<int> code, std::optional<int> sign
         w.key("signal").value(signal_name(*signal));
     else if (code)
         w.key("exitCode").value(*code);
-    else
-        w.key("exitCode").null();  // still running when recording ended, or its end was not seen
+    // Neither: still running when the recording ended, or its end was not seen (an interrupted strace).
+    // The schema has no null for it, so both are left out.
 }
 
 void files(JsonWriter& w, const Recording& rec)

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "qk/key/cache.hpp"
+#include "qk/key/cache_in_place.hpp"
 
 namespace fs = std::filesystem;
 using namespace qk::key;
@@ -439,4 +440,49 @@ TEST_CASE("cache store and restore figures", "[.cache-bench]")
         }
         WARN(output << ": store " << best_store << " ms, restore " << best_restore << " ms (best of 5)");
     }
+}
+
+TEST_CASE("a cached copy changed since it was stored is never restored: the entry is removed", "[cache]")
+{
+    Sandbox sb;
+    sb.write("dist/app.js", "good output\n");
+    const Hash128 h = hash_bytes("key-tampered");
+    LocalCache cache = sb.cache();
+    REQUIRE(cache.store(h, record({"dist"})));
+    // Same size, one byte changed: only the content hash tells.
+    sb.write(sb.root / ".qk/cache" / h.hex() / "files/dist/app.js", "evil output\n");
+    CacheHit hit = must_find(cache, h);
+    // A good copy in the workspace stays in place: the check is against the stored hash, not the copy.
+    CHECK(outputs_in_place(cache, hit));
+    fs::remove(sb.root / "dist/app.js");
+    sb.write("dist/other.js", "kept\n");
+    Status restored = cache.restore(hit);
+    REQUIRE_FALSE(restored);
+    CHECK(restored.error().message.find("the cached copy of dist/app.js changed since it was stored, so the entry "
+                                        "was removed") != std::string::npos);
+    CHECK(read(sb.root / "dist/other.js") == "kept\n");  // nothing in the workspace was touched
+    CHECK_FALSE(fs::exists(sb.root / "dist/app.js"));
+    auto again = cache.find(h);
+    REQUIRE(again);
+    CHECK_FALSE(*again);
+}
+
+TEST_CASE("an entry without content hashes (an older qk's) is a miss that says why", "[cache]")
+{
+    Sandbox sb;
+    sb.write("dist/app.js", "x\n");
+    const Hash128 h = hash_bytes("key-old");
+    LocalCache cache = sb.cache();
+    REQUIRE(cache.store(h, record({"dist"})));
+    fs::path meta = sb.root / ".qk/cache" / h.hex() / "meta.json";
+    std::string text = read(meta);
+    auto at = text.find(", \"hash\": \"");
+    REQUIRE(at != std::string::npos);
+    text.erase(at, 11 + 32 + 1);
+    sb.write(meta, text);
+    std::string why;
+    auto hit = cache.find(h, &why);
+    REQUIRE(hit);
+    CHECK_FALSE(*hit);
+    CHECK(why.find("has no content hash (stored by an older qk)") != std::string::npos);
 }

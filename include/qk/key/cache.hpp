@@ -33,6 +33,7 @@ struct CachedFile {
     std::uint32_t mode = 0;  // permission bits (07777); 0 for a symlink
     std::uint64_t size = 0;  // bytes of a file, of a symlink's target; 0 for a directory
     std::string target;      // a symlink's target
+    Hash128 hash;            // a file's content, checked before the file is restored or trusted in place
 };
 
 // A usable entry: what restore() puts back and what the runner replays.

@@ -26,6 +26,11 @@ Hash128 hash_bytes(std::string_view bytes);
 
 // The hash of a file's content. An Error names the file and the errno.
 Result<Hash128> hash_file(const std::filesystem::path& path);
+// The hash of what `fd` holds, read from its start (pread: its offset does not move); `what` names it
+// in an Error.
+Result<Hash128> hash_fd(int fd, std::string_view what);
+// 32 hex digits as hex() writes them; nullopt for anything else.
+std::optional<Hash128> parse_hash(std::string_view hex);
 
 class Hasher {
 public:

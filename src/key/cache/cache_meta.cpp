@@ -94,6 +94,16 @@ Result<CachedFile> read_file_entry(const Json& item, std::size_t index)
         QK_TRY(size, r.count("size"));
         f.size = *size;
     }
+    if (f.kind == OutputFile::Kind::file) {
+        // Entries stored before content hashes have none: unusable, so run again and stored with one.
+        auto hex = r.string("hash");
+        if (!hex)
+            return error(fmt::format("files[{}] has no content hash (stored by an older qk)", index));
+        auto hash = parse_hash(*hex);
+        if (!hash)
+            return error(fmt::format("files[{}].hash should be 32 hex digits, found \"{}\"", index, *hex));
+        f.hash = *hash;
+    }
     return f;
 }
 
@@ -129,6 +139,8 @@ Result<std::string> write(const Hash128& hash, const CacheRecord& record, std::s
         }
         if (f.kind != OutputFile::Kind::directory)
             fmt::format_to(it, ", \"size\": {}", f.size);
+        if (f.kind == OutputFile::Kind::file)
+            fmt::format_to(it, ", \"hash\": \"{}\"", f.hash.hex());
         out += '}';
     }
     out += files.empty() ? "]" : "\n  ]";

@@ -196,6 +196,19 @@ Status LocalCache::restore(const CacheHit& hit) const
     for (const CachedFile& f : hit.files)
         if (!outputs->contains(f.path))
             return fail(error(fmt::format("{} is not among the outputs {}", f.path, fmt::join(hit.outputs, ", "))));
+    // Every cached copy checked against the hash stored with it before anything in the workspace is
+    // touched: a copy changed since (on disk, by hand) would replace good outputs with bad ones.
+    for (const CachedFile& f : hit.files) {
+        if (f.kind != OutputFile::Kind::file)
+            continue;
+        UniqueFd copy(::openat(files.get(), f.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
+        auto hash = copy.valid() ? hash_fd(copy.get(), f.path) : Result<Hash128>(sys_error("cannot open " + f.path));
+        if (!hash || *hash != f.hash) {
+            remove_entry(hex);
+            return fail(error(fmt::format("the cached copy of {} {} since it was stored, so the entry was removed",
+                                          f.path, hash ? "changed" : "cannot be read (" + hash.error().message + ")")));
+        }
+    }
     if (Status s = remove_current(root_fd_.get(), *outputs); !s)
         return fail(s.error());
     Restorer restorer(root_fd_.get(), files.get());

@@ -74,7 +74,7 @@ public:
         if (!S_ISREG(st.st_mode))
             return error(fmt::format("output {} stopped being a file while it was stored", out.path));
         // Readable by us whatever the output's mode; restore applies the mode meta.json records.
-        UniqueFd copy(::openat(dst.fd.get(), name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+        UniqueFd copy(::openat(dst.fd.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                                (st.st_mode & 0777) | S_IRUSR));
         if (!copy.valid())
             return sys_error(fmt::format("cannot create the cached copy of {}", out.path));
@@ -84,6 +84,9 @@ public:
             return sys_error(fmt::format("cannot stat the cached copy of {}", out.path));
         f.mode = st.st_mode & 07777;
         f.size = static_cast<std::uint64_t>(copied.st_size);
+        // Of the copy, as it lies in the cache: what a restore checks it against.
+        QK_TRY(hash, hash_fd(copy.get(), "the cached copy of " + out.path));
+        f.hash = *hash;
         return f;
     }
 
