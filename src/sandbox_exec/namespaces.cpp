@@ -40,7 +40,7 @@ std::string context_log(int fs_fd)
 }
 
 // The old mount(2) form, for kernels before 6.8's "lowerdir+": ':' ',' and '\' escaped in paths.
-Step mount_legacy(const OverlaySpec& s)
+Step mount_legacy(const OverlayLayers& l)
 {
     auto esc = [](const std::string& p) {
         std::string out;
@@ -53,21 +53,23 @@ Step mount_legacy(const OverlaySpec& s)
     };
     std::string options = fmt::format("lowerdir={},upperdir={},workdir={},userxattr,redirect_dir=nofollow,index=off,"
                                       "metacopy=off",
-                                      esc(s.root), esc(s.upper), esc(s.work));
-    if (::mount("overlay", s.root.c_str(), "overlay", 0, options.c_str()) != 0)
-        return setup_error("overlay", fmt::format("cannot mount an overlay on {}", s.root));
+                                      esc(l.lower), esc(l.upper), esc(l.work));
+    if (::mount("overlay", l.target.c_str(), "overlay", 0, options.c_str()) != 0)
+        return setup_error("overlay", fmt::format("cannot mount an overlay of {} on {}", l.lower, l.target));
     return std::nullopt;
 }
 
-Step mount_on_root(const OverlaySpec& s)
+}  // namespace
+
+Step mount_overlay_layers(const OverlayLayers& l)
 {
     UniqueFd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
     if (!fs.valid())
-        return errno == ENOSYS ? mount_legacy(s) : setup_error("overlay", "cannot open an overlay filesystem context");
-    if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", s.root.c_str(), 0) != 0)
-        return errno == EINVAL ? mount_legacy(s) : setup_error("overlay", "overlay lowerdir" + context_log(fs.get()));
+        return errno == ENOSYS ? mount_legacy(l) : setup_error("overlay", "cannot open an overlay filesystem context");
+    if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.lower.c_str(), 0) != 0)
+        return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir" + context_log(fs.get()));
     const std::pair<const char*, const char*> strings[] = {
-        {"upperdir", s.upper.c_str()}, {"workdir", s.work.c_str()},
+        {"upperdir", l.upper.c_str()}, {"workdir", l.work.c_str()},
         {"redirect_dir", "nofollow"},  {"index", "off"},
         {"metacopy", "off"},
     };
@@ -77,20 +79,19 @@ Step mount_on_root(const OverlaySpec& s)
     if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0)
         return setup_error("overlay", "overlay option userxattr" + context_log(fs.get()));
     if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
-        SetupError e = setup_error("overlay", fmt::format("cannot create an overlay of {}{}", s.root, context_log(fs.get())));
+        SetupError e = setup_error("overlay", fmt::format("cannot create an overlay of {}{}", l.lower, context_log(fs.get())));
         if (e.error == EINVAL)
-            e.message += "; a mount inside the workspace (locked in this namespace) makes an overlay of it fail";
+            e.message += "; the upper directory's filesystem may not take user.* extended attributes, or a mount "
+                         "below " + l.lower + " is locked in this namespace";
         return e;
     }
     UniqueFd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, 0));
     if (!mnt.valid())
         return setup_error("overlay", "cannot make the overlay a mount");
-    if (::move_mount(mnt.get(), "", AT_FDCWD, s.root.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
-        return setup_error("overlay", fmt::format("cannot mount the overlay on {}", s.root));
+    if (::move_mount(mnt.get(), "", AT_FDCWD, l.target.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        return setup_error("overlay", fmt::format("cannot mount the overlay on {}", l.target));
     return std::nullopt;
 }
-
-}  // namespace
 
 UniqueFd open_beneath(int root_fd, const std::string& rel)
 {
@@ -146,7 +147,7 @@ Step mount_overlay(const OverlaySpec& s)
             return setup_error("bind", fmt::format("cannot clone {}/{} to bind it through", s.root, rel));
         trees.emplace_back(rel, std::move(tree));
     }
-    if (auto e = mount_on_root(s))
+    if (auto e = mount_overlay_layers({s.root, s.upper, s.work, s.root}))
         return e;
     UniqueFd merged(::open(s.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!merged.valid())

@@ -22,6 +22,13 @@ struct OverlaySpec {
     std::vector<std::string> make_dirs;  // workspace-relative, made on the merged tree (parents first)
 };
 
+struct OverlayLayers {
+    std::string lower, upper, work, target;
+};
+// An overlay with the options every enforce mount uses (userxattr, redirect_dir=nofollow, index=off,
+// metacopy=off), by the mount API (fsopen, "lowerdir+": one path, no separators) or mount(2) before 6.8.
+Step mount_overlay_layers(const OverlayLayers& layers);
+
 // Mounts the overlay on the workspace's own path (so every path a tool knows stays the same), binds
 // the pass-through directories on top from the real workspace (cloned before the overlay hides it), and
 // makes the directories asked for. Afterwards the workspace path leads to the merged tree.

@@ -43,36 +43,18 @@ Step try_overlay(const std::string& lower, const std::string& base, const std::s
     for (const char* d : {"upper", "work", "merged"})
         if (::mkdir((base + "/" + d).c_str(), 0700) != 0 && errno != EEXIST)
             return setup_error("overlay", "cannot make " + base + "/" + d);
-    OverlaySpec spec{base + "/merged", base + "/upper", base + "/work", {}, {}};
-    // mount_overlay mounts on spec.root with lowerdir = spec.root; for a probe the lower is elsewhere.
-    std::string options = "lowerdir=" + lower + ",upperdir=" + spec.upper + ",workdir=" + spec.work + ",userxattr";
-    UniqueFd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
-    bool mounted = false;
-    if (fs.valid() && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", lower.c_str(), 0) == 0 &&
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "upperdir", spec.upper.c_str(), 0) == 0 &&
-        ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "workdir", spec.work.c_str(), 0) == 0 &&
-        ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) == 0 &&
-        ::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) == 0) {
-        UniqueFd mnt(::fsmount(fs.get(), FSMOUNT_CLOEXEC, 0));
-        mounted = mnt.valid() && ::move_mount(mnt.get(), "", AT_FDCWD, spec.root.c_str(), MOVE_MOUNT_F_EMPTY_PATH) == 0;
-    } else {
-        mounted = ::mount("overlay", spec.root.c_str(), "overlay", 0, options.c_str()) == 0;
-    }
-    if (!mounted) {
-        SetupError e = setup_error("overlay", "cannot mount an overlay (userxattr) of " + lower);
-        if (e.error == EINVAL)
-            e.message += "; the upper directory's filesystem may not support user.* extended attributes, or "
-                         "a mount below " + lower + " is locked in this namespace";
+    const std::string upper = base + "/upper", work = base + "/work", merged = base + "/merged";
+    // The very mount a command gets, so that what passes here passes there.
+    if (auto e = mount_overlay_layers({lower, upper, work, merged}))
         return e;
-    }
     if (!check.empty()) {
-        std::string probe_file = spec.root + "/" + check;
+        std::string probe_file = merged + "/" + check;
         UniqueFd f(::open(probe_file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
         struct stat st {};
-        if (!f.valid() || ::stat((spec.upper + "/" + check).c_str(), &st) != 0)
+        if (!f.valid() || ::stat((upper + "/" + check).c_str(), &st) != 0)
             return setup_error("overlay", "a write through the overlay did not land in its upper layer");
     }
-    ::umount2(spec.root.c_str(), MNT_DETACH);
+    ::umount2(merged.c_str(), MNT_DETACH);
     return std::nullopt;
 }
 
