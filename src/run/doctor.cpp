@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "qk/enforce/probe.hpp"
@@ -111,7 +113,10 @@ DoctorReport doctor(const std::filesystem::path& directory)
         }
     }
 
-    bool ebpf = out.checks[1].ok, strace = out.checks[2].ok;
+    auto passed = [&](std::string_view name) {
+        return std::any_of(out.checks.begin(), out.checks.end(), [&](const DoctorCheck& c) { return c.name == name && c.ok; });
+    };
+    const bool ebpf = passed("ebpf"), strace = passed("strace");
     out.audit_works = ebpf || strace;
     out.audit = ebpf ? "audit works: tasks are recorded with eBPF"
                 : strace ? "audit works: tasks are recorded with strace"

@@ -90,14 +90,15 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     if (request.dry_run)
         return self;
 
-    // One run at a time in a workspace: taken before anything is read from or written to the cache.
+    // Opening makes .qk (with its .gitignore, which only the maker writes) and reads no entry.
+    QK_TRY(cache, key::LocalCache::open(s.workspace().root()));
+    // One run at a time in a workspace: taken before any entry is read or stored.
     WorkspaceLock::Options lock_options;
     lock_options.wait = !request.no_wait;
     lock_options.waiting = fd_sink(request.output_fd);
     lock_options.cancelled = &self->cancelled_;
     QK_TRY(lock, WorkspaceLock::acquire(s.workspace().root(), lock_options));
     self->lock_ = std::make_unique<WorkspaceLock>(std::move(*lock));
-    QK_TRY(cache, key::LocalCache::open(s.workspace().root()));
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
     if (request.sandbox != SandboxMode::off) {

@@ -16,8 +16,7 @@ namespace qk::run {
 
 Result<WorkspaceLock> WorkspaceLock::acquire(const std::filesystem::path& root, const Options& options)
 {
-    std::error_code ec;
-    std::filesystem::create_directories(root / ".qk", ec);
+    // .qk is LocalCache::open's to make (it writes the .gitignore of a .qk it made): opened after it.
     const std::string path = (root / ".qk" / "run.lock").string();
     UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644));
     if (!fd.valid())

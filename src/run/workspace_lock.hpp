@@ -20,6 +20,7 @@ public:
         std::function<void(const std::string&)> waiting;  // told once, when it has to wait
         const std::atomic<bool>* cancelled = nullptr;    // stops the wait (Ctrl-C)
     };
+    // `root`/.qk must exist (LocalCache::open makes it).
     static Result<WorkspaceLock> acquire(const std::filesystem::path& root, const Options& options);
 
 private:

@@ -62,6 +62,14 @@ def test_a_second_run_waits_for_the_first_and_says_so(tmp_path):
     assert "quick" in out
 
 
+def test_the_lock_leaves_qk_state_out_of_git(tmp_path):
+    ws, started, fifo = blocking_workspace(tmp_path)
+    r = qk(ws, "run-many", "-t", "quick")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / ".qk" / ".gitignore").read_text() == "*\n"  # .qk made by the cache, not by the lock
+    assert (ws / ".qk" / "run.lock").exists()
+
+
 def test_a_run_killed_outright_leaves_no_lock(tmp_path):
     ws, started, fifo = blocking_workspace(tmp_path)
     first = start_blocking(ws, started)
