@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +18,8 @@
 #include <vector>
 
 #include <fmt/core.h>
+
+#include "qk/record/guardian.hpp"
 
 namespace qk::record {
 namespace fs = std::filesystem;
@@ -118,26 +122,63 @@ void remove_tree_at(const std::string& path)
     ::rmdir(path.c_str());
 }
 
-// A cgroup named "<label>-<pid>-<n>" whose pid no longer runs belongs to a killed qk.
-void reap_stale(const std::string& parent)
+// A task cgroup is named "<label>-<16 hex digits>", random: a pid names nothing unique across pid
+// namespaces or after a reboot. Its owner holds an exclusive flock on the directory for as long as it
+// lives, and creators hold a shared lock on the parent from mkdir until they hold theirs, so a reaper
+// (exclusive on the parent) never mistakes a cgroup being made for one left behind.
+bool is_task_cgroup_name(const std::string& name)
 {
+    auto dash = name.rfind('-');
+    return dash != std::string::npos && dash > 0 && name.size() - dash - 1 == 16 &&
+           name.find_first_not_of("0123456789abcdef", dash + 1) == std::string::npos;
+}
+
+Result<std::string> random_suffix()
+{
+    std::uint64_t r = 0;
+    if (::getrandom(&r, sizeof(r), 0) != sizeof(r))
+        return sys_error("cannot name a cgroup: getrandom failed");
+    return fmt::format("{:016x}", r);
+}
+
+UniqueFd open_dir(const std::string& path)
+{
+    return UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+}
+
+ReapReport reap_stale_in(const std::string& parent)
+{
+    ReapReport report;
+    UniqueFd parent_fd = open_dir(parent);
+    if (!parent_fd.valid() || ::flock(parent_fd.get(), LOCK_EX) != 0)
+        return report;
     std::error_code ec;
     for (const auto& entry : fs::directory_iterator(parent, ec)) {
         std::string name = entry.path().filename().string();
-        auto last = name.rfind('-');
-        auto first = last == std::string::npos ? last : name.rfind('-', last - 1);
-        if (first == std::string::npos)
+        if (!entry.is_directory(ec) || !is_task_cgroup_name(name))
             continue;
-        pid_t owner = static_cast<pid_t>(std::strtol(name.c_str() + first + 1, nullptr, 10));
-        if (owner <= 0 || owner == ::getpid() || ::kill(owner, 0) == 0 || errno != ESRCH)
-            continue;
+        UniqueFd dir = open_dir(entry.path());
+        if (!dir.valid() || ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0)
+            continue;  // its owner lives
         kill_cgroup_at(entry.path());
-        (void)wait_empty_at(entry.path(), std::chrono::seconds(5));
+        if (wait_empty_at(entry.path(), std::chrono::seconds(5)))
+            report.removed++;
+        else
+            report.still_running.push_back(entry.path().string());
         remove_tree_at(entry.path());
     }
+    return report;
 }
 
 }  // namespace
+
+ReapReport reap_stale_task_cgroups()
+{
+    auto mount = cgroup2_mount();
+    if (!mount)
+        return {};
+    return reap_stale_in(*mount + "/qk");
+}
 
 void kill_all_task_cgroups()
 {
@@ -170,27 +211,33 @@ TaskCgroup::~TaskCgroup() { destroy(); }
 Result<TaskCgroup> TaskCgroup::create(std::string_view label)
 {
     QK_TRY(mount, cgroup2_mount());
-    static std::atomic<unsigned> counter{0};
     std::string parent = *mount + "/qk";
     if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
         return sys_error(fmt::format("cannot create the cgroup {} (qk needs root, or a delegated cgroup, "
                                      "to give each traced command a cgroup of its own)", parent));
     static std::once_flag reaped;
-    std::call_once(reaped, [&parent] { reap_stale(parent); });
+    std::call_once(reaped, [&parent] { reap_stale_in(parent); });
+    QK_TRY(suffix, random_suffix());
     TaskCgroup cg;
-    cg.path_ = fmt::format("{}/{}-{}-{}", parent, label, ::getpid(), counter++);
-    if (::mkdir(cg.path_.c_str(), 0755) != 0) {
-        auto e = sys_error("cannot create the cgroup " + cg.path_);
-        cg.path_.clear();
-        return e;
+    std::string path = fmt::format("{}/{}-{}", parent, label, *suffix);
+    {
+        UniqueFd parent_fd = open_dir(parent);
+        if (!parent_fd.valid() || ::flock(parent_fd.get(), LOCK_SH) != 0)
+            return sys_error("cannot lock the cgroup " + parent);
+        if (::mkdir(path.c_str(), 0755) != 0)
+            return sys_error("cannot create the cgroup " + path);
+        cg.path_ = path;
+        cg.dir_ = open_dir(path);
+        if (!cg.dir_.valid() || ::flock(cg.dir_.get(), LOCK_EX | LOCK_NB) != 0)
+            return sys_error("cannot open and lock the cgroup " + path);
     }
     {
         std::lock_guard lock(g_live_mutex);
         g_live.insert(cg.path_);
     }
-    cg.dir_.reset(::open(cg.path_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    guardian::watch_cgroup(cg.path_);
     struct stat st {};
-    if (!cg.dir_.valid() || ::fstat(cg.dir_.get(), &st) != 0)
+    if (::fstat(cg.dir_.get(), &st) != 0)
         return sys_error("cannot open the cgroup " + cg.path_);
     cg.id_ = st.st_ino;  // kernfs: the inode number is the cgroup id
     // The hierarchy's root is the mount's root here; one level per directory below it.
@@ -234,8 +281,9 @@ void TaskCgroup::destroy()
         kill_all();
         (void)wait_empty(std::chrono::seconds(5));
     }
-    dir_.reset();
     remove_tree_at(path_);
+    guardian::forget_cgroup(path_);
+    dir_.reset();  // the lock goes last: until the directory is gone, no reaper may take it for stale
     {
         std::lock_guard lock(g_live_mutex);
         g_live.erase(path_);

@@ -18,6 +18,7 @@
 
 #include <fmt/core.h>
 
+#include "qk/record/guardian.hpp"
 #include "qk/util/unique_fd.hpp"
 
 extern char** environ;
@@ -255,7 +256,9 @@ Result<std::string> find_program(const std::string& name, const std::string& cwd
     return Error{fmt::format("command not found: '{}' is not in PATH ({})", name, path_var), ENOENT};
 }
 
-Result<pid_t> spawn(const SpawnRequest& req)
+namespace {
+
+Result<pid_t> spawn_process(const SpawnRequest& req)
 {
     if (req.argv.empty())
         return error("no command given");
@@ -334,11 +337,23 @@ Result<pid_t> spawn(const SpawnRequest& req)
     return pid;
 }
 
+}  // namespace
+
+Result<pid_t> spawn(const SpawnRequest& req)
+{
+    auto pid = spawn_process(req);
+    // A group of its own is what a stop signals: the guardian signals it too, should qk be killed.
+    if (pid && req.own_process_group)
+        guardian::watch_process_group(*pid);
+    return pid;
+}
+
 ExitStatus wait_exit(pid_t pid)
 {
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
+    guardian::forget_process_group(pid);
     return exit_status_of(status);
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <string_view>
 #include <utility>
 
 #include <fmt/core.h>
@@ -47,14 +50,53 @@ std::vector<pid_t> tracees_of(pid_t tracer)
     return pids;
 }
 
+namespace {
+
+constexpr std::string_view kFifoDir = "qk-strace-";
+constexpr std::string_view kNewFifoDir = "qk-strace-new-";
+
+// Removes the FIFO directories that qk runs killed outright left in `tmp`: those of this user that no
+// living owner holds locked. Only the FIFO itself and the directory go, never anything else in it.
+void remove_stale_fifos(const fs::path& tmp)
+{
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(tmp, ec)) {
+        std::string name = entry.path().filename().string();
+        if (!name.starts_with(kFifoDir) || name.starts_with(kNewFifoDir) || name.size() != kFifoDir.size() + 6)
+            continue;
+        UniqueFd dir(::open(entry.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        struct stat st {};
+        if (!dir.valid() || ::fstat(dir.get(), &st) != 0 || st.st_uid != ::geteuid() ||
+            ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0)
+            continue;
+        ::unlinkat(dir.get(), "output", 0);
+        ::rmdir(entry.path().c_str());
+    }
+}
+
+}  // namespace
+
 Result<StraceOutputFifo> StraceOutputFifo::create()
 {
-    StraceOutputFifo f;
-    std::string tmpl = (fs::temp_directory_path() / "qk-strace-XXXXXX").string();
-    if (!::mkdtemp(tmpl.data()))
+    const fs::path tmp = fs::temp_directory_path();
+    static std::once_flag cleaned;
+    std::call_once(cleaned, [&tmp] { remove_stale_fifos(tmp); });
+    // Made under a name no cleaner takes, locked, then renamed: a directory that bears the cleaner's
+    // name is always locked while its owner lives.
+    std::string staged = (tmp / (std::string(kNewFifoDir) + "XXXXXX")).string();
+    if (!::mkdtemp(staged.data()))
         return sys_error("cannot create a temporary directory for strace's output");
-    f.dir_ = tmpl;
-    f.path_ = tmpl + "/output";
+    StraceOutputFifo f;
+    f.lock_.reset(::open(staged.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    std::string dir = (tmp / (std::string(kFifoDir) + staged.substr(staged.size() - 6))).string();
+    if (!f.lock_.valid() || ::flock(f.lock_.get(), LOCK_EX) != 0 ||
+        ::renameat2(AT_FDCWD, staged.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0) {
+        auto e = sys_error("cannot set up a temporary directory for strace's output in " + tmp.string());
+        ::rmdir(staged.c_str());
+        return e;
+    }
+    f.dir_ = dir;
+    f.path_ = dir + "/output";
     if (::mkfifo(f.path_.c_str(), 0600) != 0)
         return sys_error("cannot create the FIFO " + f.path_);
     // Opening the read end first, without blocking, lets our own write end open at once.
@@ -66,7 +108,8 @@ Result<StraceOutputFifo> StraceOutputFifo::create()
 }
 
 StraceOutputFifo::StraceOutputFifo(StraceOutputFifo&& o) noexcept
-    : dir_(std::exchange(o.dir_, {})), path_(std::move(o.path_)), read_(std::move(o.read_)), hold_(std::move(o.hold_))
+    : dir_(std::exchange(o.dir_, {})), path_(std::move(o.path_)), lock_(std::move(o.lock_)), read_(std::move(o.read_)),
+      hold_(std::move(o.hold_))
 {
 }
 
@@ -156,12 +199,19 @@ void StraceOutputReader::kill_leftovers()
 {
     // strace itself must live on to report their ends. Rounds until one finds nobody new: a process
     // killed while forking may leave a child behind.
+    // A process that moved itself out of the cgroup is still traced: the parser's list finds it.
     for (int round = 0; round < 100; round++) {
         bool any = false;
-        for (pid_t pid : cgroup_ ? cgroup_->pids() : parser_.live_processes()) {
+        std::vector<pid_t> in_cgroup = cgroup_ ? cgroup_->pids() : std::vector<pid_t>();
+        std::set<pid_t> in_cgroup_set(in_cgroup.begin(), in_cgroup.end());
+        std::vector<pid_t> candidates = in_cgroup;
+        for (pid_t pid : parser_.live_processes())
+            if (!in_cgroup_set.contains(pid))
+                candidates.push_back(pid);
+        for (pid_t pid : candidates) {
             if (pid == strace_pid_ || pid == parser_.root_pid() || killed_.contains(pid))
                 continue;
-            if (!cgroup_ && !traced_by(pid, strace_pid_))
+            if (!in_cgroup_set.contains(pid) && !traced_by(pid, strace_pid_))
                 continue;
             killed_.insert(pid);
             ::kill(pid, SIGKILL);

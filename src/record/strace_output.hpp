@@ -21,6 +21,7 @@ namespace qk::record {
 
 // A FIFO in a private temporary directory, removed with it. We hold a write end of our own until
 // strace has exited (release_hold): the reader sees EOF only then, whether strace opened it or not.
+// The directory is flock'ed while we live, so that a later qk removes it if we are killed outright.
 class StraceOutputFifo {
 public:
     static Result<StraceOutputFifo> create();
@@ -35,7 +36,7 @@ public:
 private:
     StraceOutputFifo() = default;
     std::string dir_, path_;
-    UniqueFd read_, hold_;
+    UniqueFd lock_, read_, hold_;
 };
 
 // The processes `tracer` traces now (from /proc): the command's, when no cgroup holds them.

@@ -11,10 +11,12 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "qk/key/cache_in_place.hpp"
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
+#include "qk/record/cgroup.hpp"
 #include "qk/report/sandbox_report.hpp"
 #include "qk/report/sandbox_summary.hpp"
 #include "qk/util/atomic_file.hpp"
@@ -99,6 +101,7 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     lock_options.cancelled = &self->cancelled_;
     QK_TRY(lock, WorkspaceLock::acquire(s.workspace().root(), lock_options));
     self->lock_ = std::make_unique<WorkspaceLock>(std::move(*lock));
+    self->clear_leftovers();
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
     if (request.sandbox != SandboxMode::off) {
@@ -106,6 +109,23 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
         self->sandbox_ = std::move(sandbox).value();
     }
     return self;
+}
+
+void RunMany::clear_leftovers()
+{
+    // A qk killed together with its guardian leaves its tasks running in their cgroups: they could still
+    // be writing into outputs that this run would store.
+    record::ReapReport reaped = record::reap_stale_task_cgroups();
+    auto say = fd_sink(request_.output_fd);
+    if (reaped.removed)
+        say(fmt::format("qk: killed what {} task{} of an earlier, killed qk run left running\n", reaped.removed,
+                        reaped.removed == 1 ? "" : "s"));
+    if (!reaped.still_running.empty()) {
+        store_refused_ = fmt::format("processes of an earlier, killed qk run would not die (in {}), and may still "
+                                     "write into outputs",
+                                     fmt::join(reaped.still_running, ", "));
+        say(fmt::format("qk: {}: this run stores nothing in the cache\n", store_refused_));
+    }
 }
 
 int RunMany::dry_run()
@@ -294,7 +314,7 @@ Outcome RunMany::run_task(std::size_t i)
     }
     if (!result)
         return failed(result.error().message);
-    if (result->succeeded && cacheable) {
+    if (result->succeeded && cacheable && store_refused_.empty()) {
         key::CacheRecord record{t.id, (*key)->outputs.paths, result->output, result->wall, kVersion};
         if (auto st = cache_->store((*key)->hash, record); !st)
             display_->line(t.id, "qk: the result was not cached: " + st.error().message);

@@ -24,10 +24,22 @@ Result<std::string> cgroup2_mount();
 // commands die, their recorders see them exit and finish as usual. Safe from any thread.
 void kill_all_task_cgroups();
 
+// What reap_stale_task_cgroups() found: task cgroups whose owner is gone (a qk killed outright, and its
+// guardian with it), emptied and removed, and those whose processes would not die.
+struct ReapReport {
+    int removed = 0;
+    std::vector<std::string> still_running;
+};
+
+// Kills and removes the task cgroups no living qk holds (decided by the owner's lock, never by a pid).
+// Every run calls it before its first task: a task left running by a killed run may still be writing
+// into outputs this run would store.
+ReapReport reap_stale_task_cgroups();
+
 class TaskCgroup {
 public:
-    // Creates <mount>/qk/<label>-<pid>-<n>. The first call also removes cgroups left by a qk that was
-    // killed outright (SIGKILL gives no chance to clean up), killing what still runs in them.
+    // Creates <mount>/qk/<label>-<random>, locked by this process while it lives, and registers it with
+    // the guardian. The first call also reaps cgroups left by a qk that was killed outright.
     static Result<TaskCgroup> create(std::string_view label);
 
     TaskCgroup(TaskCgroup&&) noexcept;

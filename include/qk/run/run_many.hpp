@@ -67,11 +67,13 @@ private:
     Result<std::shared_ptr<const key::TaskKey>> key_for(std::size_t i);
     TaskContext context_for(std::size_t i) const;
     int dry_run();
+    void clear_leftovers();
     // The audit's summary after the run's, and --sandbox-report. False when the report could not be written.
     bool report_audit();
 
     RunRequest request_;
     std::unique_ptr<Session> session_;
+    std::string store_refused_;  // why this run must store nothing: outputs others may be writing
     std::unique_ptr<WorkspaceLock> lock_;  // held from before the cache opens to the end of the run
     std::unique_ptr<key::LocalCache> cache_;
     std::unique_ptr<OutputDisplay> display_;

@@ -1,0 +1,222 @@
+#include "qk/record/guardian.hpp"
+
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include <fmt/core.h>
+
+namespace qk::record::guardian {
+namespace {
+
+// The guardian's tables live in static memory: it is forked from a process with other threads, so
+// after fork it may call only async-signal-safe functions (no malloc, no lock another thread held).
+constexpr int kMaxGroups = 4096;
+constexpr int kMaxCgroups = 512;
+constexpr int kPathMax = 512;
+
+pid_t g_groups[kMaxGroups];
+char g_cgroups[kMaxCgroups][kPathMax];
+char g_line[kPathMax + 8];
+char g_buf[8192];
+
+std::once_flag g_started;
+int g_socket = -1;  // qk's end, held by qk alone (close-on-exec)
+std::string g_status;
+
+void remember_group(pid_t pgid, bool add)
+{
+    for (pid_t& slot : g_groups)
+        if (add ? slot == 0 : slot == pgid) {
+            slot = add ? pgid : 0;
+            return;
+        }
+}
+
+void remember_cgroup(const char* path, bool add)
+{
+    for (auto& slot : g_cgroups)
+        if (add ? slot[0] == 0 : std::strcmp(slot, path) == 0) {
+            if (add) {
+                std::strncpy(slot, path, kPathMax - 1);
+                slot[kPathMax - 1] = 0;
+            } else {
+                slot[0] = 0;
+            }
+            return;
+        }
+}
+
+// One message: "G+<pgid>", "G-<pgid>", "C+<path>" or "C-<path>".
+void apply(const char* line)
+{
+    if (line[0] == 0 || line[1] == 0)
+        return;
+    bool add = line[1] == '+';
+    if (line[0] == 'G') {
+        long pgid = 0;
+        for (const char* p = line + 2; *p >= '0' && *p <= '9'; p++)
+            pgid = pgid * 10 + (*p - '0');
+        if (pgid > 1)
+            remember_group(static_cast<pid_t>(pgid), add);
+    } else if (line[0] == 'C' && line[2] == '/') {
+        remember_cgroup(line + 2, add);
+    }
+}
+
+void kill_cgroup(const char* path)
+{
+    char file[kPathMax + 16];
+    std::strcpy(file, path);
+    std::strcat(file, "/cgroup.kill");
+    int fd = ::open(file, O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        bool done = ::write(fd, "1", 1) == 1;
+        ::close(fd);
+        if (done)
+            return;
+    }
+    // Before Linux 5.14: each process listed, a few rounds for what forked meanwhile.
+    std::strcpy(file, path);
+    std::strcat(file, "/cgroup.procs");
+    for (int round = 0; round < 8; round++) {
+        fd = ::open(file, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return;
+        ssize_t n = ::read(fd, g_buf, sizeof(g_buf) - 1);
+        ::close(fd);
+        if (n <= 0)
+            return;
+        long pid = 0;
+        for (ssize_t i = 0; i < n; i++) {
+            if (g_buf[i] >= '0' && g_buf[i] <= '9') {
+                pid = pid * 10 + (g_buf[i] - '0');
+            } else {
+                if (pid > 1)
+                    ::kill(static_cast<pid_t>(pid), SIGKILL);
+                pid = 0;
+            }
+        }
+    }
+}
+
+[[noreturn]] void guard(int in)
+{
+    ::prctl(PR_SET_NAME, "qk-guardian", 0, 0, 0);
+    // ^C and the terminal's hangup are for qk, which stops its tasks itself; the guardian acts only
+    // once qk is gone.
+    struct sigaction ign {};
+    ign.sa_handler = SIG_IGN;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU})
+        ::sigaction(sig, &ign, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    std::size_t used = 0;
+    for (;;) {
+        ssize_t n = ::read(in, g_buf, sizeof(g_buf));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        for (ssize_t i = 0; i < n; i++) {
+            if (g_buf[i] != '\n') {
+                if (used < sizeof(g_line) - 1)
+                    g_line[used++] = g_buf[i];
+                continue;
+            }
+            g_line[used] = 0;
+            apply(g_line);
+            used = 0;
+        }
+    }
+    for (pid_t pgid : g_groups)
+        if (pgid > 1)
+            ::kill(-pgid, SIGKILL);
+    for (const auto& path : g_cgroups)
+        if (path[0])
+            kill_cgroup(path);
+    ::_exit(0);
+}
+
+// Forks the guardian, twice so that it is nobody's child of ours to reap and never shows up in a
+// wait for our own children.
+void start()
+{
+    // A packet socket, not a pipe: each message arrives whole, and a guardian that died makes send
+    // fail (MSG_NOSIGNAL) instead of raising SIGPIPE in qk.
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) {
+        g_status = fmt::format("cannot make the guardian's socket: {}", std::strerror(errno));
+        return;
+    }
+    pid_t child = ::fork();
+    if (child < 0) {
+        g_status = fmt::format("cannot start the guardian: {}", std::strerror(errno));
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return;
+    }
+    if (child == 0) {
+        if (::fork() != 0)
+            ::_exit(0);
+        // Only its own end stays: a copy of qk's end, or of a file qk holds locked, would keep
+        // the guardian from ever seeing qk go, or keep qk's locks held after it died.
+        int devnull = ::open("/dev/null", O_RDWR);
+        for (int fd = 0; fd < 3; fd++)
+            if (devnull >= 0 && devnull != fd)
+                ::dup2(devnull, fd);
+        ::close(fds[1]);
+        if (fds[0] != 3 && ::dup2(fds[0], 3) < 0)
+            ::_exit(1);
+        ::syscall(SYS_close_range, 4U, ~0U, 0U);
+        ::setpgid(0, 0);  // a stop of qk's process group (^Z, a job-control kill) is not for it
+        guard(3);
+    }
+    ::close(fds[0]);
+    int status;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    g_socket = fds[1];
+}
+
+std::atomic<bool> g_used{false};
+
+void send(char kind, char op, const std::string& what)
+{
+    if (op == '-' && !g_used.load())
+        return;  // nothing was registered: no reason to start it
+    std::call_once(g_started, [] {
+        start();
+        g_used = true;
+    });
+    if (g_socket < 0)
+        return;
+    std::string line = fmt::format("{}{}{}\n", kind, op, what);
+    // Never blocks: a guardian that stopped reading costs its protection, not the run.
+    (void)!::send(g_socket, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
+}  // namespace
+
+void watch_process_group(pid_t pgid) { send('G', '+', std::to_string(pgid)); }
+void forget_process_group(pid_t pgid) { send('G', '-', std::to_string(pgid)); }
+void watch_cgroup(const std::string& path) { send('C', '+', path); }
+void forget_cgroup(const std::string& path) { send('C', '-', path); }
+
+std::string guardian_status()
+{
+    return g_status;
+}
+
+}  // namespace qk::record::guardian
