@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 5
+#define QK_ABI_VERSION 6
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -47,6 +47,12 @@ enum qk_kind {
  *   TRUNCATE  [base, name]   FTRUNCATE [file path of fd]
  *   CHDIR     [base, name]   FCHDIR    [file path of fd]
  *   EXEC      [base, name] (failed execs only; successful ones arrive as QK_EV_EXEC)
+ *   OPEN_HANDLE [file path from the returned fd] (open_by_handle_at: no name was passed)
+ *   MKNOD     [base, name], flags: the mode
+ *   REMAP     [] flags: the syscall number. A mount, pivot_root, setns or detached mount (fsmount,
+ *             open_tree's clone) that succeeded: from then on paths through it name an alias.
+ * A "base" for an absolute name is empty, unless the task's root is not qk's (chroot): then it is
+ * that root, and the name is sent without its leading '/'.
  * Failed calls are sent only for OPEN and EXEC: ENOENT unless the task has QK_TASK_NO_PROBES, EACCES
  * and EPERM when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. */
 enum qk_op {
@@ -62,6 +68,9 @@ enum qk_op {
     QK_OP_CHDIR = 10,
     QK_OP_FCHDIR = 11,
     QK_OP_EXEC = 12,
+    QK_OP_OPEN_HANDLE = 13,
+    QK_OP_MKNOD = 14,
+    QK_OP_REMAP = 15,
 };
 
 /* qk_file_event.info bits */
@@ -120,7 +129,9 @@ struct qk_exit_event {
     qk_u32 pad;
 };
 
-/* Per traced cgroup, kept in the `tracked` map. Updated atomically by the programs. */
+/* Per traced cgroup, kept in the `tracked` map. A process belongs to a task by its cgroup, or by the
+ * `members` map, which follows the process tree from fork so that leaving the cgroup hides nothing.
+ * Updated atomically by the programs. */
 struct qk_task_stats {
     qk_u64 events;      /* records submitted */
     qk_u64 lost;        /* records that could not be reserved in the ring buffer */
@@ -128,6 +139,7 @@ struct qk_task_stats {
     qk_u64 io_uring_fs; /* io_uring file operations (open, rename, unlink, mkdir, link, symlink) */
     qk_u64 io_uring_unseen; /* rings set up while io_uring's tracepoint could not be attached */
     qk_u64 options;     /* QK_TASK_*, set by userspace when it starts tracking the cgroup */
+    qk_u64 unfollowed;  /* processes forked that the `members` map had no room for */
 };
 
 /* Failed lookups (ENOENT opens and execs) are not recorded: for a caller that judges only reads and
@@ -147,7 +159,9 @@ struct qk_globals {
     qk_u32 track_level;   /* ancestor level of task cgroups, for processes in cgroups below them */
     qk_u64 wakeup_bytes;  /* unread bytes above which a submit wakes the consumer */
     qk_u32 io_uring_blind; /* io_uring's tracepoint is not attached: count io_uring_setup instead */
-    qk_u32 pad;
+    qk_u32 owner_tgid;    /* qk itself, set by userspace: its first fork captures its root below */
+    qk_u64 root_dentry;   /* qk's root (kernel pointers): where path walks stop, so that a task's */
+    qk_u64 root_mnt;      /* chroot is seen through, and a qk in a chroot sees paths as it does */
 };
 
 #endif

@@ -10,9 +10,10 @@ const volatile __u32 qk_abi_version = QK_ABI_VERSION;
 
 /* The same sizes src/record/ebpf_decode.cpp asserts for g++: both compilers must agree. */
 _Static_assert(sizeof(struct qk_event_header) == 24, "qk_event_header layout");
-_Static_assert(sizeof(struct qk_task_stats) == 48 && __builtin_offsetof(struct qk_task_stats, options) == 40,
+_Static_assert(sizeof(struct qk_task_stats) == 56 && __builtin_offsetof(struct qk_task_stats, options) == 40,
                "qk_task_stats layout");
-_Static_assert(sizeof(struct qk_globals) == 24, "qk_globals layout");
+_Static_assert(sizeof(struct qk_globals) == 40 && __builtin_offsetof(struct qk_globals, root_dentry) == 24,
+               "qk_globals layout");
 
 /* Written through the mmapped .bss by userspace. */
 struct qk_globals qk_g;
@@ -31,6 +32,16 @@ struct {
     __uint(max_entries, 4096);
 } tracked SEC(".maps");
 
+/* Processes of traced tasks, by tgid -> the task's cgroup id: added at fork (and at a traced process's
+ * exec, for the command's first process, which qk forked), removed when the whole process exits. A
+ * process that moves itself out of its task's cgroup is still its task's. */
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __type(key, __u32);
+    __type(value, __u64);
+    __uint(max_entries, 1 << 16);
+} members SEC(".maps");
+
 /* Records are built here, then copied into the ring with their exact size. */
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -39,16 +50,21 @@ struct {
     __uint(max_entries, 1);
 } scratch_event SEC(".maps");
 
+/* One cgroup lookup: the ancestor at the task cgroups' level is the process's own cgroup when it sits at
+ * that level, and none (0) for the many processes higher up, which are then not looked up at all. */
 static __always_inline struct qk_task_stats *tracked_task(__u64 *cgroup_id)
 {
     if (!qk_g.ntracked)
         return 0;
-    __u64 id = bpf_get_current_cgroup_id();
-    struct qk_task_stats *stats = bpf_map_lookup_elem(&tracked, &id);
-    if (!stats && qk_g.track_level) {
-        id = bpf_get_current_ancestor_cgroup_id(qk_g.track_level);
-        if (id)
+    __u64 id = qk_g.track_level ? bpf_get_current_ancestor_cgroup_id(qk_g.track_level) : bpf_get_current_cgroup_id();
+    struct qk_task_stats *stats = id ? bpf_map_lookup_elem(&tracked, &id) : 0;
+    if (!stats) {
+        __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+        __u64 *task = bpf_map_lookup_elem(&members, &tgid);
+        if (task) {
+            id = *task;
             stats = bpf_map_lookup_elem(&tracked, &id);
+        }
     }
     if (stats)
         *cgroup_id = id;

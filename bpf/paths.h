@@ -1,8 +1,9 @@
 /* Building the text pieces of a record: kernel paths walked from dentries, and user strings.
  *
  * bpf_d_path() is not allowed in tracepoints, so a path is rebuilt the way the kernel's d_path does:
- * up d_parent to the mount's root, then across to the mount point in the parent mount, until the
- * task's root (chroot-aware) or the namespace's root. Written backwards into a per-CPU buffer, then
+ * up d_parent to the mount's root, then across to the mount point in the parent mount, until qk's
+ * own root or the namespace's root. Not the task's root: a task that chroots into dir/ and opens /t
+ * opened dir/t, and that is what qk must judge. Written backwards into a per-CPU buffer, then
  * copied into the record.
  *
  * The functions here are global (not inlined) on purpose: the verifier checks a global function once,
@@ -27,7 +28,7 @@ struct walk_buf {
     __u64 dentry;
     __u64 vfsmnt;
     __u64 mnt_root;    /* vfsmnt's root: read once per mount, not once per component */
-    __u64 root_dentry; /* the task's root (chroot-aware) */
+    __u64 root_dentry; /* qk's root (0 until captured: the namespace's root is the end then) */
     __u64 root_vfsmnt;
     __s32 pos;         /* the path is buf[pos, QK_PIECE_MAX) */
     __s32 truncated;
@@ -130,7 +131,7 @@ __noinline int qk_empty_piece(struct qk_pieces *p)
     return 0;
 }
 
-/* Appends the path of (mnt, dentry) as seen from the current task's root. */
+/* Appends the path of (mnt, dentry) as qk sees it. */
 __noinline int qk_put_path(struct qk_pieces *p, __u64 mnt, __u64 dentry)
 {
     if (!p)
@@ -140,12 +141,11 @@ __noinline int qk_put_path(struct qk_pieces *p, __u64 mnt, __u64 dentry)
     struct walk_buf *w = walk_state();
     if (!dentry || !mnt || !w)
         return 0;
-    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
     w->dentry = dentry;
     w->vfsmnt = mnt;
     w->mnt_root = (__u64)BPF_CORE_READ((struct vfsmount *)mnt, mnt_root);
-    w->root_dentry = (__u64)BPF_CORE_READ(task, fs, root.dentry);
-    w->root_vfsmnt = (__u64)BPF_CORE_READ(task, fs, root.mnt);
+    w->root_dentry = qk_g.root_dentry;
+    w->root_vfsmnt = qk_g.root_mnt;
     w->pos = QK_PIECE_MAX;
     w->truncated = 0;
     bpf_loop(QK_WALK_STEPS, walk_step, 0, 0);
@@ -211,14 +211,24 @@ __noinline int qk_put_cwd(struct qk_pieces *p)
     return qk_put_path(p, (__u64)BPF_CORE_READ(task, fs, pwd.mnt), (__u64)BPF_CORE_READ(task, fs, pwd.dentry));
 }
 
-/* A name relative to dirfd (AT_FDCWD for the cwd): [base, name], base empty when name is absolute. */
+/* A name relative to dirfd (AT_FDCWD for the cwd): [base, name]. An absolute name has an empty base,
+ * unless the task is chrooted away from qk's root: then the base is the task's root and the name loses
+ * its leading '/', so that userspace joins them into the path qk sees. */
 __noinline int qk_put_at_path(struct qk_pieces *p, long dirfd, __u64 ustr)
 {
     char first = 0;
     bpf_probe_read_user(&first, 1, (const char *)ustr);
-    if (first == '/')
-        qk_empty_piece(p);
-    else if ((int)dirfd == QK_AT_FDCWD)
+    if (first == '/') {
+        struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+        __u64 root_mnt = (__u64)BPF_CORE_READ(task, fs, root.mnt);
+        __u64 root_dentry = (__u64)BPF_CORE_READ(task, fs, root.dentry);
+        if (!qk_g.root_dentry || (root_dentry == qk_g.root_dentry && root_mnt == qk_g.root_mnt)) {
+            qk_empty_piece(p);
+        } else {
+            qk_put_path(p, root_mnt, root_dentry);
+            ustr++;
+        }
+    } else if ((int)dirfd == QK_AT_FDCWD)
         qk_put_cwd(p);
     else
         qk_put_fd(p, dirfd);

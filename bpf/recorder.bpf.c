@@ -2,7 +2,8 @@
 /* The recorder's programs: one dispatcher on the raw sys_exit tracepoint for the file syscalls (their
  * arguments are still in pt_regs and their results are known; unlike per-syscall tracepoints it also
  * fires for 32-bit syscalls, which we must notice), the scheduler tracepoints for process lifecycle,
- * and io_uring submissions. Everything is filtered by task cgroup first. x86_64 syscall numbers.
+ * and io_uring submissions. Everything is filtered by task first: its cgroup, or the process tree
+ * followed from fork (maps.h). x86_64 syscall numbers.
  *
  * Loaded by a light skeleton (bpftool gen skeleton -L): the kernel relocates the CO-RE accesses
  * against its own BTF, so userspace never parses vmlinux BTF (that was most of a load's time). Only
@@ -25,7 +26,8 @@ enum {
     NR_mkdir = 83, NR_rmdir = 84, NR_creat = 85, NR_link = 86, NR_unlink = 87, NR_symlink = 88,
     NR_execve = 59, NR_openat = 257, NR_mkdirat = 258, NR_unlinkat = 263, NR_renameat = 264,
     NR_linkat = 265, NR_symlinkat = 266, NR_renameat2 = 316, NR_execveat = 322, NR_io_uring_setup = 425,
-    NR_openat2 = 437,
+    NR_openat2 = 437, NR_open_by_handle_at = 304, NR_mknod = 133, NR_mknodat = 259, NR_mount = 165,
+    NR_pivot_root = 155, NR_setns = 308, NR_open_tree = 428, NR_move_mount = 429, NR_fsmount = 432,
 };
 
 #define TS_COMPAT 0x0002
@@ -41,6 +43,11 @@ enum {
 #define ENOENT 2
 #define EACCES 13
 #define PF_KTHREAD 0x00200000
+#define CLONE_NEWNS 0x00020000
+#define MS_REMOUNT 32
+#define MS_BIND 4096
+#define MS_PROPAGATION ((1 << 17) | (1 << 18) | (1 << 19) | (1 << 20)) /* unbindable private slave shared */
+#define OPEN_TREE_CLONE 1
 
 /* What to record for a syscall: decided in one switch, before any text is gathered, so that the
  * syscall number is dead by the time the shared tail runs and the verifier walks that tail once. */
@@ -90,6 +97,32 @@ static __always_inline void plan_for(long nr, struct pt_regs *regs, struct plan 
     case NR_fchdir: p->op = QK_OP_FCHDIR; p->cwd = 1; p->nat = 0; break;
     case NR_execve: p->op = QK_OP_EXEC; p->name[0] = (void *)a0; break;
     case NR_execveat: p->op = QK_OP_EXEC; p->flags = a4; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
+    case NR_open_by_handle_at: p->op = QK_OP_OPEN_HANDLE; p->flags = a2; p->nat = 0; break;
+    case NR_mknod: p->op = QK_OP_MKNOD; p->flags = a1; p->name[0] = (void *)a0; break;
+    case NR_mknodat: p->op = QK_OP_MKNOD; p->flags = a2; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
+    /* What makes later paths name aliases: a new mount, a new root, another namespace's tree, a mount
+     * detached from any tree (usable as a dirfd). A copy of the tree (unshare -m) alone changes no path. */
+    case NR_mount:
+        /* as the kernel reads the flags: a remount, or a mere propagation change, moves no path */
+        if (!(a3 & MS_REMOUNT) && ((a3 & MS_BIND) || !(a3 & MS_PROPAGATION))) {
+            p->op = QK_OP_REMAP; p->flags = nr; p->nat = 0;
+        }
+        break;
+    case NR_pivot_root:
+    case NR_move_mount:
+    case NR_fsmount:
+        p->op = QK_OP_REMAP; p->flags = nr; p->nat = 0;
+        break;
+    case NR_setns:
+        if (a1 == 0 || (a1 & CLONE_NEWNS)) {
+            p->op = QK_OP_REMAP; p->flags = nr; p->nat = 0;
+        }
+        break;
+    case NR_open_tree:
+        if (a2 & OPEN_TREE_CLONE) {
+            p->op = QK_OP_REMAP; p->flags = nr; p->nat = 0;
+        }
+        break;
     }
 }
 
@@ -127,7 +160,8 @@ __noinline int qk_record_plan(struct plan *p, long ret)
         bpf_probe_read_user(&how_flags, sizeof(how_flags), p->open_how);
         ev->flags = how_flags;
     }
-    long fd = p->op == QK_OP_OPEN && ret >= 0 ? ret : p->fd;
+    int opens = p->op == QK_OP_OPEN || p->op == QK_OP_OPEN_HANDLE;
+    long fd = opens && ret >= 0 ? ret : p->fd;
     struct qk_pieces *pc = &ev->p;
     pc->count = 0;
     pc->used = 0;
@@ -137,7 +171,7 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     } else if (fd >= 0) {
         qk_put_fd(pc, fd);
         struct file *f = fd_file(fd);
-        if (f && p->op == QK_OP_OPEN) {
+        if (f && opens) {
             if (BPF_CORE_READ(f, f_mode) & FMODE_CREATED)
                 ev->info |= QK_INFO_CREATED;
             if ((BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) == S_IFDIR)
@@ -196,12 +230,20 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
 SEC("raw_tp/sched_process_fork")
 int BPF_PROG(qk_fork, struct task_struct *parent, struct task_struct *child)
 {
+    if (!qk_g.root_dentry && qk_g.owner_tgid && (bpf_get_current_pid_tgid() >> 32) == qk_g.owner_tgid) {
+        /* qk's first thread or child: where qk's paths start, for every walk from now on */
+        qk_g.root_mnt = (__u64)BPF_CORE_READ(parent, fs, root.mnt);
+        qk_g.root_dentry = (__u64)BPF_CORE_READ(parent, fs, root.dentry);
+    }
     if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
         return 0; /* a thread: its accesses are its process's */
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)
         return 0;
+    __u32 child_tgid = BPF_CORE_READ(child, tgid);
+    if (bpf_map_update_elem(&members, &child_tgid, &cg, BPF_ANY) != 0)
+        __sync_fetch_and_add(&stats->unfollowed, 1);
     struct qk_fork_event ev = {};
     fill_header(&ev.h, QK_EV_FORK, cg);
     ev.h.pid = BPF_CORE_READ(parent, tgid);
@@ -217,6 +259,10 @@ int BPF_PROG(qk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)
         return 0;
+    /* The command's first process was forked by qk, outside any task: it joins here. */
+    __u32 tgid = bpf_get_current_pid_tgid() >> 32;
+    if (bpf_map_update_elem(&members, &tgid, &cg, BPF_NOEXIST) != 0 && !bpf_map_lookup_elem(&members, &tgid))
+        __sync_fetch_and_add(&stats->unfollowed, 1);
     struct qk_exec_event *ev = scratch();
     if (!ev)
         return 0;
@@ -263,10 +309,12 @@ int BPF_PROG(qk_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 SEC("raw_tp/sched_process_exit")
 int BPF_PROG(qk_exit, struct task_struct *p, bool group_dead)
 {
-    if (!group_dead)
+    if (!group_dead || !qk_g.ntracked)
         return 0;
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
+    __u32 tgid = BPF_CORE_READ(p, tgid);
+    bpf_map_delete_elem(&members, &tgid); /* even if its task is no longer traced: its pid may be reused */
     if (!stats)
         return 0;
     struct qk_exit_event ev = {};

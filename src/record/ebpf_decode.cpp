@@ -11,7 +11,7 @@
 namespace qk::record {
 
 // The layout both compilers must agree on; a change here needs QK_ABI_VERSION bumped.
-static_assert(QK_ABI_VERSION == 5);
+static_assert(QK_ABI_VERSION == 6);
 static_assert(sizeof(qk_event_header) == 24);
 static_assert(offsetof(qk_event_header, cgroup_id) == 8);
 static_assert(sizeof(qk_pieces) == 12 + QK_DATA_SIZE);
@@ -20,9 +20,10 @@ static_assert(offsetof(qk_file_event, p) == 40);
 static_assert(offsetof(qk_exec_event, p) == 32);
 static_assert(sizeof(qk_fork_event) == 32);
 static_assert(sizeof(qk_exit_event) == 32);
-static_assert(sizeof(qk_task_stats) == 48 && offsetof(qk_task_stats, options) == 40);
+static_assert(sizeof(qk_task_stats) == 56 && offsetof(qk_task_stats, options) == 40);
 static_assert((QK_TASK_NO_PROBES & QK_TASK_DENIALS) == 0 && ((QK_TASK_NO_PROBES | QK_TASK_DENIALS) & QK_TASK_DENIALS_ONLY) == 0);
-static_assert(sizeof(qk_globals) == 24 && offsetof(qk_globals, wakeup_bytes) == 8);
+static_assert(sizeof(qk_globals) == 40 && offsetof(qk_globals, wakeup_bytes) == 8 &&
+              offsetof(qk_globals, root_dentry) == 24);
 
 namespace {
 
@@ -50,6 +51,20 @@ bool read_pieces(const qk_pieces* p, const char* record, std::size_t size, Piece
     return true;
 }
 
+// The x86_64 syscalls a REMAP names (bpf/recorder.bpf.c).
+const char* remap_call_name(std::uint32_t nr)
+{
+    switch (nr) {
+    case 155: return "pivot_root";
+    case 165: return "mount";
+    case 308: return "setns";
+    case 428: return "open_tree";
+    case 429: return "move_mount";
+    case 432: return "fsmount";
+    default: return "a mount-related call";
+    }
+}
+
 PathArg arg(const Pieces& p, unsigned base, unsigned name)
 {
     return PathArg{std::string(p.text[base]), std::string(p.text[name]), p.truncated[base] || p.truncated[name]};
@@ -74,6 +89,19 @@ Result<FsOp> decode_file(const qk_file_event& ev, const Pieces& p)
         op.created_known = true;
         op.directory = ev.info & QK_INFO_DIRECTORY;
         return op;
+    case QK_OP_OPEN_HANDLE:
+        if (!need(1))
+            break;
+        op.kind = FsOpKind::open;
+        op.resolved = std::string(p.text[0]);
+        op.resolved_truncated = p.truncated[0];
+        op.created_known = true;
+        op.directory = ev.info & QK_INFO_DIRECTORY;
+        return op;
+    case QK_OP_REMAP:
+        op.kind = FsOpKind::remap;
+        op.call = remap_call_name(ev.flags);
+        return op;
     case QK_OP_RENAME:
     case QK_OP_LINK:
         if (!need(4))
@@ -86,6 +114,7 @@ Result<FsOp> decode_file(const qk_file_event& ev, const Pieces& p)
     case QK_OP_RMDIR: op.kind = FsOpKind::rmdir; break;
     case QK_OP_MKDIR: op.kind = FsOpKind::mkdir; break;
     case QK_OP_SYMLINK: op.kind = FsOpKind::symlink; break;
+    case QK_OP_MKNOD: op.kind = FsOpKind::mknod; break;
     case QK_OP_TRUNCATE: op.kind = FsOpKind::truncate; break;
     case QK_OP_EXEC: op.kind = FsOpKind::exec; break;
     case QK_OP_FTRUNCATE:

@@ -46,6 +46,7 @@ static int load_once(struct qk_bpf_object *o, qk_u32 ring_bytes, qk_u32 log_leve
         return err < 0 ? err : -err;
     o->events_fd = s->maps.events.map_fd;
     o->tracked_fd = s->maps.tracked.map_fd;
+    o->members_fd = s->maps.members.map_fd;
     o->globals = &s->bss->qk_g;
     o->abi_version = s->rodata->qk_abi_version;
     return 0;
@@ -54,7 +55,7 @@ static int load_once(struct qk_bpf_object *o, qk_u32 ring_bytes, qk_u32 log_leve
 int qk_bpf_object_load(struct qk_bpf_object *o, qk_u32 ring_bytes, const char **stage, char *log, size_t log_size)
 {
     memset(o, 0, sizeof(*o));
-    o->events_fd = o->tracked_fd = -1;
+    o->events_fd = o->tracked_fd = o->members_fd = -1;
     *stage = "cannot load the BPF recorder";
     if (log && log_size)
         log[0] = '\0';
@@ -63,7 +64,7 @@ int qk_bpf_object_load(struct qk_bpf_object *o, qk_u32 ring_bytes, const char **
         return err;
     /* Rejected: load again with the verifier's log, which only a failure needs (it is slow). */
     qk_bpf_object_destroy(o);
-    o->events_fd = o->tracked_fd = -1;
+    o->events_fd = o->tracked_fd = o->members_fd = -1;
     int again = load_once(o, ring_bytes, 1, log, log_size);
     if (log && log_size)
         keep_tail(log, log_size);

@@ -19,6 +19,7 @@ struct qk_bpf_object {
     void *skel;                  /* the light skeleton (struct recorder) */
     int events_fd;               /* the ring buffer */
     int tracked_fd;              /* traced cgroup id -> struct qk_task_stats */
+    int members_fd;              /* tgid -> its task's cgroup id: the process tree followed from fork */
     struct qk_globals *globals;  /* the programs' .bss, mmapped: writes are seen by the programs */
     qk_u32 abi_version;          /* QK_ABI_VERSION as the object was built */
     int io_uring_attached;       /* 0: the kernel has no io_uring_submit_req tracepoint */

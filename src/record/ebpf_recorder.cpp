@@ -70,12 +70,17 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     trace.leftovers_killed = cgroup->kill_all();
     if (auto s = cgroup->wait_empty(std::chrono::seconds(10)); !s)
         trace.recording.mark_incomplete(s.error().message);
+    // What left the cgroup was followed all along: it ends with the command all the same.
+    trace.leftovers_killed += session_->kill_followed(cgroup->id(), std::chrono::seconds(10));
 
     qk_task_stats stats = session_->untrack(cgroup->id());
     Recording& rec = trace.recording;
     if (stats.lost)
         rec.mark_incomplete(fmt::format("{} events were lost: the ring buffer ({} bytes) was full", stats.lost,
                                         session_->ring_bytes()));
+    if (stats.unfollowed)
+        rec.mark_incomplete(fmt::format("{} processes could not be followed: the recorder's process table was full",
+                                        stats.unfollowed));
     if (stats.compat)
         rec.mark_incomplete(fmt::format("{} 32-bit system calls were made, which the recorder does not decode",
                                         stats.compat));

@@ -2,7 +2,10 @@
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/epoll.h>
+#include <sys/syscall.h>
 #include <sys/eventfd.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -10,7 +13,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <set>
 #include <string_view>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -91,6 +96,7 @@ Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& option
         return load_error(stage, -err, nullptr);
     qk_globals* g = s->object_.globals;
     g->wakeup_bytes = options.ring_bytes / 8;
+    g->owner_tgid = static_cast<qk_u32>(::getpid());  // its next thread or child captures qk's root
     // Without the tracepoint a ring's file operations are invisible: then setting up a ring at all is
     // what makes a recording incomplete, as under strace.
     g->io_uring_blind = s->object_.io_uring_attached ? 0 : 1;
@@ -199,6 +205,51 @@ Status EbpfSession::track(std::uint64_t id, int level, RecordingSink* sink, Trac
     object_.globals->track_level = static_cast<qk_u32>(level);
     object_.globals->ntracked = static_cast<qk_u32>(sinks_.size());
     return {};
+}
+
+int EbpfSession::kill_followed(std::uint64_t id, std::chrono::milliseconds timeout)
+{
+    const int fd = object_.members_fd;
+    auto members = [fd, id] {
+        std::vector<std::uint32_t> tgids;
+        std::uint32_t key = 0, next = 0;
+        bool first = true;
+        while (bpf_map_get_next_key(fd, first ? nullptr : &key, &next) == 0) {
+            first = false;
+            key = next;
+            std::uint64_t task = 0;
+            if (bpf_map_lookup_elem(fd, &next, &task) == 0 && task == id)
+                tgids.push_back(next);
+        }
+        return tgids;
+    };
+    std::set<std::uint32_t> killed;
+    std::vector<UniqueFd> exits;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    // Rounds, for a process that forked as it was being killed: its child is a member too.
+    for (std::vector<std::uint32_t> left; !(left = members()).empty();) {
+        for (std::uint32_t tgid : left) {
+            if (killed.contains(tgid))
+                continue;
+            // The pidfd pins the process; still a member once pinned means it is still the same one
+            // (the programs remove a process when it exits, before its pid can be reused).
+            UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, tgid, 0)));
+            std::uint64_t task = 0;
+            if (!pidfd.valid() || bpf_map_lookup_elem(fd, &tgid, &task) != 0 || task != id)
+                continue;
+            ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+            killed.insert(tgid);
+            exits.push_back(std::move(pidfd));
+        }
+        for (const UniqueFd& pidfd : exits) {
+            auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+            struct pollfd p {pidfd.get(), POLLIN, 0};
+            ::poll(&p, 1, static_cast<int>(std::max<long>(0, left_ms.count())));
+        }
+        if (std::chrono::steady_clock::now() >= deadline)
+            break;
+    }
+    return static_cast<int>(killed.size());
 }
 
 qk_task_stats EbpfSession::untrack(std::uint64_t id)

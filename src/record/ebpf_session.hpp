@@ -3,6 +3,7 @@
 // the ring buffer and the consumer thread that routes records to each task's sink.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -53,6 +54,11 @@ public:
     // Waits until every record submitted so far is delivered, stops tracking `id`, and returns its
     // counters. Call once the cgroup is empty, so that nothing of the task can still be in flight.
     qk_task_stats untrack(std::uint64_t id);
+
+    // Kills the processes of task `id` that live outside its cgroup (they moved themselves out: the
+    // recorder follows them by the process tree) and waits for them to exit; returns how many there
+    // were. Call once the command has ended and its cgroup is empty, before untrack.
+    int kill_followed(std::uint64_t id, std::chrono::milliseconds timeout);
 
     std::size_t ring_bytes() const { return ring_bytes_; }
 

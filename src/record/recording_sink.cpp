@@ -7,6 +7,8 @@
 
 #include <cerrno>
 
+#include <fmt/core.h>
+
 namespace qk::record {
 namespace {
 
@@ -140,8 +142,14 @@ void RecordingSink::on_fs(const FsOp& op)
             out_.add(b, kCreate);
         break;
     case FsOpKind::symlink:
+    case FsOpKind::mknod:  // a regular file (or a FIFO, a device node): a new name all the same
         if (resolve(op.a, false, a))
             out_.add(a, kCreate);
+        break;
+    case FsOpKind::remap:
+        out_.mark_incomplete(fmt::format("process {} called {}: from then on its paths may name files through "
+                                         "mounts of its own, which the recording cannot map back",
+                                         op.pid, op.call));
         break;
     case FsOpKind::truncate:
         if (!op.resolved.empty()) {

@@ -4,6 +4,7 @@
 #include <linux/fs.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 
 #include <charconv>
 #include <cstring>
@@ -92,6 +93,13 @@ std::optional<std::uint64_t> clone_flag(std::string_view name)
         {"CLONE_FILES", CLONE_FILES},
         {"CLONE_VFORK", CLONE_VFORK},
         {"CLONE_THREAD", CLONE_THREAD},
+        {"CLONE_NEWNS", CLONE_NEWNS},
+        {"CLONE_NEWNET", CLONE_NEWNET},
+        {"CLONE_NEWUTS", CLONE_NEWUTS},
+        {"CLONE_NEWIPC", CLONE_NEWIPC},
+        {"CLONE_NEWUSER", CLONE_NEWUSER},
+        {"CLONE_NEWPID", CLONE_NEWPID},
+        {"CLONE_NEWCGROUP", CLONE_NEWCGROUP},
     };
     if (auto v = find(table, name))
         return v;
@@ -99,6 +107,28 @@ std::optional<std::uint64_t> clone_flag(std::string_view name)
     if (name.starts_with("CLONE_") || name.starts_with("SIG"))
         return 0;
     return std::nullopt;
+}
+
+std::optional<std::uint64_t> mount_flag(std::string_view name)
+{
+    static const Table table = {
+        {"MS_REMOUNT", MS_REMOUNT}, {"MS_BIND", MS_BIND},     {"MS_UNBINDABLE", MS_UNBINDABLE},
+        {"MS_PRIVATE", MS_PRIVATE}, {"MS_SLAVE", MS_SLAVE}, {"MS_SHARED", MS_SHARED},
+    };
+    if (auto v = find(table, name))
+        return v;
+    if (name.starts_with("MS_"))
+        return 0;  // the other bits decide nothing about aliases
+    return std::nullopt;
+}
+
+std::optional<std::uint64_t> open_tree_flag(std::string_view name)
+{
+    if (name == "OPEN_TREE_CLONE")
+        return 1;
+    if (name == "OPEN_TREE_CLOEXEC")
+        return O_CLOEXEC;
+    return at_flag(name);
 }
 
 std::optional<int> errno_number(std::string_view name)

@@ -77,6 +77,8 @@ private:
     Status decode_exec(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_chdir(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_path_op(Task& t, const strace::Call& call, const strace::Return& ret);
+    Status decode_open_handle(Task& t, const strace::Call& call, const strace::Return& ret);
+    Status decode_remap(Task& t, const strace::Call& call, const strace::Return& ret);
     void follow_rename(const FsOp& rename);
     // The directory relative names of a *at call start from: the dirfd's -y path, or the cwd.
     Result<std::optional<std::string>> dirfd_base(Task& t, std::string_view arg);

@@ -3,13 +3,20 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+
+#include <limits.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
 
 #include <fmt/core.h>
 
+#include "qk/util/unique_fd.hpp"
 #include "strace_names.hpp"
 #include "strace_parser.hpp"
 
@@ -45,11 +52,16 @@ constexpr Shape kPathOps[] = {
     {"symlink", FsOpKind::symlink, kCwd, 1, kNone, kNone, kNone, nullptr},
     {"symlinkat", FsOpKind::symlink, 1, 2, kNone, kNone, kNone, nullptr},
     {"truncate", FsOpKind::truncate, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"mknod", FsOpKind::mknod, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"mknodat", FsOpKind::mknod, 0, 1, kNone, kNone, kNone, nullptr},
 };
+
+// The calls after which paths may name aliases (FsOpKind::remap), when they succeed: see decode_remap.
+constexpr std::string_view kRemaps[] = {"mount", "pivot_root", "move_mount", "fsmount", "setns", "open_tree"};
 
 constexpr std::string_view kOthers[] = {"open",   "openat", "openat2", "creat",    "ftruncate", "chdir",
                                         "fchdir", "execve", "execveat", "fork",    "vfork",     "clone",
-                                        "clone3", "io_uring_setup"};
+                                        "clone3", "io_uring_setup", "open_by_handle_at", "chroot"};
 
 const Shape* path_op(std::string_view name)
 {
@@ -59,11 +71,21 @@ const Shape* path_op(std::string_view name)
     return nullptr;
 }
 
+const std::string_view* remap(std::string_view name)
+{
+    for (const auto& call : kRemaps)
+        if (call == name)
+            return &call;
+    return nullptr;
+}
+
 bool decodes(std::string_view name)
 {
     for (auto other : kOthers)
         if (other == name)
             return true;
+    if (remap(name))
+        return true;
     return path_op(name) != nullptr;
 }
 
@@ -73,6 +95,40 @@ bool is_directory_now(const std::string& path)
 {
     struct stat st {};
     return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+// The file an open_by_handle_at opened, which strace 6 does not name: the handle it shows is opened
+// again here (an O_PATH fd, so nothing is read), on the filesystem of the fd it was given. The handle
+// names the inode, so a rename since then shows the new name. Needs CAP_DAC_READ_SEARCH, as the call did.
+std::optional<std::string> handle_path(std::string_view mount_arg, std::string_view handle_arg)
+{
+    auto mount = strace::parse_fd(mount_arg);
+    auto type = strace::struct_field(handle_arg, "handle_type");
+    auto bytes = strace::struct_field(handle_arg, "f_handle");
+    if (!mount || !mount->path || !mount->path->starts_with('/') || !type || !bytes)
+        return std::nullopt;
+    auto quoted = strace::parse_quoted(*bytes);
+    if (!quoted || quoted->truncated || quoted->bytes.empty() || quoted->bytes.size() > MAX_HANDLE_SZ)
+        return std::nullopt;
+    std::vector<unsigned char> storage(sizeof(file_handle) + quoted->bytes.size());
+    auto* handle = reinterpret_cast<file_handle*>(storage.data());
+    handle->handle_bytes = static_cast<unsigned>(quoted->bytes.size());
+    handle->handle_type = std::atoi(std::string(*type).c_str());
+    std::memcpy(handle->f_handle, quoted->bytes.data(), quoted->bytes.size());
+    // Any directory on that filesystem will do: the fd's own, or the one it is in (opening a FIFO or a
+    // device here could block or act). Not O_PATH, which open_by_handle_at refuses.
+    std::string dir_path = *mount->path;
+    if (!is_directory_now(dir_path))
+        dir_path = dir_path.substr(0, std::max<std::size_t>(1, dir_path.rfind('/')));
+    UniqueFd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC));
+    UniqueFd file(dir.valid() ? ::open_by_handle_at(dir.get(), handle, O_PATH | O_CLOEXEC) : -1);
+    if (!file.valid())
+        return std::nullopt;
+    char buf[PATH_MAX];
+    ssize_t n = ::readlink(fmt::format("/proc/self/fd/{}", file.get()).c_str(), buf, sizeof(buf));
+    if (n <= 0 || buf[0] != '/' || static_cast<std::size_t>(n) >= sizeof(buf))
+        return std::nullopt;
+    return std::string(buf, static_cast<std::size_t>(n));
 }
 
 }  // namespace
@@ -85,6 +141,8 @@ std::string_view StraceParser::traced_syscalls()
             out += std::string(shape.name) + ",";
         for (auto other : kOthers)
             out += std::string(other) + ",";
+        for (auto call : kRemaps)
+            out += std::string(call) + ",";
         out.pop_back();
         return out;
     }();
@@ -166,6 +224,18 @@ Status StraceParser::decode(pid_t tid, const Call& call, const Return& ret)
         return decode_exec(t, call, ret);
     if (name == "chdir" || name == "fchdir")
         return decode_chdir(t, call, ret);
+    if (name == "open_by_handle_at")
+        return decode_open_handle(t, call, ret);
+    if (remap(name))
+        return decode_remap(t, call, ret);
+    if (name == "chroot") {
+        // Later names are relative to the new root, which strace does not apply (eBPF does).
+        if (ret.value == 0 && !(call.args.size() == 1 && call.args[0] == "\"/\""))
+            sink_.mark_incomplete(fmt::format("process {} changed its root directory (chroot): strace shows the "
+                                              "names it passes, relative to that root",
+                                              t.tgid));
+        return {};
+    }
     if (name == "io_uring_setup") {
         if (ret.value >= 0)
             sink_.mark_incomplete("io_uring in use: its file operations are invisible to strace");
@@ -220,6 +290,69 @@ Status StraceParser::decode_open(Task& t, const Call& call, const Return& ret)
     if (opened && !op.directory && (flags & O_ACCMODE) == O_RDONLY && !op.a.truncated)
         op.directory = is_directory_now(op.resolved.empty() ? PathResolver::join_lexically(op.a.base, op.a.name)
                                                             : op.resolved);
+    sink_.on_fs(op);
+    return {};
+}
+
+Status StraceParser::decode_open_handle(Task& t, const Call& call, const Return& ret)
+{
+    if (ret.value < 0)
+        return {};  // no name was passed: a failure names nothing
+    QK_TRY_STATUS(strace::need_args(call, 3));
+    std::optional<std::string> path;
+    if (ret.path && ret.path->starts_with('/'))
+        path = *ret.path;
+    else
+        path = handle_path(call.args[0], call.args[1]);
+    if (!path) {
+        sink_.mark_incomplete("strace did not name the file that open_by_handle_at opened, and its handle "
+                              "could not be opened again to find out");
+        return {};
+    }
+    QK_TRY(flags, strace::parse_flags(call.args[2], strace::open_flag));
+    FsOp op;
+    op.kind = FsOpKind::open;
+    op.pid = t.tgid;
+    op.result = ret.value;
+    op.flags = static_cast<std::uint32_t>(*flags);
+    op.resolved = *path;
+    op.resolved_truncated = op.resolved.size() >= kPathMax;
+    op.directory = (*flags & O_DIRECTORY) || ((*flags & O_ACCMODE) == O_RDONLY && is_directory_now(op.resolved));
+    sink_.on_fs(op);
+    return {};
+}
+
+Status StraceParser::decode_remap(Task& t, const Call& call, const Return& ret)
+{
+    if (ret.value < 0)
+        return {};
+    if (call.name == "mount") {
+        QK_TRY_STATUS(strace::need_args(call, 4));
+        QK_TRY(flags, strace::parse_flags(call.args[3], strace::mount_flag));
+        // As the kernel reads them: a remount, or a mere propagation change, moves no path.
+        constexpr std::uint64_t propagation = MS_UNBINDABLE | MS_PRIVATE | MS_SLAVE | MS_SHARED;
+        if ((*flags & MS_REMOUNT) || (!(*flags & MS_BIND) && (*flags & propagation)))
+            return {};
+    }
+    if (call.name == "setns" || call.name == "open_tree") {
+        bool setns = call.name == "setns";
+        QK_TRY_STATUS(strace::need_args(call, setns ? 2 : 3));
+        QK_TRY(flags, strace::parse_flags(call.args[setns ? 1 : 2], setns ? strace::clone_flag : strace::open_tree_flag));
+        // setns into another namespace's mount tree (with type 0, the fd tells: strace shows "mnt:[...]",
+        // or a /proc/N/ns/ path); open_tree's clone.
+        if (setns && *flags == 0) {
+            auto fd = strace::parse_fd(call.args[0]);
+            if (fd && fd->path && !fd->path->starts_with("mnt:") && !fd->path->ends_with("/ns/mnt") &&
+                !fd->path->starts_with("pidfd:") && !fd->path->starts_with("anon_inode:[pidfd]"))
+                return {};
+        } else if (setns ? !(*flags & CLONE_NEWNS) : !(*flags & 1)) {
+            return {};
+        }
+    }
+    FsOp op;
+    op.kind = FsOpKind::remap;
+    op.pid = t.tgid;
+    op.call = remap(call.name)->data();
     sink_.on_fs(op);
     return {};
 }

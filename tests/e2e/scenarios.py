@@ -390,6 +390,8 @@ SCENARIOS = [
         (File("dir/a"), File("dir/b"), File("dir2/c")),
         dict(listed={"dir", "dir2"}),
     ),
+    # A handle names no path: eBPF takes the returned fd's, strace's handle is opened again by qk.
+    Scenario("open_by_handle", (File("handle.txt"),), dict(read={"handle.txt"}, listed={"."})),
     # ---- io_uring --------------------------------------------------------------------------------------
     Scenario(
         "io_uring_nop",

@@ -180,3 +180,42 @@ TEST_CASE("a kernel too old for the recorder is named in the load error", "[reco
     CHECK(hint.find("--recorder strace") != std::string::npos);
     CHECK(!ebpf_kernel_hint("4.19.0").empty());
 }
+
+TEST_CASE("records of an open by handle, a mknod and a remapping call", "[record][ebpf]")
+{
+    static qk_file_event ev{};
+    ev.h.kind = QK_EV_FILE;
+    Recording out;
+    RecordingSink sink(out);
+
+    ev.op = QK_OP_OPEN_HANDLE;  // no name was passed: only the returned fd's path
+    ev.ret = 4;
+    ev.flags = O_RDONLY;
+    auto handle = record(ev, {"/w/handle.txt"});
+    auto rec = decode_ebpf_record(handle.data(), handle.size());
+    REQUIRE(rec);
+    CHECK(std::get<FsOp>(rec->event).resolved == "/w/handle.txt");
+    deliver(*rec, sink);
+
+    ev.op = QK_OP_MKNOD;
+    ev.ret = 0;
+    ev.flags = 0100644;  // S_IFREG | 0644
+    auto mknod = record(ev, {"/w", "made"});
+    rec = decode_ebpf_record(mknod.data(), mknod.size());
+    REQUIRE(rec);
+    CHECK(std::get<FsOp>(rec->event).kind == FsOpKind::mknod);
+    deliver(*rec, sink);
+    CHECK(out.complete());
+
+    ev.op = QK_OP_REMAP;
+    ev.flags = 165;  // mount
+    auto remap = record(ev, {});
+    rec = decode_ebpf_record(remap.data(), remap.size());
+    REQUIRE(rec);
+    deliver(*rec, sink);
+
+    CHECK((out.paths().at("/w/handle.txt") & kRead));
+    CHECK((out.paths().at("/w/made") & kCreate));
+    REQUIRE(out.incomplete_reasons().size() == 1);
+    CHECK(out.incomplete_reasons()[0].find("process 42 called mount") != std::string::npos);
+}

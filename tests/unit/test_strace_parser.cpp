@@ -638,3 +638,62 @@ TEST_CASE("strace: a #! script's process runs its interpreter, as the kernel bui
     CHECK(first.rec.processes().at(1000).argv == Paths{"/qkt/bin/interp", "-x -y", "s.sh", "a", "b"});
     fs::remove_all(dir);
 }
+
+TEST_CASE("strace: mknod creates; mounts that make aliases make the recording incomplete, others not", "[strace]")
+{
+    auto quiet = parse({
+        R"(100   mknod("/qkt/w/made", S_IFREG|0644) = 0)",
+        R"(100   mknodat(AT_FDCWD</qkt/w>, "fifo", S_IFIFO|0600) = 0)",
+        // what `unshare -m` does first: a propagation change, no new path
+        R"(100   mount("none", "/", NULL, MS_REC|MS_PRIVATE, NULL) = 0)",
+        R"(100   mount(NULL, "/qkt/w/ro", NULL, MS_REMOUNT|MS_BIND|MS_RDONLY, NULL) = 0)",
+        R"(100   setns(5</proc/1/ns/net>, CLONE_NEWNET) = 0)",
+        R"(100   open_tree(AT_FDCWD</qkt/w>, "src", OPEN_TREE_CLOEXEC) = 6</qkt/w/src>)",
+        R"(100   mount("src", "alias", NULL, MS_BIND, NULL) = -1 EPERM (Operation not permitted))",
+        R"(100   +++ exited with 0 +++)",
+    });
+    CHECK(quiet.errors.empty());
+    CHECK(paths_with(quiet.rec, kCreate) == Paths{"/qkt/w/fifo", "/qkt/w/made"});
+    CHECK(quiet.rec.incomplete_reasons() == Paths{});
+
+    for (std::string_view line : {
+             R"(100   mount("src", "alias", NULL, MS_BIND, NULL) = 0)",
+             R"(100   mount("tmpfs", "/qkt/w/dist", "tmpfs", 0, NULL) = 0)",
+             R"(100   setns(5</proc/1/ns/mnt>, 0) = 0)",
+             R"(100   setns(5</proc/1/ns/mnt>, CLONE_NEWNS) = 0)",
+             R"(100   pivot_root(".", "old") = 0)",
+             R"(100   open_tree(AT_FDCWD</qkt/w>, "src", OPEN_TREE_CLONE|AT_RECURSIVE) = 6<anon_inode:[mount]>)",
+             R"(100   move_mount(6<anon_inode:[mount]>, "", AT_FDCWD</qkt/w>, "alias", MOVE_MOUNT_F_EMPTY_PATH) = 0)",
+             R"(100   fsmount(7<anon_inode:[fscontext]>, FSMOUNT_CLOEXEC, 0) = 8<anon_inode:[mount]>)",
+         }) {
+        INFO(line);
+        auto p = parse({line, R"(100   +++ exited with 0 +++)"});
+        CHECK(p.errors.empty());
+        REQUIRE(p.rec.incomplete_reasons().size() == 1);
+        CHECK(p.rec.incomplete_reasons()[0].starts_with("process 100 called "));
+    }
+}
+
+TEST_CASE("strace: a chroot makes the recording incomplete; an open by handle is read at its fd's path", "[strace]")
+{
+    auto p = parse({
+        R"(100   open_by_handle_at(3</qkt/w>, {handle_bytes=8, handle_type=1, f_handle="\x01\x02"}, O_RDONLY) = 4</qkt/w/h.txt>)",
+        R"(100   chroot("/") = 0)",
+        R"(100   +++ exited with 0 +++)",
+    });
+    CHECK(p.errors.empty());
+    CHECK(paths_with(p.rec, kRead) == Paths{"/qkt/w/h.txt"});
+    CHECK(p.rec.complete());
+
+    auto jailed = parse({R"(100   chroot("jail") = 0)", R"(100   +++ exited with 0 +++)"});
+    REQUIRE(jailed.rec.incomplete_reasons().size() == 1);
+    CHECK(jailed.rec.incomplete_reasons()[0].find("changed its root directory (chroot)") != std::string::npos);
+
+    // strace 6 does not name the fd: the handle is opened again, which fails for this made-up one
+    auto unnamed = parse({
+        R"(100   open_by_handle_at(3</qkt/w>, {handle_bytes=2, handle_type=1, f_handle="\x01\x02"}, O_RDONLY) = 4)",
+        R"(100   +++ exited with 0 +++)",
+    });
+    REQUIRE(unnamed.rec.incomplete_reasons().size() == 1);
+    CHECK(unnamed.rec.incomplete_reasons()[0].starts_with("strace did not name the file that open_by_handle_at"));
+}

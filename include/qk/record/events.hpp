@@ -20,7 +20,9 @@ struct PathArg {
     bool empty() const { return name.empty(); }
 };
 
-enum class FsOpKind { open, rename, unlink, rmdir, mkdir, link, symlink, truncate, chdir, exec };
+// remap: a call after which paths may name aliases (a mount, pivot_root, setns into another mount
+// namespace, a detached mount): the recording cannot say which files such paths are.
+enum class FsOpKind { open, rename, unlink, rmdir, mkdir, link, symlink, truncate, chdir, exec, mknod, remap };
 
 // One file syscall that returned.
 struct FsOp {
@@ -39,6 +41,7 @@ struct FsOp {
     bool created_known = false;
     // Whether the opened file is a directory; strace tells only by O_DIRECTORY or a later lstat.
     bool directory = false;
+    const char* call = "";  // remap: the syscall's name
 };
 
 struct ProcFork {
