@@ -46,6 +46,8 @@ void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
     cmd.add_option("--sandbox-report", o.sandbox_report, "write every finding of the sandbox as JSON to FILE");
     cmd.add_option("--recorder", o.recorder, "auto, ebpf or strace (default: $QK_RECORDER, else auto)");
     cmd.add_flag("--no-wait", o.no_wait, "fail at once when another qk run holds the workspace, instead of waiting");
+    cmd.add_option("-c,--configuration", o.configuration,
+                   "the targets' configuration (a dependency that has one of that name uses it too)");
 }
 
 // "--sandbox=MODE" as "--sandbox-mode MODE".
@@ -89,7 +91,7 @@ int main(int argc, char** argv)
     qk::cli::RunOptions run_one;
     std::string task_id;
     CLI::App* run = app.add_subcommand("run", "run one task, project:target, after what it depends on");
-    run->add_option("task", task_id, "project:target")->required();
+    run->add_option("task", task_id, "project:target[:configuration]; a target's name may hold colons")->required();
     add_run_options(*run, run_one);
 
     qk::cli::ShowOptions show;
@@ -125,11 +127,7 @@ int main(int argc, char** argv)
             return qk::cli::run_tasks(run_many);
         }
         if (run->parsed()) {
-            auto colon = task_id.rfind(':');
-            if (colon == std::string::npos || colon == 0 || colon + 1 == task_id.size())
-                throw qk::FatalError("qk run: \"" + task_id + "\" is not a task; write it as project:target");
-            run_one.projects = {task_id.substr(0, colon)};
-            run_one.targets = {task_id.substr(colon + 1)};
+            run_one.task = task_id;  // read against the workspace: targets may hold colons
             run_one.single_task = true;
             run_one.directory = directory;
             return qk::cli::run_tasks(run_one);

@@ -16,6 +16,8 @@ int run_tasks(const RunOptions& options)
     request.tasks.targets = options.targets;
     request.tasks.projects = options.projects;
     request.tasks.single_task = options.single_task;
+    request.tasks.task = options.task;
+    request.tasks.configuration = options.configuration;
     request.tasks.exclude_task_dependencies = options.exclude_task_dependencies;
     request.directory = options.directory;
     request.parallel = options.parallel;

@@ -9,6 +9,8 @@ namespace qk::cli {
 struct RunOptions {
     std::vector<std::string> targets, projects;
     bool single_task = false;  // qk run P:T
+    std::string task;          // qk run's task as written: project:target[:configuration]
+    std::string configuration; // -c
     unsigned parallel = 0;     // 0: the number of cores
     bool skip_cache = false;
     bool dry_run = false;

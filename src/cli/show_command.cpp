@@ -1,5 +1,6 @@
 #include "show_command.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include <fmt/format.h>
@@ -113,17 +114,18 @@ std::string rules_json(const std::string& id, const rules::Rules& rules)
     return w.str() + "\n";
 }
 
-int show_task(run::Session& s, const std::string& id, bool json, bool with_rules)
+int show_task(run::Session& s, const std::string& written, bool json, bool with_rules)
 {
-    auto colon = id.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == id.size())
-        throw FatalError(fmt::format("qk show task: \"{}\" is not a task; write it as project:target", id));
     workspace::TaskRequest request;
-    request.projects = {id.substr(0, colon)};
-    request.targets = {id.substr(colon + 1)};
-    request.single_task = true;
+    request.task = written;  // read against the workspace: targets may hold colons
     or_fatal(s.plan(request));
+    for (const std::string& note : s.tasks().notes())
+        std::fprintf(stderr, "qk: %s\n", note.c_str());
     const auto& tasks = s.tasks().tasks();
+    auto asked = std::find_if(tasks.begin(), tasks.end(), [](const workspace::Task& t) { return t.requested; });
+    if (asked == tasks.end())
+        throw FatalError(fmt::format("internal: task {} is not in its own graph", written));
+    const std::string id = asked->id;
     std::optional<key::TaskKey> shown;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         auto k = s.keys().key(i);

@@ -154,6 +154,8 @@ Result<int> RunMany::run()
     options.columns = terminal_columns(request_.output_fd);
     display_ = std::make_unique<OutputDisplay>(ids, fd_sink(request_.output_fd), options);
 
+    for (const std::string& note : session_->tasks().notes())
+        fd_sink(request_.output_fd)("qk: " + note + "\n");
     if (sandbox_)
         if (std::string notice = sandbox_->notice(); !notice.empty())
             fd_sink(request_.output_fd)(notice);

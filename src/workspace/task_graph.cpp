@@ -8,6 +8,7 @@
 //   without the target is skipped; a task never depends on itself;
 // - a continuous dependency is started, not awaited, so it is kept apart and not checked for cycles.
 #include "qk/workspace/task_graph.hpp"
+#include "qk/workspace/task_address.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -32,6 +33,7 @@ struct Builder {
     std::map<std::string, std::size_t, std::less<>> by_id;
     std::deque<std::size_t> pending;
     std::vector<std::string> all_target_names;  // in first-seen order, as Nx's allTargetNames
+    std::string configuration;                  // the request's, for every task whose target has it
 
     Builder(const ProjectGraph& g) : graph(g), ws(g.workspace())
     {
@@ -51,7 +53,9 @@ struct Builder {
         t.id = id;
         t.project = project;
         t.target = target;
-        if (!target->default_configuration.empty() && target->configurations.find(target->default_configuration))
+        if (!configuration.empty() && target->configurations.find(configuration))
+            t.configuration = configuration;
+        else if (!target->default_configuration.empty() && target->configurations.find(target->default_configuration))
             t.configuration = target->default_configuration;
         tasks.push_back(std::move(t));
         by_id.emplace(id, tasks.size() - 1);
@@ -170,12 +174,29 @@ std::string join(const std::vector<std::string>& v)
 
 }  // namespace
 
-Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest& request)
+Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest& given)
 {
+    TaskRequest request = given;
+    std::vector<std::string> notes;
+    if (!request.task.empty()) {
+        QK_TRY(address, parse_task_address(request.task, graph.workspace(), "qk run"));
+        request.single_task = true;
+        request.projects = {address->project};
+        request.targets = {address->target};
+        if (!address->configuration.empty()) {
+            if (!request.configuration.empty() && request.configuration != address->configuration)
+                return error(fmt::format("qk run: \"{}\" names configuration \"{}\", and -c names \"{}\": give one",
+                                         request.task, address->configuration, request.configuration));
+            request.configuration = address->configuration;
+        }
+        if (!address->ambiguity.empty())
+            notes.push_back(address->ambiguity);
+    }
     const Workspace& ws = graph.workspace();
     if (request.targets.empty())
         return error("no target to run: name one or more with -t (for example -t build,test)");
     Builder b(graph);
+    b.configuration = request.configuration;
 
     // The selected projects.
     std::vector<std::size_t> selected;
@@ -215,6 +236,15 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
         bool any = false;
         for (const auto& name : request.targets) {
             if (const Target* t = project.find_target(name)) {
+                if (request.single_task && !request.configuration.empty() && !t->configurations.find(request.configuration)) {
+                    std::vector<std::string> have;
+                    if (t->configurations.is_object())
+                        for (const auto& [k, v] : t->configurations.as_object())
+                            have.push_back(k);
+                    return error(fmt::format("target {}:{} has no configuration \"{}\"; {}", project.name, name,
+                                             request.configuration,
+                                             have.empty() ? std::string("it has none") : "its configurations are: " + join(have)));
+                }
                 b.tasks[b.task_for(p, t)].requested = true;
                 any = true;
             } else if (request.single_task) {
@@ -289,6 +319,7 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
             g.tasks_[d].dependents.push_back(i);
         g.by_id_.emplace(g.tasks_[i].id, i);
     }
+    g.notes_ = std::move(notes);
     return g;
 }
 

@@ -21,8 +21,13 @@ struct TaskRequest {
     std::vector<std::string> targets;   // names, in the order given
     std::vector<std::string> projects;  // patterns as Workspace::match_projects takes them; empty: all
     // qk run P:T names one task: `projects` holds exactly P (a name, not a pattern) and `targets` T;
-    // an unknown project or target is an error.
+    // an unknown project or target is an error. Or `task` holds it as written, project:target[:config],
+    // read against the workspace (task_address.hpp) and filling `projects`, `targets`, `configuration`.
     bool single_task = false;
+    std::string task;
+    // The configuration of the requested tasks (-c, or the third part of `task`); a dependency runs with
+    // it too when it has one of that name, as in Nx. "": each target's defaultConfiguration.
+    std::string configuration;
     // Only the requested tasks, without what their dependsOn pulls in (Nx's --excludeTaskDependencies).
     bool exclude_task_dependencies = false;
 };
@@ -64,6 +69,8 @@ public:
     const std::vector<Task>& tasks() const { return tasks_; }
     const Task* find(std::string_view id) const;
     std::optional<std::size_t> index(std::string_view id) const;
+    // What the user may want to know about how the request was read (an ambiguous task address).
+    const std::vector<std::string>& notes() const { return notes_; }
     // Tasks with no deps, in order.
     std::vector<std::size_t> roots() const;
     // Every task `i` depends on, directly or not, in tasks() order (for dependentTasksOutputFiles).
@@ -72,6 +79,7 @@ public:
 private:
     std::vector<Task> tasks_;
     std::map<std::string, std::size_t, std::less<>> by_id_;
+    std::vector<std::string> notes_;
 };
 
 }  // namespace qk::workspace
