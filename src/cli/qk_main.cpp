@@ -86,6 +86,9 @@ int main(int argc, char** argv)
     CLI::App* rm = app.add_subcommand("run-many", "run targets of many projects, in dependency order");
     rm->add_option("-t,--targets,--target", targets, "the targets to run (comma-separated)")->required();
     rm->add_option("-p,--projects", projects, "the projects (names, globs, tag:x; comma-separated; default: all)");
+    std::vector<std::string> exclude;
+    rm->add_option("--exclude", exclude,
+                   "projects to leave out (names, globs, tag:x, root globs such as examples/**; comma-separated)");
     add_run_options(*rm, run_many);
 
     qk::cli::RunOptions run_one;
@@ -123,6 +126,7 @@ int main(int argc, char** argv)
         if (rm->parsed()) {
             run_many.targets = split_commas(targets);
             run_many.projects = split_commas(projects);
+            run_many.exclude = split_commas(exclude);
             run_many.directory = directory;
             return qk::cli::run_tasks(run_many);
         }

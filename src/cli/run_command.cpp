@@ -15,6 +15,7 @@ int run_tasks(const RunOptions& options)
     run::RunRequest request;
     request.tasks.targets = options.targets;
     request.tasks.projects = options.projects;
+    request.tasks.exclude = options.exclude;
     request.tasks.single_task = options.single_task;
     request.tasks.task = options.task;
     request.tasks.configuration = options.configuration;

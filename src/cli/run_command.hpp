@@ -7,7 +7,7 @@
 namespace qk::cli {
 
 struct RunOptions {
-    std::vector<std::string> targets, projects;
+    std::vector<std::string> targets, projects, exclude;
     bool single_task = false;  // qk run P:T
     std::string task;          // qk run's task as written: project:target[:configuration]
     std::string configuration; // -c

@@ -230,6 +230,19 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
         selected = std::move(*matched);
     }
 
+    // Nx's run-many: the selected projects less those --exclude matches (names, globs, tag:, root globs).
+    if (!request.exclude.empty()) {
+        QK_TRY(excluded, ws.match_projects(request.exclude));
+        std::set<std::size_t> out(excluded->begin(), excluded->end());
+        bool any = !selected.empty();
+        std::erase_if(selected, [&](std::size_t p) { return out.contains(p); });
+        if (any && selected.empty())
+            return error(fmt::format("--exclude {} leaves no project to run: it matches every project selected",
+                                     join(request.exclude)));
+        for (std::size_t p : out)
+            explicit_projects.erase(p);
+    }
+
     // The requested tasks.
     for (std::size_t p : selected) {
         const Project& project = ws.projects()[p];

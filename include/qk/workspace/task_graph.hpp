@@ -20,6 +20,7 @@ namespace qk::workspace {
 struct TaskRequest {
     std::vector<std::string> targets;   // names, in the order given
     std::vector<std::string> projects;  // patterns as Workspace::match_projects takes them; empty: all
+    std::vector<std::string> exclude;   // --exclude: patterns of the same kinds, taken out of `projects`
     // qk run P:T names one task: `projects` holds exactly P (a name, not a pattern) and `targets` T;
     // an unknown project or target is an error. Or `task` holds it as written, project:target[:config],
     // read against the workspace (task_address.hpp) and filling `projects`, `targets`, `configuration`.
