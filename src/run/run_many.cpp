@@ -49,6 +49,27 @@ Result<SandboxMode> parse_sandbox_mode(std::string_view text)
 RunMany::RunMany() : launcher_(std::make_unique<ProcessLauncher>()) {}
 RunMany::~RunMany() = default;
 
+namespace {
+
+// As Nx: --parallel, else NX_PARALLEL, else nx.json's parallel, else (qk's default) the number of cores.
+Result<unsigned> run_parallel(const RunRequest& request, const workspace::NxConfig& nx)
+{
+    if (request.parallel)
+        return request.parallel;
+    if (const char* env = std::getenv("NX_PARALLEL"); env && *env) {
+        char* end = nullptr;
+        unsigned long n = std::strtoul(env, &end, 10);
+        if (!end || *end || n < 1 || n > 10000)
+            return error(fmt::format("NX_PARALLEL='{}' is not a number of tasks (1 or more): unset it or give one", env));
+        return static_cast<unsigned>(n);
+    }
+    if (nx.parallel)
+        return nx.parallel;
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+}  // namespace
+
 Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
 {
     auto self = std::unique_ptr<RunMany>(new RunMany());
@@ -104,6 +125,11 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     self->clear_leftovers();
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
+    QK_TRY(parallel, run_parallel(request, s.workspace().nx()));
+    self->parallel_ = *parallel;
+    const char* skip_env = std::getenv("NX_SKIP_NX_CACHE");
+    self->skip_cache_ = request.skip_cache || (skip_env && std::string_view(skip_env) == "true") ||
+                        s.workspace().nx().skip_cache;
     if (request.sandbox != SandboxMode::off) {
         QK_TRY(sandbox, open_sandbox(request.sandbox, request.recorder, s));
         self->sandbox_ = std::move(sandbox).value();
@@ -160,7 +186,7 @@ Result<int> RunMany::run()
         if (std::string notice = sandbox_->notice(); !notice.empty())
             fd_sink(request_.output_fd)(notice);
 
-    unsigned parallel = request_.parallel ? request_.parallel : std::max(1u, std::thread::hardware_concurrency());
+    unsigned parallel = parallel_;
     scheduler_ = std::make_unique<Scheduler>(std::move(nodes), parallel);
     if (cancelled_)
         scheduler_->cancel();
@@ -256,7 +282,7 @@ Outcome RunMany::run_task(std::size_t i)
     if (!key)
         return failed(key.error().message);
     bool cacheable = t.target->cache;
-    if (cacheable && !request_.skip_cache) {
+    if (cacheable && !skip_cache_) {
         std::string miss_reason;
         auto hit = cache_->find((*key)->hash, &miss_reason);
         if (!hit)

@@ -73,6 +73,8 @@ private:
 
     RunRequest request_;
     std::unique_ptr<Session> session_;
+    unsigned parallel_ = 1;     // tasks at once: --parallel, NX_PARALLEL, nx.json, the cores
+    bool skip_cache_ = false;   // --skip-nx-cache, NX_SKIP_NX_CACHE=true, nx.json skipNxCache
     std::string store_refused_;  // why this run must store nothing: outputs others may be writing
     std::unique_ptr<WorkspaceLock> lock_;  // held from before the cache opens to the end of the run
     std::unique_ptr<key::LocalCache> cache_;

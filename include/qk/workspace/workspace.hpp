@@ -122,6 +122,9 @@ struct NxConfig {
     Json named_inputs;    // object
     Json target_defaults; // object (record shape)
     std::vector<std::string> cacheable_operations;  // tasksRunnerOptions.default.options (legacy)
+    // Run options, from the top level or else tasksRunnerOptions.default.options, as Nx reads them.
+    unsigned parallel = 0;    // "parallel": tasks at once; 0 when unset
+    bool skip_cache = false;  // "skipNxCache"
 };
 
 class Workspace {

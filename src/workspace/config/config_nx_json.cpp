@@ -87,6 +87,19 @@ Result<NxConfig> read_nx_config(const fs::path& root, Workspace::Files& files)
     config.named_inputs = named ? *named : Json::object();
     const Json* td = merged.find("targetDefaults");
     config.target_defaults = td ? *td : Json::object();
+    // Run options: the top level wins over tasksRunnerOptions.default.options (validated already).
+    const Json* runner_options = nullptr;
+    if (const Json* tro = merged.find("tasksRunnerOptions"))
+        if (const Json* def = tro->find("default"))
+            runner_options = def->find("options");
+    for (const Json* at : {runner_options, static_cast<const Json*>(&merged)}) {
+        if (!at || !at->is_object())
+            continue;
+        if (const Json* p = at->find("parallel"))
+            config.parallel = static_cast<unsigned>(p->as_number());
+        if (const Json* skip = at->find("skipNxCache"))
+            config.skip_cache = skip->as_bool();
+    }
     // tasksRunnerOptions.default.options.cacheableOperations (Nx before 17; still read by Nx when set).
     if (const Json* tro = merged.find("tasksRunnerOptions"))
         if (const Json* def = tro->find("default"))

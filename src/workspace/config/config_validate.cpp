@@ -191,6 +191,19 @@ Status validate_nx_json(const Json& nx, std::string_view file)
             QK_TRY_STATUS(validate_target(t, file, "targetDefaults." + key));
         }
     }
+    // The run options Nx reads from the top level (Nx 17+) or, before that, tasksRunnerOptions.
+    const Json* runner = nx.find("tasksRunnerOptions");
+    const Json* def = runner ? runner->find("default") : nullptr;
+    const Json* options = def ? def->find("options") : nullptr;
+    for (auto [where, at] : {std::pair<std::string, const Json*>{"", &nx},
+                             {"tasksRunnerOptions.default.options.", options}}) {
+        if (!at || !at->is_object())
+            continue;
+        if (const Json* p = at->find("parallel");
+            p && !(p->kind() == Json::Kind::number && p->as_number() >= 1 && p->as_number() == static_cast<long>(p->as_number())))
+            return shape_error(file, *p, where + "parallel", "a whole number of tasks, 1 or more");
+        QK_TRY_STATUS(expect_kind(at->find("skipNxCache"), Json::Kind::boolean, file, where + "skipNxCache", "true or false"));
+    }
     return {};
 }
 
