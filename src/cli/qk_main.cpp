@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "qk/util/version.hpp"
+
 #include "doctor_command.hpp"
 #include "interrupt.hpp"
 #include "run_command.hpp"
@@ -76,7 +78,8 @@ int main(int argc, char** argv)
     // Commands get the default disposition back (the launcher resets every signal).
     std::signal(SIGPIPE, SIG_IGN);
     qk::cli::InterruptWatch interrupts;
-    CLI::App app{"qk: run the tasks of an Nx-compatible monorepo, cached and checked"};
+    CLI::App app{"qk: run the tasks of an Nx-compatible monorepo, cached and checked", "qk"};
+    app.set_version_flag("--version", std::string("qk ") + qk::version());
     app.require_subcommand(1);
     std::string directory = ".";
     app.add_option("-C", directory, "run as if started in DIR");
@@ -115,6 +118,11 @@ int main(int argc, char** argv)
     doc->add_flag("--sandbox", doctor_sandbox, "exit non-zero unless audit works here (the default)");
     doc->add_option("--sandbox-mode", doctor.mode, "audit or enforce (written --sandbox=MODE)")->group("");
 
+    if (argc == 1) {
+        // No command: what there is to do, rather than "A subcommand is required".
+        std::fprintf(stderr, "%s", app.help().c_str());
+        return 2;
+    }
     try {
         std::vector<std::string> args = split_sandbox_mode(argc, argv);
         std::reverse(args.begin(), args.end());  // CLI11 takes them last first

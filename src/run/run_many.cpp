@@ -20,6 +20,7 @@
 #include "qk/report/sandbox_report.hpp"
 #include "qk/report/sandbox_summary.hpp"
 #include "qk/util/atomic_file.hpp"
+#include "qk/util/version.hpp"
 #include "qk/run/scratch.hpp"
 #include "command_runner.hpp"
 #include "launcher.hpp"
@@ -32,7 +33,7 @@ namespace qk::run {
 
 namespace {
 
-constexpr const char* kVersion = "qk 0.1.0";
+const std::string kMadeBy = std::string("qk ") + qk::version();
 
 }  // namespace
 
@@ -343,7 +344,7 @@ Outcome RunMany::run_task(std::size_t i)
     if (!result)
         return failed(result.error().message);
     if (result->succeeded && cacheable && store_refused_.empty()) {
-        key::CacheRecord record{t.id, (*key)->outputs.paths, result->output, result->wall, kVersion};
+        key::CacheRecord record{t.id, (*key)->outputs.paths, result->output, result->wall, kMadeBy};
         if (auto st = cache_->store((*key)->hash, record); !st)
             display_->line(t.id, "qk: the result was not cached: " + st.error().message);
     }
