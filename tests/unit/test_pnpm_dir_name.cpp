@@ -248,4 +248,10 @@ TEST_CASE(".modules.yaml: pnpm 9's YAML and pnpm 10's JSON", "[pnpm]")
     auto bad = parse_pnpm_modules_yaml_text("packageManager: npm@10.0.0\n", "y/.modules.yaml");
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message, Catch::StartsWith("y/.modules.yaml:1:1: `packageManager` is 'npm@10.0.0'"));
+
+    // Found by fuzz_modules_yaml: a major that overflowed an int (undefined behaviour) and passed as a
+    // version. No pnpm has such a major: it is refused like any other packageManager that is no pnpm.
+    auto huge = parse_pnpm_modules_yaml_text("packageManager: pnpm@1077777777777.0.0\n", "z/.modules.yaml");
+    REQUIRE_FALSE(huge.ok());
+    CHECK_THAT(huge.error().message, Catch::StartsWith("z/.modules.yaml:1:1: `packageManager` is 'pnpm@1077777777777.0.0'"));
 }

@@ -13,14 +13,18 @@ namespace {
 
 constexpr std::string_view reinstall = "pnpm rewrites it on `pnpm install`";
 
-// "pnpm@10.34.9" -> 10.
+// "pnpm@10.34.9" -> 10; 0 when it names no pnpm (or a major no pnpm has: the fuzzer's 1077777777...
+// overflowed an int).
 int pnpm_major_of(const std::string& package_manager)
 {
     if (!package_manager.starts_with("pnpm@"))
         return 0;
     int major = 0;
-    for (std::size_t i = 5; i < package_manager.size() && package_manager[i] >= '0' && package_manager[i] <= '9'; ++i)
+    for (std::size_t i = 5; i < package_manager.size() && package_manager[i] >= '0' && package_manager[i] <= '9'; ++i) {
         major = major * 10 + (package_manager[i] - '0');
+        if (major > 9999)
+            return 0;
+    }
     return major;
 }
 
