@@ -26,24 +26,39 @@ public:
     {
         for (const auto& [path, access] : rec_.paths()) {
             if (access & kWrites)
-                judge_write(path, !(access & record::kWrite));
+                judge_write(path, !(access & record::kWrite), temporary(path, access));
             else if (access & record::kRead)
                 judge_read(path);
         }
         for (const auto& [from, to] : rec_.renames()) {
-            judge_write(from, true);
-            judge_write(to, true);
+            // The name a file was written under before it was renamed away: gone, as a removed one.
+            auto it = rec_.paths().find(from);
+            judge_write(from, true, it != rec_.paths().end() && temporary(from, it->second | record::kRemove));
+            judge_write(to, true, false);
         }
         out_.normalise();
         return std::move(out_);
     }
 
 private:
-    void judge_write(const std::string& path, bool create_or_remove)
+    // Made by the task and removed again: nothing of it is left. Only a creation the recorder saw counts
+    // (strace cannot see one without O_EXCL, so there such a file stays a stray write: a file that was
+    // there before and is gone now is a change the task made).
+    static bool temporary(const std::string& path, std::uint16_t access)
+    {
+        struct stat st {};
+        return (access & record::kCreate) && (access & record::kRemove) && ::lstat(path.c_str(), &st) != 0;
+    }
+
+    void judge_write(const std::string& path, bool create_or_remove, bool temporary)
     {
         rules::Verdict v = rules_.write(path, create_or_remove);
         if (v.finding != rules::Finding::stray_write)
             return;
+        if (temporary && !v.allowed()) {
+            out_.temporary_files.emplace_back(*rules_.relative(path));
+            return;
+        }
         // Enforce allows what it writes in .git: listed apart, and counted once at the end.
         (v.allowed() ? out_.git_writes : out_.stray_writes).emplace_back(*rules_.relative(path));
     }

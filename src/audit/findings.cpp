@@ -40,7 +40,7 @@ std::vector<PathCount> to_counts(const Tally& tally)
 
 void TaskFindings::normalise()
 {
-    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &unkeyed_reads,
+    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &temporary_files, &unkeyed_reads,
                        &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages, &refused_reads,
                        &refused_writes, &discarded_writes})
         sort_unique(*list);
@@ -53,6 +53,7 @@ void TaskFindings::normalise()
 bool TaskFindings::empty() const
 {
     return reads_outside_inputs.empty() && tsconfig_reads.empty() && stray_writes.empty() && git_writes.empty() &&
+           temporary_files.empty() &&
            unkeyed_reads.empty() &&
            manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads) &&
            unkeyed_packages.empty() && hoisted_packages.empty() && refused_reads.empty() && refused_writes.empty() &&

@@ -34,6 +34,7 @@ void findings(JsonWriter& w, const TaskFindings& f)
     std::merge(f.stray_writes.begin(), f.stray_writes.end(), f.git_writes.begin(), f.git_writes.end(),
                std::back_inserter(writes));
     kind(w, "strayWrites", writes);
+    kind(w, "temporaryFiles", f.temporary_files);
     kind(w, "unkeyedReads", f.unkeyed_reads);
     kind(w, "manifestReads", f.manifest_reads);
     kind(w, "toolchainReads", f.toolchain_reads);

@@ -134,6 +134,13 @@ void task_lines(std::string& out, const TaskAudit& task, const std::set<std::str
         path_list(out, fmt::format("{} written outside its outputs:", writes.size()), writes);
         listed = true;
     }
+    if (const auto& temp = f.temporary_files; !temp.empty()) {
+        path_list(out,
+                  fmt::format("{} temporary file{} outside its outputs, created and removed again (not counted):",
+                              temp.size(), temp.size() == 1 ? "" : "s"),
+                  temp);
+        listed = true;
+    }
     std::string projects;
     for (const auto& [project, paths] : f.dependency_reads)
         if (!paths.empty())

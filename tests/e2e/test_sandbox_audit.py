@@ -363,3 +363,29 @@ def test_with_auto_and_no_working_recorder_the_run_goes_on_unaudited_and_says_so
         assert doc["tasks"] == {"app:build": {"status": "notAudited", "reason": "no recorder works here"}}
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.privileged("ebpf")
+def test_a_file_created_and_removed_again_is_temporary_not_a_stray_write(tmp_path):
+    """vite writes vite.config.ts.timestamp-<n>.mjs beside its config and removes it: nothing is left,
+    so the task did not go beyond its declarations; a file that was there before and is removed is."""
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "app", "targets": {"build": {
+        "command": ("echo x > app/config.timestamp-1.mjs && cat app/config.timestamp-1.mjs > /dev/null && "
+                    "rm app/config.timestamp-1.mjs && mkdir -p app/dist && echo ok > app/dist/out"),
+        "outputs": ["{projectRoot}/dist"]}}}}, files={"app/src.txt": "x\n"})
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", "--sandbox-report", str(report), recorder="ebpf")
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads(report.read_text())
+    findings = doc["tasks"]["app:build"]["findings"]
+    assert findings.get("temporaryFiles") == ["app/config.timestamp-1.mjs"], findings
+    assert "strayWrites" not in findings
+    assert "Sandbox audit: 1 task kept to what it declares" in r.stdout  # temporary files do not count
+
+    # A file that was there before and that the task removes is a change it made.
+    ws2 = make_workspace(tmp_path / "ws2", {"app": {"root": "app", "targets": {"build": {
+        "command": "rm app/old.txt", "outputs": []}}}}, files={"app/old.txt": "x\n", "app/src.txt": "x\n"})
+    r = qk(ws2, "run-many", "-t", "build", "--sandbox", "--sandbox-report", str(report), recorder="ebpf")
+    findings = json.loads(report.read_text())["tasks"]["app:build"]["findings"]
+    assert findings.get("strayWrites") == ["app/old.txt"], findings
+    assert "temporaryFiles" not in findings

@@ -303,6 +303,20 @@ TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[san
           "  2 tasks wrote in .git, which the sandbox allows\n");
 }
 
+TEST_CASE("temporary files do not make a task go beyond, and are listed apart when it does", "[sandbox-report]")
+{
+    TaskFindings temp;
+    temp.temporary_files = {"app/vite.config.ts.timestamp-1.mjs"};
+    CHECK_FALSE(temp.went_beyond());
+    CHECK(summary_of({audited("a:build", temp)}) == "Sandbox audit: 1 task kept to what it declares\n");
+    TaskFindings both = temp;
+    both.stray_writes = {"app/build.log"};
+    std::string text = summary_of({audited("a:build", both)});
+    CHECK(has_line(text, "    1 written outside its outputs:"));
+    CHECK(has_line(text, "    1 temporary file outside its outputs, created and removed again (not counted):"));
+    CHECK(has_line(text, "      app/vite.config.ts.timestamp-1.mjs"));
+}
+
 TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summary", "[sandbox-report]")
 {
     std::string text = summary_of({

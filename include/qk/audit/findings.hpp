@@ -17,6 +17,9 @@ struct TaskFindings {
     std::vector<std::string> tsconfig_reads;        // tsconfigReads: tsconfig*.json read outside the inputs
     std::vector<std::string> stray_writes;          // strayWrites: written outside the outputs, but in .git
     std::vector<std::string> git_writes;            // written in .git, which enforce allows (strayWrites too)
+    // temporaryFiles: created and removed again outside its outputs (vite's config.timestamp-N.mjs). They
+    // leave nothing, and enforce would discard nothing: listed apart, not counted as going beyond.
+    std::vector<std::string> temporary_files;
     std::vector<std::string> unkeyed_reads;         // unkeyedReads: .git and dotenv files read
     std::vector<std::string> manifest_reads;        // manifestReads: workspace packages' package.json
     std::vector<std::string> toolchain_reads;       // toolchainReads: .nvmrc, .npmrc, .tool-versions ...
