@@ -31,8 +31,8 @@ Result<TaskAddress> parse_task_address(std::string_view text, const Workspace& w
         start = colon + 1;
     }
     auto bad = [&] {
-        return error(fmt::format("{}: \"{}\" is not a task; write it as project:target (or project:target:configuration)",
-                                 command, text));
+        return error(fmt::format("{}\"{}\" is not a task; write it as project:target (or project:target:configuration)",
+                                 command.empty() ? "" : std::string(command) + ": ", text));
     };
     if (parts.size() < 2)
         return bad();

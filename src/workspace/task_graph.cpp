@@ -179,13 +179,13 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
     TaskRequest request = given;
     std::vector<std::string> notes;
     if (!request.task.empty()) {
-        QK_TRY(address, parse_task_address(request.task, graph.workspace(), "qk run"));
+        QK_TRY(address, parse_task_address(request.task, graph.workspace(), ""));
         request.single_task = true;
         request.projects = {address->project};
         request.targets = {address->target};
         if (!address->configuration.empty()) {
             if (!request.configuration.empty() && request.configuration != address->configuration)
-                return error(fmt::format("qk run: \"{}\" names configuration \"{}\", and -c names \"{}\": give one",
+                return error(fmt::format("\"{}\" names configuration \"{}\", and -c names \"{}\": give one",
                                          request.task, address->configuration, request.configuration));
             request.configuration = address->configuration;
         }

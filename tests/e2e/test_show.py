@@ -89,7 +89,7 @@ def test_show_task_hash_moves_with_an_input_and_comes_back(keys: Path):
 
 
 @pytest.mark.parametrize("args, message", [
-    (("show", "task", "a"), 'qk: qk show task: "a" is not a task; write it as project:target'),
+    (("show", "task", "a"), 'qk: "a" is not a task; write it as project:target (or project:target:configuration)'),
     (("show", "task", "zz:build"), "zz"),
     (("show", "task", "a:nope"), "nope"),
     (("show", "project", "zz"), "zz"),

@@ -21,7 +21,7 @@ struct TaskAddress {
     std::string ambiguity;
 };
 
-// Errors: no colon, an empty part, an unknown project (with the known ones). An unknown target is left
+// Errors (prefixed "<command>: " unless it is empty): no colon, an empty part, an unknown project. An unknown target is left
 // for the task graph to name with the project's targets.
 Result<TaskAddress> parse_task_address(std::string_view text, const Workspace& ws, std::string_view command);
 
