@@ -8,6 +8,7 @@
 
 #include "qk/util/version.hpp"
 
+#include "affected_command.hpp"
 #include "doctor_command.hpp"
 #include "interrupt.hpp"
 #include "run_command.hpp"
@@ -94,6 +95,17 @@ int main(int argc, char** argv)
                    "projects to leave out (names, globs, tag:x, root globs such as examples/**; comma-separated)");
     add_run_options(*rm, run_many);
 
+    qk::cli::AffectedOptions affected;
+    std::vector<std::string> affected_targets, affected_exclude, affected_files;
+    std::string affected_head;
+    CLI::App* af = app.add_subcommand("affected", "run targets of the projects a git change touches, and their dependents");
+    af->add_option("-t,--targets,--target", affected_targets, "the targets to run (comma-separated)")->required();
+    af->add_option("--base", affected.base, "the base of the change (default: nx.json's defaultBase, else main)");
+    af->add_option("--head", affected_head, "the change's last commit (default: the working tree, untracked files included)");
+    af->add_option("--files", affected_files, "the changed files (comma-separated), instead of asking git");
+    af->add_option("--exclude", affected_exclude, "projects to leave out (names, globs, tag:x, root globs)");
+    add_run_options(*af, affected.run);
+
     qk::cli::RunOptions run_one;
     std::string task_id;
     CLI::App* run = app.add_subcommand("run", "run one task, project:target, after what it depends on");
@@ -137,6 +149,15 @@ int main(int argc, char** argv)
             run_many.exclude = split_commas(exclude);
             run_many.directory = directory;
             return qk::cli::run_tasks(run_many);
+        }
+        if (af->parsed()) {
+            affected.run.targets = split_commas(affected_targets);
+            affected.run.exclude = split_commas(affected_exclude);
+            affected.files = split_commas(affected_files);
+            if (!affected_head.empty())
+                affected.head = affected_head;
+            affected.run.directory = directory;
+            return qk::cli::run_affected(affected);
         }
         if (run->parsed()) {
             run_one.task = task_id;  // read against the workspace: targets may hold colons

@@ -1,0 +1,62 @@
+#include "affected_command.hpp"
+
+#include <cstdio>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "qk/run/affected.hpp"
+#include "qk/run/session.hpp"
+#include "qk/util/result.hpp"
+
+namespace qk::cli {
+
+int run_affected(const AffectedOptions& o)
+{
+    auto session = or_fatal(run::Session::open(o.run.directory));
+    workspace::TaskRequest request;
+    request.targets = o.run.targets;
+    request.exclude = o.run.exclude;
+    or_fatal(session->plan(request));
+
+    std::vector<std::string> changed;
+    if (!o.files.empty()) {
+        for (std::string f : o.files) {
+            while (f.starts_with("./"))
+                f.erase(0, 2);
+            changed.push_back(f);
+        }
+    } else {
+        std::string base = o.base;
+        if (base.empty()) {
+            const workspace::Json* nx_base = session->workspace().nx().raw.find("defaultBase");
+            base = nx_base && nx_base->is_string() ? nx_base->as_string() : "main";
+        }
+        changed = or_fatal(run::changed_files(session->workspace().root(), base, o.head));
+    }
+    auto affected = or_fatal(run::affected_projects(*session, changed));
+
+    // Only those with a requested target: run-many refuses a project named outright that has none.
+    std::vector<std::string> projects;
+    for (const std::string& name : affected) {
+        const workspace::Project* p = session->workspace().find_project(name);
+        for (const std::string& t : o.run.targets)
+            if (p && p->find_target(t)) {
+                projects.push_back(name);
+                break;
+            }
+    }
+    std::printf("qk affected: %zu changed file%s; affected: %s\n", changed.size(), changed.size() == 1 ? "" : "s",
+                affected.empty() ? "none" : fmt::format("{}", fmt::join(affected, ", ")).c_str());
+    std::fflush(stdout);
+    if (projects.empty()) {
+        std::printf("qk affected: no affected project has target %s: nothing to run\n",
+                    fmt::format("{}", fmt::join(o.run.targets, ",")).c_str());
+        return 0;
+    }
+    RunOptions run = o.run;
+    run.projects = projects;
+    return run_tasks(run);
+}
+
+}  // namespace qk::cli

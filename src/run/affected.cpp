@@ -1,0 +1,144 @@
+#include "qk/run/affected.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <deque>
+#include <cstring>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "qk/util/unique_fd.hpp"
+
+extern char** environ;
+
+namespace qk::run {
+namespace {
+
+// Runs git in `root` with `args`; its stdout, or an error with what it printed.
+Result<std::string> git(const std::filesystem::path& root, std::vector<std::string> args)
+{
+    args.insert(args.begin(), {"git", "-C", root.string()});
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0)
+        return sys_error("cannot run git: no pipe");
+    UniqueFd read_end(out[0]), write_end(out[1]);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
+    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
+    std::vector<char*> argv;
+    for (auto& a : args)
+        argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    int err = ::posix_spawnp(&pid, "git", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    write_end.reset();
+    if (err != 0)
+        return Error{"cannot run git (is it installed? apt install git): " + std::string(std::strerror(err)), err};
+    std::string text;
+    char buf[65536];
+    for (ssize_t n; (n = ::read(read_end.get(), buf, sizeof buf)) != 0;) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        text.append(buf, static_cast<std::size_t>(n));
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        while (!text.empty() && text.back() == '\n')
+            text.pop_back();
+        return error(fmt::format("`git {}` failed: {}", fmt::join(args.begin() + 3, args.end(), " "), text));
+    }
+    return text;
+}
+
+void add_lines(const std::string& text, std::set<std::string>& out)
+{
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+        if (nl > start)
+            out.emplace(text, start, nl - start);
+    if (start < text.size())
+        out.emplace(text.substr(start));
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> changed_files(const std::filesystem::path& root, const std::string& base,
+                                               const std::optional<std::string>& head)
+{
+    QK_TRY(merge_base, git(root, {"merge-base", base, head.value_or("HEAD")}));
+    std::string from = merge_base->substr(0, merge_base->find('\n'));
+    std::set<std::string> files;
+    // --relative: paths from the workspace root, which may lie below the repository's.
+    std::vector<std::string> diff = {"diff", "--name-only", "--no-renames", "--relative", from};
+    if (head)
+        diff.push_back(*head);
+    QK_TRY(changed, git(root, diff));
+    add_lines(*changed, files);
+    if (!head) {
+        QK_TRY(untracked, git(root, {"ls-files", "--others", "--exclude-standard"}));
+        add_lines(*untracked, files);
+    }
+    return std::vector<std::string>(files.begin(), files.end());
+}
+
+Result<std::vector<std::string>> affected_projects(Session& s, const std::vector<std::string>& changed)
+{
+    const auto& ws = s.workspace();
+    std::set<std::size_t> touched;
+    std::set<std::string, std::less<>> outside;  // changed files in no project
+    for (const std::string& f : changed) {
+        if (const workspace::Project* p = ws.project_owning(f); p && !p->root.empty() && p->root != ".")
+            touched.insert(*ws.project_index(p->name));
+        else
+            outside.insert(f);
+    }
+    if (!outside.empty()) {
+        const auto& tasks = s.tasks().tasks();
+        const auto& names = s.files().files();
+        for (std::size_t i = 0; i < tasks.size(); ++i) {
+            QK_TRY(k, s.keys().key(i));
+            const key::TaskKey& key = **k;
+            auto keyed = [&](std::string_view path) { return outside.find(path) != outside.end(); };
+            bool hit = keyed(key.packages.lockfile);
+            for (const key::KeyGroup& g : key.groups)
+                for (std::uint32_t f : *g.files)
+                    hit = hit || keyed(names[f]);
+            for (const key::KeyFile& f : key.always)
+                hit = hit || keyed(f.path);
+            for (const key::KeyEffectFile& f : key.effect_files)
+                hit = hit || keyed(f.path);
+            for (const key::KeyJsonFile& f : key.json_files)
+                hit = hit || keyed(f.path);
+            if (hit)
+                touched.insert(tasks[i].project);
+        }
+    }
+    // With every project that depends on a touched one, directly or not.
+    std::deque<std::size_t> queue(touched.begin(), touched.end());
+    while (!queue.empty()) {
+        std::size_t p = queue.front();
+        queue.pop_front();
+        for (std::size_t d : s.graph().dependents(p))
+            if (touched.insert(d).second)
+                queue.push_back(d);
+    }
+    std::vector<std::string> out;
+    for (std::size_t p : touched)
+        out.push_back(ws.projects()[p].name);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+}  // namespace qk::run
