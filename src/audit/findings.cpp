@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <set>
 #include <string_view>
 
 namespace qk::audit {
@@ -102,6 +103,7 @@ void RunAudit::finish()
     counts.tasks = tasks.size();
     git_writers = 0;
     Tally read_tally, unkeyed_tally, manifest_tally, toolchain_tally, package_tally;
+    std::set<std::string> tsconfig_paths;
     std::size_t package_readers = 0;
     for (auto& t : tasks) {
         switch (t.status) {
@@ -125,6 +127,7 @@ void RunAudit::finish()
                        f.tsconfig_reads.end(), std::back_inserter(reads));
         for (const auto& p : reads)
             ++read_tally[p];
+        tsconfig_paths.insert(f.tsconfig_reads.begin(), f.tsconfig_reads.end());
         for (const auto& p : f.unkeyed_reads)
             ++unkeyed_tally[p];
         for (const auto& p : f.manifest_reads)
@@ -145,7 +148,7 @@ void RunAudit::finish()
     read_by_many.clear();
     for (const auto& [path, n] : read_tally)
         if (n >= 3 && n >= quarter)
-            read_by_many.push_back({path, n});
+            read_by_many.push_back({path, n, tsconfig_paths.contains(path)});
     packages_read_by_many.clear();
     for (const auto& [name, n] : package_tally)
         if (n >= 3 && n >= (package_readers + 3) / 4)

@@ -61,7 +61,8 @@ void run_wide_top(std::string& out, const RunAudit& audit)
     if (!audit.read_by_many.empty()) {
         out += "  read by many tasks:\n";
         for (const auto& c : audit.read_by_many)
-            out += fmt::format("    {} ({})\n", c.path, count_of(c.tasks, "task"));
+            out += fmt::format("    {} ({}){}\n", c.path, count_of(c.tasks, "task"),
+                               c.tsconfig ? ": TypeScript configuration, likely an input" : "");
     }
     if (!audit.packages_read_by_many.empty()) {
         out += "  installed packages read by many tasks, which the sandbox allows, but not in their keys:\n";

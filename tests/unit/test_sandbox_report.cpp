@@ -214,7 +214,7 @@ TEST_CASE("paths read by many tasks are listed at the top and not again per task
     CHECK(summary_of({audited("a:build", a), audited("b:build", b), audited("c:build", c)}) ==
           "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
           "  read by many tasks:\n"
-          "    tools/x.js (3 tasks)\n"
+          "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"
@@ -404,7 +404,7 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
           "  1 workspace package's package.json read by 1 task\n"
           "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
           "  read by many tasks:\n"
-          "    tools/x.js (3 tasks)\n"
+          "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"

@@ -57,6 +57,9 @@ struct TaskAudit {
 struct PathCount {
     std::string path;
     std::size_t tasks = 0;  // how many tasks read it
+    // read_by_many: it was a TypeScript configuration read (tsconfigReads) in some task, so the summary
+    // keeps that finding's wording: a root tsconfig a package's `extends` reads is an input, not noise.
+    bool tsconfig = false;
 };
 
 // Everything one run's audit found, as the summary and the report show it.
