@@ -59,6 +59,13 @@ private:
             out_.temporary_files.emplace_back(*rules_.relative(path));
             return;
         }
+        if (!v.allowed()) {
+            auto it = rec_.paths().find(path);
+            struct stat st {};
+            if (it != rec_.paths().end() && (it->second & record::kCreate) && ::stat(path.c_str(), &st) == 0 &&
+                S_ISDIR(st.st_mode))
+                out_.created_directories.emplace_back(*rules_.relative(path));
+        }
         // Enforce allows what it writes in .git: listed apart, and counted once at the end.
         (v.allowed() ? out_.git_writes : out_.stray_writes).emplace_back(*rules_.relative(path));
     }
@@ -133,6 +140,13 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
 {
     TaskAudit audit;
     audit.task = std::move(task);
+    // The project is the longest part before a colon that names one: targets may hold colons.
+    for (auto colon = audit.task.rfind(':'); colon != std::string::npos && colon > 0;
+         colon = audit.task.rfind(':', colon - 1))
+        if (const workspace::Project* p = ws.find_project(std::string_view(audit.task).substr(0, colon))) {
+            audit.project_root = p->root;
+            break;
+        }
     if (!recording.complete()) {
         audit.status = TaskStatus::not_audited;
         audit.reason = fmt::format("the recording is incomplete: {}", fmt::join(recording.incomplete_reasons(), "; "));

@@ -41,7 +41,8 @@ std::vector<PathCount> to_counts(const Tally& tally)
 
 void TaskFindings::normalise()
 {
-    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &temporary_files, &unkeyed_reads,
+    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &temporary_files,
+                       &created_directories, &unkeyed_reads,
                        &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages, &refused_reads,
                        &refused_writes, &discarded_writes})
         sort_unique(*list);

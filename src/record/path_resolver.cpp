@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cstdlib>
+
 #include <vector>
 
 namespace qk::record {
@@ -41,21 +43,32 @@ std::string PathResolver::canonical_dir(const std::string& dir)
     auto it = dir_cache_->find(dir);
     if (it != dir_cache_->end())
         return it->second;
-    std::string result;
-    char buf[PATH_MAX];
-    if (::realpath(dir.c_str(), buf)) {
-        result = buf;
-    } else if (dir == "/") {
-        result = dir;
-    } else {
-        // Gone or never there: resolve what still exists above it and keep the rest as spelled.
-        auto slash = dir.rfind('/');
-        if (slash == std::string::npos)
-            result = join_lexically("/", dir);
-        else
-            result = join_lexically(canonical_dir(slash == 0 ? "/" : dir.substr(0, slash)),
-                                    std::string_view(dir).substr(slash + 1));
+    // Gone or never there: resolve what still exists above it and keep the rest as spelled. A loop, not
+    // a recursion per component: a traced command controls the path, and fuzz_strace overflowed the stack
+    // with one of a few thousand slashes.
+    std::string head = dir, rest, result;
+    for (;;) {
+        if (auto hit = dir_cache_->find(head); hit != dir_cache_->end()) {
+            result = hit->second;
+            break;
+        }
+        if (char* real = ::realpath(head.c_str(), nullptr)) {
+            result = real;
+            std::free(real);
+            break;
+        }
+        auto slash = head.rfind('/');
+        if (head == "/" || slash == std::string::npos) {
+            result = "/";
+            if (slash == std::string::npos)
+                rest = rest.empty() ? head : head + "/" + rest;
+            break;
+        }
+        rest = rest.empty() ? head.substr(slash + 1) : head.substr(slash + 1) + "/" + rest;
+        head.resize(slash == 0 ? 1 : slash);
     }
+    if (!rest.empty())
+        result = join_lexically(result, rest);
     dir_cache_->emplace(dir, result);
     return result;
 }

@@ -3,6 +3,8 @@
 #include "qk/util/json_writer.hpp"
 #include "qk/report/sandbox_report.hpp"
 
+#include "qk/audit/suggestions.hpp"
+
 #include <algorithm>
 #include <iterator>
 
@@ -64,8 +66,18 @@ void task(JsonWriter& w, const TaskAudit& t)
     if (!t.reason.empty())
         w.key("reason").value(t.reason);
     // A task that did not run under the sandbox has nothing to report, not "nothing found".
-    if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced)
+    if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced) {
         findings(w, t.findings);
+        auto suggestions = audit::suggest(t.findings, t.project_root);
+        if (!suggestions.empty()) {
+            w.key("suggestions").begin_array();
+            for (const audit::Suggestion& s : suggestions) {
+                w.begin_object().key("finding").value(s.finding).key("declare").value(s.declare);
+                w.key("values").strings(s.values).end_object();
+            }
+            w.end_array();
+        }
+    }
     w.end_object();
 }
 

@@ -8,6 +8,8 @@
 
 #include "qk/report/sandbox_summary.hpp"
 
+#include "qk/audit/suggestions.hpp"
+
 namespace qk::report {
 
 using audit::PathCount;
@@ -132,7 +134,18 @@ void task_lines(std::string& out, const TaskAudit& task, const std::set<std::str
     }
     // What it wrote in .git (git_writes) is counted once at the end, as enforce allows it.
     if (const auto& writes = f.stray_writes; !writes.empty()) {
-        path_list(out, fmt::format("{} written outside its outputs:", writes.size()), writes);
+        // A directory it created is one line with a count: the JSON keeps every path.
+        std::vector<std::string> lines;
+        for (const std::string& g : audit::group_created(f)) {
+            if (!g.ends_with('/')) {
+                lines.push_back(g);
+                continue;
+            }
+            std::size_t n = std::count_if(writes.begin(), writes.end(),
+                                          [&g](const std::string& p) { return p.starts_with(g); });
+            lines.push_back(fmt::format("{} ({}, in a directory it created)", g, count_of(n, "file")));
+        }
+        path_list(out, fmt::format("{} written outside its outputs:", writes.size()), lines);
         listed = true;
     }
     if (const auto& temp = f.temporary_files; !temp.empty()) {

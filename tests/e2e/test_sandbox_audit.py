@@ -60,7 +60,12 @@ def test_spec_example_summary_and_report(recorder, tmp_path):
                     "refused": 0},
         "tasks": {
             "app:build": {"status": "audited", "findings": {"readsOutsideInputs": ["other/notes.txt"],
-                                                            "strayWrites": ["stray.txt"], "unkeyedReads": [".env"]}},
+                                                            "strayWrites": ["stray.txt"], "unkeyedReads": [".env"]},
+                          # beyond the spec's example: what to declare, in the target's terms
+                          "suggestions": [
+                              {"finding": "strayWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]},
+                              {"finding": "readsOutsideInputs", "declare": "inputs",
+                               "values": ["{projectRoot}/other/notes.txt"]}]},
             "app:clean": {"status": "audited", "findings": {}},
         },
         "readByMany": [],

@@ -39,3 +39,18 @@ TEST_CASE("canonical follows symlinked directories, and the last component only 
     CHECK(resolver.canonical("/", "..", false) == "/");
     fs::remove_all(root);
 }
+
+TEST_CASE("a path of thousands of missing components or slashes resolves without deep recursion", "[record][paths]")
+{
+    // Found by fuzz_strace: one stack frame per component (each with a PATH_MAX buffer) overflowed the
+    // stack on a name a traced command controls.
+    PathResolver resolver;
+    std::string slashes = "/qkt-missing" + std::string(4000, '/') + "x";
+    CHECK(resolver.canonical("/", slashes, false) == "/qkt-missing/x");
+    std::string deep = "/qkt-missing";
+    for (int i = 0; i < 2000; ++i)
+        deep += "/d";
+    CHECK(resolver.canonical("/", deep + "/f", false) == deep + "/f");
+    CHECK(resolver.canonical("/qkt-missing/a", "../b/./c", false) == "/qkt-missing/b/c");
+    CHECK(resolver.canonical("relative/only", "x", false) == "/relative/only/x");
+}

@@ -9,6 +9,7 @@
 #include "qk/util/json_writer.hpp"
 #include "qk/report/sandbox_report.hpp"
 #include "qk/report/sandbox_summary.hpp"
+#include "qk/audit/suggestions.hpp"
 
 using namespace qk::audit;
 using qk::report::sandbox_report_json;
@@ -317,6 +318,32 @@ TEST_CASE("temporary files do not make a task go beyond, and are listed apart wh
     CHECK(has_line(text, "      app/vite.config.ts.timestamp-1.mjs"));
 }
 
+TEST_CASE("a directory the task created is one line, and suggested whole in its project's terms", "[sandbox-report]")
+{
+    TaskFindings f;
+    f.stray_writes = {"integrations/vue/dist", "integrations/vue/dist/cjs/a.js", "integrations/vue/dist/cjs/b.js",
+                      "integrations/vue/dist/index.js", "integrations/vue/build.log"};
+    f.created_directories = {"integrations/vue/dist", "integrations/vue/dist/cjs"};
+    f.reads_outside_inputs = {"integrations/vue/vite.config.ts", "tsconfig.json"};
+    f.hoisted_packages = {"vue"};
+    TaskAudit t = audited("vue:build", f);
+    t.project_root = "integrations/vue";
+    std::string text = summary_of({t});
+    CHECK(has_line(text, "    5 written outside its outputs:"));
+    CHECK(has_line(text, "      integrations/vue/build.log"));
+    CHECK(has_line(text, "      integrations/vue/dist/ (3 files, in a directory it created)"));
+    CHECK(text.find("dist/cjs") == std::string::npos);
+
+    auto s = qk::audit::suggest(f, t.project_root);
+    REQUIRE(s.size() == 3);
+    CHECK(s[0].finding == "strayWrites");
+    CHECK(s[0].values == Paths{"{projectRoot}/build.log", "{projectRoot}/dist"});
+    CHECK(s[1].declare == "inputs");
+    CHECK(s[1].values == Paths{"{projectRoot}/vite.config.ts", "{workspaceRoot}/tsconfig.json"});
+    CHECK(s[2].declare == "packageExtensions");
+    CHECK(s[2].values == Paths{"vue"});
+}
+
 TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summary", "[sandbox-report]")
 {
     std::string text = summary_of({
@@ -481,16 +508,23 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
           "manifestReads": ["lib/package.json"],
           "toolchainReads": [".nvmrc"],
           "dependencyReads": {"lib": ["lib/src/a.ts", "lib/src/b.ts"], "util": ["util/index.js"]}
-        }},
+        }, "suggestions": [
+          {"finding": "strayWrites", "declare": "outputs", "values": ["{workspaceRoot}/stray.txt"]},
+          {"finding": "readsOutsideInputs", "declare": "inputs",
+           "values": ["{workspaceRoot}/other/notes.txt", "{workspaceRoot}/tools/x.js"]},
+          {"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tsconfig.base.json"]}
+        ]},
         "app:clean": {"status": "audited", "findings": {}},
         "app:e2e": {"status": "unsandboxed", "reason": "its inputs cannot be resolved"},
         "app:lint": {"status": "audited", "findings": {
           "tsconfigReads": ["tools/x.js"],
           "strayWrites": [".git/FETCH_HEAD"]
-        }},
+        }, "suggestions": [{"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tools/x.js"]}]},
         "app:test": {"status": "notAudited", "reason": "the recording lost 12 events"},
         "docs:build": {"status": "restored"},
-        "lib:build": {"status": "audited", "findings": {"readsOutsideInputs": ["tools/x.js"]}},
+        "lib:build": {"status": "audited", "findings": {"readsOutsideInputs": ["tools/x.js"]},
+                      "suggestions": [{"finding": "readsOutsideInputs", "declare": "inputs",
+                                       "values": ["{workspaceRoot}/tools/x.js"]}]},
         "lib:lint": {"status": "refused", "reason": "Landlock cannot take its rules"}
       },
       "readByMany": [{"path": "tools/x.js", "tasks": 3}],

@@ -20,6 +20,9 @@ struct TaskFindings {
     // temporaryFiles: created and removed again outside its outputs (vite's config.timestamp-N.mjs). They
     // leave nothing, and enforce would discard nothing: listed apart, not counted as going beyond.
     std::vector<std::string> temporary_files;
+    // Directories among stray_writes that the task created (and left): the summary folds what they hold
+    // into one line, and suggests declaring each whole. Not a kind of its own in the report.
+    std::vector<std::string> created_directories;
     std::vector<std::string> unkeyed_reads;         // unkeyedReads: .git and dotenv files read
     std::vector<std::string> manifest_reads;        // manifestReads: workspace packages' package.json
     std::vector<std::string> toolchain_reads;       // toolchainReads: .nvmrc, .npmrc, .tool-versions ...
@@ -52,6 +55,7 @@ struct TaskAudit {
     TaskStatus status = TaskStatus::audited;
     std::string reason;  // why not audited, unsandboxed or refused; empty otherwise
     TaskFindings findings;  // only for audited and enforced tasks
+    std::string project_root;  // workspace-relative, "." for the root project: for suggestions' tokens
 };
 
 struct PathCount {
