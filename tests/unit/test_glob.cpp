@@ -269,3 +269,29 @@ TEST_CASE("matching stays linear on patterns that make naive backtracking explod
     CHECK_FALSE(m("**/d/**/d/**/d/**/d/**/d/**/x", deep + "y"));
     CHECK(m("**/d/**/d/**/d/**/d/**/d/**/x", deep + "x"));
 }
+
+TEST_CASE("groups that do not multiply out are searched in polynomial time", "[glob]")
+{
+    // Found by fuzz_glob: a component whose groups stand for more than 32 plain patterns (36 here), or hold
+    // a `!(…)`, was matched by plain backtracking, which took minutes on a pattern of 40 characters.
+    std::string many_a(200, 'a');
+    std::string six = "{a,b,c,d,e,f}{a,b,c,d,e,f}";
+    CHECK_FALSE(m(six + "*a*a*a*a*a*a*a*a*a*a*b", many_a));
+    CHECK(m(six + "*a*a*a*a*a*a*a*a*a*a*a", many_a));
+    CHECK(m(six + "*a*a*a*a*a*a*a*a*a*a*b", many_a + "b"));
+    CHECK_FALSE(m(six + "*a*a*a*a*a*a*a*a*a*a*b", "ab" + many_a));
+    // `!(…)` inside a brace is bash's: any text its alternatives do not match whole.
+    CHECK(m("{x,!(*a*a*a*a*a*a*a*a*b)}", many_a));
+    CHECK_FALSE(m("{x,!(*a*a*a*a*a*a*a*a*b)}", many_a + "b"));
+    CHECK(m("{x,!(*a*a*a*a*a*a*a*a*b)}", "x"));
+    // Nested, the negations cancel out: what the inner pattern matches, "y" excepted.
+    CHECK(m("{x,!({y,!(*a*a*a*a*a*a*b)})}", many_a + "b"));
+    CHECK_FALSE(m("{x,!({y,!(*a*a*a*a*a*a*b)})}", many_a));
+    CHECK_FALSE(m("{x,!({y,!(*a*a*a*a*a*a*b)})}", "y"));
+    CHECK(m("{x,!({y,!(*a*a*a*a*a*a*b)})}", "x"));
+    // A group followed by more: the `!(…)` takes a run no alternative matches whole, then the rest.
+    CHECK(m("{q,!(*a*a*a*a*a*a*b)}c", many_a + "c"));
+    CHECK_FALSE(m("{q,!(*a*a*a*a*a*a*b)}c", "ab" + many_a + "bc"));
+    CHECK(m("{q,!(*a*a*a*a*a*a*b)}c", "bc"));
+    CHECK(m("{q,!(*a*a*a*a*a*a*b)}c", "qc"));
+}

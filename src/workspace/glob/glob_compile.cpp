@@ -92,6 +92,17 @@ bool multiply_out(const Nodes& nodes, std::vector<Nodes>& out)
     return out.size() <= kMaxOptions;
 }
 
+// Numbers nodes in pre-order, for the backtracking matcher's memo (glob_match.cpp).
+void number_nodes(Nodes& nodes, uint32_t& next)
+{
+    for (Node& n : nodes) {
+        n.id = next++;
+        for (Nodes& alt : n.alts)
+            number_nodes(alt, next);
+        n.subtree_end = next;
+    }
+}
+
 }  // namespace
 
 Segment make_segment(Nodes nodes)
@@ -143,6 +154,8 @@ Segment make_segment(Nodes nodes)
             for (uint32_t& mask : seg.by_last_byte)
                 mask |= uint32_t{1} << i;
         }
+    } else if (seg.kind == Segment::Kind::pattern && !seg.simple) {
+        number_nodes(seg.nodes, seg.node_count);
     } else if (seg.kind == Segment::Kind::pattern && seg.simple) {
         if (is_kind(n.front(), lit))
             seg.lead = n.front().text;

@@ -1,8 +1,10 @@
 // Matching one path component. A segment with no group (the usual case) is matched by the linear greedy
 // wildcard algorithm after quick rejects on its literal ends; one whose groups multiply out to at most 32
-// group-free segments tries those whose last byte fits; the rest backtrack with continuations. Nothing here
-// allocates.
+// group-free segments tries those whose last byte fits; the rest search with continuations, each state once.
+// Only that search allocates: its memo past a few hundred states, and where `!(…)` groups can end.
 #include "glob_match.hpp"
+
+#include <unordered_map>
 
 #include "glob_utf8.hpp"
 
@@ -84,18 +86,77 @@ struct Cont {
     const Cont* next;
 };
 
-bool match_rec(const Node* n, const Node* end, std::string_view s, size_t i, const Cont* k);
+// A bit set that lives inline while small: most memos are a few hundred bits.
+class Bits {
+public:
+    explicit Bits(size_t bits)
+    {
+        if (bits > kInline * 64)
+            heap_.assign((bits + 63) / 64, 0);
+    }
+    bool test(size_t i) const { return (data()[i >> 6] >> (i & 63)) & 1; }
+    void set(size_t i) { data()[i >> 6] |= uint64_t{1} << (i & 63); }
 
-bool any_alt_matches_whole(const Node& group, std::string_view text)
+private:
+    static constexpr size_t kInline = 8;
+    const uint64_t* data() const { return heap_.empty() ? inline_ : heap_.data(); }
+    uint64_t* data() { return heap_.empty() ? inline_ : heap_.data(); }
+    uint64_t inline_[kInline] = {};
+    std::vector<uint64_t> heap_;
+};
+
+// One component being matched. Where a `!(…)` group's alternatives can end, from a given start, is found
+// once and kept: nested groups would otherwise find it again for every start of every enclosing one.
+struct Subject {
+    std::string_view s;
+    size_t width;                                // positions 0..s.size()
+    std::unordered_map<size_t, Bits> neg_ends;  // by neg id * width + start
+};
+
+// A search over (node, position) states. A node's continuation is fixed by where it sits in the tree (and
+// no node is reached again from its own continuation), so a state visited once and not matched cannot match
+// later: visiting each state once keeps the search polynomial where plain backtracking is exponential
+// (`{a,b,…}*a*a*a*b` against "aaaa…"). Only branching states (star, alt, neg) are recorded.
+struct Search {
+    Subject& subject;
+    uint32_t first;  // the node ids this search meets: [first, first + count)
+    Bits visited;
+    Bits* ends;  // enumerating a `!(…)` group's alternatives: where one ends; nullptr: the whole component
+
+    Search(Subject& sub, uint32_t first_id, uint32_t count, Bits* ends_out)
+        : subject(sub), first(first_id), visited(size_t{count} * sub.width), ends(ends_out)
+    {
+    }
+    // Marks the state; false when it was already visited.
+    bool visit(const Node* n, size_t i)
+    {
+        size_t bit = size_t{n->id - first} * subject.width + i;
+        if (visited.test(bit))
+            return false;
+        visited.set(bit);
+        return true;
+    }
+};
+
+bool match_rec(Search& sx, const Node* n, const Node* end, size_t i, const Cont* k);
+
+// Where an alternative of the `!(…)` group `neg` can end when started at `i` (bash's meaning: the group
+// takes any text none of them matches whole).
+const Bits& neg_ends(Subject& sub, const Node& neg, size_t i)
 {
-    for (const Nodes& alt : group.alts)
-        if (match_rec(alt.data(), alt.data() + alt.size(), text, 0, nullptr))
-            return true;
-    return false;
+    size_t key = size_t{neg.id} * sub.width + i;
+    if (auto it = sub.neg_ends.find(key); it != sub.neg_ends.end())
+        return it->second;
+    Bits ends(sub.width);
+    Search inner(sub, neg.id + 1, neg.subtree_end - neg.id - 1, &ends);
+    for (const Nodes& alt : neg.alts)
+        (void)match_rec(inner, alt.data(), alt.data() + alt.size(), i, nullptr);
+    return sub.neg_ends.emplace(key, std::move(ends)).first->second;
 }
 
-bool match_rec(const Node* n, const Node* end, std::string_view s, size_t i, const Cont* k)
+bool match_rec(Search& sx, const Node* n, const Node* end, size_t i, const Cont* k)
 {
+    std::string_view s = sx.subject.s;
     for (; n != end; ++n) {
         switch (n->kind) {
         case Node::Kind::literal:
@@ -119,26 +180,33 @@ bool match_rec(const Node* n, const Node* end, std::string_view s, size_t i, con
         }
         case Node::Kind::star: {
             const Node* next = n + 1;
-            if (next == end && k == nullptr)
+            if (next == end && k == nullptr && sx.ends == nullptr)
                 return true;  // a trailing star takes the rest of the component
-            for (size_t j = i;; j += utf8_length(s, j)) {
-                if (match_rec(next, end, s, j, k))
+            // (star, j) stands for the rest tried at every position from j on: one visited ends the loop.
+            for (size_t j = i; sx.visit(n, j); j += utf8_length(s, j)) {
+                if (match_rec(sx, next, end, j, k))
                     return true;
                 if (j >= s.size())
-                    return false;
+                    break;
             }
+            return false;
         }
         case Node::Kind::alt: {
+            if (!sx.visit(n, i))
+                return false;
             Cont after{n + 1, end, k};
             for (const Nodes& alt : n->alts)
-                if (match_rec(alt.data(), alt.data() + alt.size(), s, i, &after))
+                if (match_rec(sx, alt.data(), alt.data() + alt.size(), i, &after))
                     return true;
             return false;
         }
         case Node::Kind::neg: {
+            if (!sx.visit(n, i))
+                return false;
             // Any text from i to j that none of the alternatives matches whole, then the rest.
+            const Bits& taken = neg_ends(sx.subject, *n, i);
             for (size_t j = i;; j += utf8_length(s, j)) {
-                if (!any_alt_matches_whole(*n, s.substr(i, j - i)) && match_rec(n + 1, end, s, j, k))
+                if (!taken.test(j) && match_rec(sx, n + 1, end, j, k))
                     return true;
                 if (j >= s.size())
                     return false;
@@ -147,7 +215,11 @@ bool match_rec(const Node* n, const Node* end, std::string_view s, size_t i, con
         }
     }
     if (k != nullptr)
-        return match_rec(k->begin, k->end, s, i, k->next);
+        return match_rec(sx, k->begin, k->end, i, k->next);
+    if (sx.ends != nullptr) {
+        sx.ends->set(i);
+        return false;  // enumerating: go on to every other end
+    }
     return i == s.size();
 }
 
@@ -175,7 +247,9 @@ bool match_segment(const Segment& seg, std::string_view c)
                 return false;
             return match_simple(seg.nodes.data(), seg.nodes.size(), c);
         }
-        return match_rec(seg.nodes.data(), seg.nodes.data() + seg.nodes.size(), c, 0, nullptr);
+        Subject subject{c, c.size() + 1, {}};
+        Search search(subject, 0, seg.node_count, nullptr);
+        return match_rec(search, seg.nodes.data(), seg.nodes.data() + seg.nodes.size(), 0, nullptr);
     }
     return false;
 }

@@ -1,6 +1,7 @@
 // The compiled form of a glob: plain alternatives (no extglob left but a nested `!(…)`) made of path segments,
 // each segment a matcher for one path component. glob_convert.cpp and glob_compile.cpp build them;
-// glob_match.cpp matches components and glob_alternative.cpp whole paths, neither allocating.
+// glob_match.cpp matches components and glob_alternative.cpp whole paths, allocating only for the memo of a
+// segment whose groups backtrack (and then only past a few hundred states).
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,9 @@ struct Node {
     std::string text;
     ClassSet cls;
     std::vector<std::vector<Node>> alts;
+    // In a segment that backtracks (`pattern`, not simple): the node's number in pre-order, and one past
+    // the last number of its descendants, so a `neg` node's alternatives number [id + 1, subtree_end).
+    uint32_t id = 0, subtree_end = 0;
 };
 using Nodes = std::vector<Node>;
 
@@ -55,6 +59,7 @@ struct Segment {
     std::vector<Segment> options;        // any_of: at most 32
     std::vector<uint32_t> by_last_byte;  // any_of: for each last byte, the options that can end with it
     bool simple = true;                  // no alt/neg node: matched by the linear greedy algorithm
+    uint32_t node_count = 0;             // pattern, not simple: the nodes numbered, nested ones included
 };
 
 // Builds a segment from its nodes, picking the cheapest kind that matches the same names.
