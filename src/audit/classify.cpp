@@ -154,6 +154,9 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
     }
     audit.status = TaskStatus::audited;
     audit.findings = classify(recording, rules, ws);
+    for (const auto& [name, paths] : audit.findings.dependency_reads)
+        if (const workspace::Project* p = ws.find_project(name))
+            audit.dependency_roots.emplace(name, p->root);
     return audit;
 }
 

@@ -1,5 +1,7 @@
 #include "qk/audit/suggestions.hpp"
 
+#include <fmt/core.h>
+
 #include <algorithm>
 
 namespace qk::audit {
@@ -30,13 +32,54 @@ std::string token_path(const std::string& path, const std::string& project_root)
     return "{workspaceRoot}/" + path;
 }
 
-void add(std::vector<Suggestion>& out, const char* finding, const char* declare, std::vector<std::string> values)
+void sort_unique(std::vector<std::string>& v)
+{
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+void add(std::vector<Suggestion>& out, const char* finding, const char* declare, std::vector<std::string> values,
+         bool ignorable = false)
 {
     if (values.empty())
         return;
-    std::sort(values.begin(), values.end());
-    values.erase(std::unique(values.begin(), values.end()), values.end());
-    out.push_back({finding, declare, std::move(values)});
+    sort_unique(values);
+    std::vector<std::string> or_ignore = ignorable ? values : std::vector<std::string>{};
+    std::size_t paths = values.size();
+    out.push_back({finding, declare, std::move(values), std::move(or_ignore), paths});
+}
+
+// Files read in the projects it depends on: keyed by a `^` input (default is every file of a project),
+// or left out by `^` ignoreReads globs matched from each of their roots, by top-level entry.
+void dependency_suggestion(std::vector<Suggestion>& out, const TaskAudit& t)
+{
+    std::vector<std::string> globs;
+    std::size_t files = 0;
+    for (const auto& [project, paths] : t.findings.dependency_reads) {
+        files += paths.size();
+        auto root = t.dependency_roots.find(project);
+        for (const std::string& p : paths) {
+            std::string rel = p;
+            if (root != t.dependency_roots.end() && root->second != "." && under(p, root->second))
+                rel = p.substr(root->second.size() + 1);
+            auto slash = rel.find('/');
+            globs.push_back("^" + (slash == std::string::npos ? rel : rel.substr(0, slash) + "/**"));
+        }
+    }
+    if (globs.empty())
+        return;
+    sort_unique(globs);
+    out.push_back({"dependencyReads", "inputs", {"^default"}, std::move(globs), files});
+}
+
+std::string quoted_list(const std::vector<std::string>& values, std::size_t shown)
+{
+    std::string out = "[";
+    for (std::size_t i = 0; i < values.size() && i < shown; ++i)
+        out += fmt::format("{}\"{}\"", i ? ", " : "", values[i]);
+    if (values.size() > shown)
+        out += fmt::format(", … {} more", values.size() - shown);
+    return out + "]";
 }
 
 }  // namespace
@@ -53,25 +96,47 @@ std::vector<std::string> group_created(const TaskFindings& f)
     return out;
 }
 
-std::vector<Suggestion> suggest(const TaskFindings& f, const std::string& project_root)
+std::vector<Suggestion> suggest(const TaskAudit& t)
 {
+    const TaskFindings& f = t.findings;
+    const std::string& project_root = t.project_root;
     std::vector<Suggestion> out;
+    std::vector<std::string> inputs;
+    for (const std::string& p : f.reads_outside_inputs)
+        inputs.push_back(token_path(p, project_root));
+    add(out, "readsOutsideInputs", "inputs", std::move(inputs), true);
+    std::vector<std::string> tsconfig;
+    for (const std::string& p : f.tsconfig_reads)
+        tsconfig.push_back(token_path(p, project_root));
+    add(out, "tsconfigReads", "inputs", std::move(tsconfig), true);
     std::vector<std::string> outputs;
     for (const std::string& p : f.stray_writes) {
         const std::string* d = created_holder(f, p);
         outputs.push_back(token_path(d ? *d : p, project_root));
     }
     add(out, "strayWrites", "outputs", std::move(outputs));
-    std::vector<std::string> inputs;
-    for (const std::string& p : f.reads_outside_inputs)
-        inputs.push_back(token_path(p, project_root));
-    add(out, "readsOutsideInputs", "inputs", std::move(inputs));
-    std::vector<std::string> tsconfig;
-    for (const std::string& p : f.tsconfig_reads)
-        tsconfig.push_back(token_path(p, project_root));
-    add(out, "tsconfigReads", "inputs", std::move(tsconfig));
+    dependency_suggestion(out, t);
     add(out, "unkeyedPackages", "externalDependencies", f.unkeyed_packages);
     add(out, "hoistedPackages", "packageExtensions", f.hoisted_packages);
+    return out;
+}
+
+std::string suggestion_line(const Suggestion& s, std::size_t shown)
+{
+    std::string out;
+    if (s.declare == "externalDependencies")
+        out = fmt::format("\"inputs\": [{{\"externalDependencies\": {}}}]", quoted_list(s.values, shown));
+    else if (s.declare == "packageExtensions")
+        out = fmt::format("pnpm's \"packageExtensions\": {} as a dependency of the package importing it",
+                          quoted_list(s.values, shown));
+    else
+        out = fmt::format("\"{}\": {}", s.declare, quoted_list(s.values, shown));
+    const char* it = std::max(s.paths, s.or_ignore.size()) == 1 ? "it" : "they";
+    if (s.or_ignore == s.values)
+        out += fmt::format(", or in qk:ultracache.ignoreReads if {} cannot change the result", it);
+    else if (!s.or_ignore.empty())
+        out += fmt::format(", or {} in qk:ultracache.ignoreReads if {} cannot change the result",
+                           quoted_list(s.or_ignore, shown), it);
     return out;
 }
 

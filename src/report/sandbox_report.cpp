@@ -68,12 +68,15 @@ void task(JsonWriter& w, const TaskAudit& t)
     // A task that did not run under the sandbox has nothing to report, not "nothing found".
     if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced) {
         findings(w, t.findings);
-        auto suggestions = audit::suggest(t.findings, t.project_root);
+        auto suggestions = audit::suggest(t);
         if (!suggestions.empty()) {
             w.key("suggestions").begin_array();
             for (const audit::Suggestion& s : suggestions) {
                 w.begin_object().key("finding").value(s.finding).key("declare").value(s.declare);
-                w.key("values").strings(s.values).end_object();
+                w.key("values").strings(s.values);
+                if (!s.or_ignore.empty())
+                    w.key("orIgnoreReads").strings(s.or_ignore);
+                w.end_object();
             }
             w.end_array();
         }

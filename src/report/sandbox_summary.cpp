@@ -61,7 +61,8 @@ void run_wide_top(std::string& out, const RunAudit& audit)
     if (!audit.toolchain_reads.empty())
         out += "  version and package managers' configuration read: " + path_counts(audit.toolchain_reads) + "\n";
     if (!audit.read_by_many.empty()) {
-        out += "  read by many tasks:\n";
+        out += "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change "
+               "the results):\n";
         for (const auto& c : audit.read_by_many)
             out += fmt::format("    {} ({}){}\n", c.path, count_of(c.tasks, "task"),
                                c.tsconfig ? ": TypeScript configuration, likely an input" : "");
@@ -167,6 +168,20 @@ void task_lines(std::string& out, const TaskAudit& task, const std::set<std::str
     // Without this line a task name would stand alone, as if it had nothing to say.
     if (!listed && packages.empty())
         out += "    only reads counted above\n";
+    // What to declare, in the target's terms, for what is listed here: what many tasks read is said once
+    // at the top, and installed packages' headings say theirs.
+    // A TypeScript configuration is declared as any other read: one line for both.
+    TaskAudit listed_here = task;
+    listed_here.findings.reads_outside_inputs = minus(f.reads_outside_inputs, read_by_many);
+    for (std::string& p : minus(f.tsconfig_reads, read_by_many))
+        listed_here.findings.reads_outside_inputs.push_back(std::move(p));
+    listed_here.findings.tsconfig_reads.clear();
+    std::string declare;
+    for (const audit::Suggestion& s : audit::suggest(listed_here))
+        if (s.declare != "externalDependencies" && s.declare != "packageExtensions")
+            declare += "      " + audit::suggestion_line(s) + "\n";
+    if (!declare.empty())
+        out += "    what to declare in its target:\n" + declare;
 }
 
 // "  2 tasks not audited:" and a line per task with why.

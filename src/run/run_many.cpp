@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -208,6 +209,10 @@ Result<int> RunMany::run()
             projects.insert(t.project);
         else
             ++summary.dependency_tasks;
+        // qk run P:T gives its task as written, not as -t targets.
+        if (t.requested && request_.tasks.targets.empty() &&
+            std::find(summary.targets.begin(), summary.targets.end(), t.target->name) == summary.targets.end())
+            summary.targets.push_back(t.target->name);
     }
     summary.projects = projects.size();
     summary.interrupted = cancelled_;

@@ -76,9 +76,9 @@ def write_workspace(root: Path, files: dict) -> None:
         path.write_text(content if isinstance(content, str) else json.dumps(content, indent=2) + "\n")
 
 
-def install(root: Path, major: int) -> None:
-    _run([pnpm(major), "install", "--no-frozen-lockfile", "--prefer-offline", "--store-dir", STORE_DIR,
-          "--reporter", "append-only"], root, f"pnpm {major} install in {root}")
+def install(root: Path, major: int, frozen: bool = False) -> None:
+    _run([pnpm(major), "install", "--frozen-lockfile" if frozen else "--no-frozen-lockfile", "--prefer-offline",
+          "--store-dir", STORE_DIR, "--reporter", "append-only"], root, f"pnpm {major} install in {root}")
 
 
 def list_json(root: Path, major: int) -> list:

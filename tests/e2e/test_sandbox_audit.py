@@ -29,6 +29,7 @@ SPEC_BUILD = {
 }
 SPEC_FILES = {"src/main.txt": "main\n", "other/notes.txt": "notes\n", ".env": "A=1\n", ".gitignore": "dist\n"}
 
+# The spec's example, and after what the task did, what to declare in its target (issue 14).
 SPEC_SUMMARY = """\
 Sandbox audit: 1 of 2 tasks went beyond what they declare
   app:build
@@ -36,6 +37,9 @@ Sandbox audit: 1 of 2 tasks went beyond what they declare
       other/notes.txt
     1 written outside its outputs:
       stray.txt
+    what to declare in its target:
+      "inputs": ["{projectRoot}/other/notes.txt"], or in qk:ultracache.ignoreReads if it cannot change the result
+      "outputs": ["{projectRoot}/stray.txt"]
   read, which the sandbox allows, but not in their keys: .env (1 task)
 """
 
@@ -63,9 +67,10 @@ def test_spec_example_summary_and_report(recorder, tmp_path):
                                                             "strayWrites": ["stray.txt"], "unkeyedReads": [".env"]},
                           # beyond the spec's example: what to declare, in the target's terms
                           "suggestions": [
-                              {"finding": "strayWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]},
                               {"finding": "readsOutsideInputs", "declare": "inputs",
-                               "values": ["{projectRoot}/other/notes.txt"]}]},
+                               "values": ["{projectRoot}/other/notes.txt"],
+                               "orIgnoreReads": ["{projectRoot}/other/notes.txt"]},
+                              {"finding": "strayWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]}]},
             "app:clean": {"status": "audited", "findings": {}},
         },
         "readByMany": [],
@@ -232,9 +237,12 @@ def test_paths_read_by_many_tasks_are_listed_once(recorder, tmp_path):
     assert doc["tasks"]["app:t1"]["findings"] == {"readsOutsideInputs": ["other/1.txt", "tools/shared.js"]}
     assert audit_text(r.stdout) == (
         "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
-        "  read by many tasks:\n"
+        "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the results):\n"
         "    tools/shared.js (3 tasks)\n"
-        + "".join(f"  app:t{i}\n    1 read outside its inputs:\n      other/{i}.txt\n" for i in range(3))
+        + "".join(f"  app:t{i}\n    1 read outside its inputs:\n      other/{i}.txt\n"
+                  "    what to declare in its target:\n"
+                  f'      "inputs": ["{{workspaceRoot}}/other/{i}.txt"], or in qk:ultracache.ignoreReads if it cannot '
+                  "change the result\n" for i in range(3))
     ), r.stdout
 
 

@@ -23,6 +23,8 @@ def test_qk_run_runs_a_target_whose_name_holds_a_colon(tmp_path):
     r = qk(ws, "run", "@scope/pkg:test:types")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "types" in r.stdout and "@scope/pkg:test:types" in r.stdout
+    # The closing line names the target as Nx does, though no -t gave it.
+    assert "Successfully ran target test:types for 1 project" in r.stdout, r.stdout
 
 
 def test_an_ambiguous_task_says_what_it_ran_and_how_to_write_the_other(tmp_path):

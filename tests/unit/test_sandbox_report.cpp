@@ -140,7 +140,7 @@ struct StringMaker<Json> {
 };
 }  // namespace Catch
 
-TEST_CASE("the spec's example comes out exactly", "[sandbox-report]")
+TEST_CASE("the spec's example comes out, with what to declare after what the task did", "[sandbox-report]")
 {
     TaskFindings build;
     build.reads_outside_inputs = {"other/notes.txt"};
@@ -153,6 +153,9 @@ TEST_CASE("the spec's example comes out exactly", "[sandbox-report]")
           "      other/notes.txt\n"
           "    1 written outside its outputs:\n"
           "      stray.txt\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/other/notes.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
+          "      \"outputs\": [\"{workspaceRoot}/stray.txt\"]\n"
           "  read, which the sandbox allows, but not in their keys: .env (1 task)\n");
 }
 
@@ -214,11 +217,14 @@ TEST_CASE("paths read by many tasks are listed at the top and not again per task
     TaskFindings c = reads({"tools/x.js"});
     CHECK(summary_of({audited("a:build", a), audited("b:build", b), audited("c:build", c)}) ==
           "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
-          "  read by many tasks:\n"
+          "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the "
+          "results):\n"
           "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/a/own.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
           "  b:build\n"
           "    only reads counted above\n"
           "  c:build\n"
@@ -227,15 +233,19 @@ TEST_CASE("paths read by many tasks are listed at the top and not again per task
     // Two tasks are not many: each lists the path itself.
     std::string pair =
         summary_of({audited("a:build", reads({"tools/x.js"})), audited("b:build", reads({"tools/x.js"}))});
-    CHECK_FALSE(has_line(pair, "  read by many tasks:"));
+    CHECK(pair.find("read by many") == std::string::npos);
     CHECK(pair ==
           "Sandbox audit: 2 of 2 tasks went beyond what they declare\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      tools/x.js\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/tools/x.js\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
           "  b:build\n"
           "    1 read outside its inputs:\n"
-          "      tools/x.js\n");
+          "      tools/x.js\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/tools/x.js\"], or in qk:ultracache.ignoreReads if it cannot change the result\n");
 }
 
 TEST_CASE("three tasks of sixteen that went beyond are not many", "[sandbox-report]")
@@ -247,7 +257,7 @@ TEST_CASE("three tasks of sixteen that went beyond are not many", "[sandbox-repo
     }
     std::string text = summary_of(tasks);
     CHECK(text.starts_with("Sandbox audit: 16 of 16 tasks went beyond what they declare\n"));
-    CHECK_FALSE(has_line(text, "  read by many tasks:"));
+    CHECK(text.find("read by many") == std::string::npos);
     CHECK(text.find("  p0:build\n    1 read outside its inputs:\n      tools/x.js\n") != std::string::npos);
 }
 
@@ -259,8 +269,11 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
     f.tsconfig_reads = {"tsconfig.base.json", "libs/tsconfig.json"};
     f.stray_writes = {"stray.txt", "out/extra.txt"};
     f.git_writes = {".git/index"};
-    f.dependency_reads = {{"util", {"util/a.js"}}, {"lib", {"lib/a.js", "lib/b.js", "lib/c.js"}}};
-    CHECK(summary_of({audited("app:build", f)}) ==
+    f.dependency_reads = {{"util", {"util/a.js"}}, {"lib", {"lib/a.js", "lib/b.js", "lib/src/c.js"}}};
+    TaskAudit app = audited("app:build", f);
+    app.project_root = "app";
+    app.dependency_roots = {{"lib", "lib"}, {"util", "util"}};
+    CHECK(summary_of({app}) ==
           "Sandbox audit: 1 of 1 task went beyond what it declares\n"
           "  app:build\n"
           "    2 reads outside its inputs:\n"
@@ -273,6 +286,12 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
           "      out/extra.txt\n"
           "      stray.txt\n"
           "    read in projects it depends on: lib (3 files), util (1 file)\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/libs/tsconfig.json\", \"{workspaceRoot}/other/a.txt\", "
+          "\"{workspaceRoot}/other/b.txt\", \"{workspaceRoot}/tsconfig.base.json\"], or in qk:ultracache.ignoreReads if they cannot change the result\n"
+          "      \"outputs\": [\"{workspaceRoot}/out/extra.txt\", \"{workspaceRoot}/stray.txt\"]\n"
+          "      \"inputs\": [\"^default\"], or [\"^a.js\", \"^b.js\", \"^src/**\"] in qk:ultracache.ignoreReads if they "
+          "cannot change the result\n"
           "  1 task wrote in .git, which the sandbox allows\n");
 
     TaskFindings one;
@@ -281,14 +300,21 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
           "Sandbox audit: 1 of 1 task went beyond what it declares\n"
           "  app:build\n"
           "    1 TypeScript configuration read outside its inputs, likely an input:\n"
-          "      tsconfig.base.json\n");
+          "      tsconfig.base.json\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/tsconfig.base.json\"], or in qk:ultracache.ignoreReads if it cannot change the result\n");
 
     TaskFindings dep;
     dep.dependency_reads = {{"lib", {"lib/a.js"}}};
-    CHECK(summary_of({audited("app:test", dep)}) ==
+    TaskAudit test = audited("app:test", dep);
+    test.dependency_roots = {{"lib", "lib"}};
+    CHECK(summary_of({test}) ==
           "Sandbox audit: 1 of 1 task went beyond what it declares\n"
           "  app:test\n"
-          "    read in projects it depends on: lib (1 file)\n");
+          "    read in projects it depends on: lib (1 file)\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"^default\"], or [\"^a.js\"] in qk:ultracache.ignoreReads if it cannot change the "
+          "result\n");
 }
 
 TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[sandbox-report]")
@@ -334,14 +360,49 @@ TEST_CASE("a directory the task created is one line, and suggested whole in its 
     CHECK(has_line(text, "      integrations/vue/dist/ (3 files, in a directory it created)"));
     CHECK(text.find("dist/cjs") == std::string::npos);
 
-    auto s = qk::audit::suggest(f, t.project_root);
+    auto s = qk::audit::suggest(t);
     REQUIRE(s.size() == 3);
-    CHECK(s[0].finding == "strayWrites");
-    CHECK(s[0].values == Paths{"{projectRoot}/build.log", "{projectRoot}/dist"});
-    CHECK(s[1].declare == "inputs");
-    CHECK(s[1].values == Paths{"{projectRoot}/vite.config.ts", "{workspaceRoot}/tsconfig.json"});
+    CHECK(s[0].declare == "inputs");
+    CHECK(s[0].values == Paths{"{projectRoot}/vite.config.ts", "{workspaceRoot}/tsconfig.json"});
+    CHECK(s[0].or_ignore == s[0].values);
+    CHECK(s[1].finding == "strayWrites");
+    CHECK(s[1].values == Paths{"{projectRoot}/build.log", "{projectRoot}/dist"});
+    CHECK(s[1].or_ignore.empty());
     CHECK(s[2].declare == "packageExtensions");
     CHECK(s[2].values == Paths{"vue"});
+    // The terminal says the same, in the target's terms, after what the task did; packages' headings say
+    // theirs.
+    CHECK(has_line(text, "    what to declare in its target:"));
+    CHECK(has_line(text, "      \"outputs\": [\"{projectRoot}/build.log\", \"{projectRoot}/dist\"]"));
+    CHECK(has_line(text, "      \"inputs\": [\"{projectRoot}/vite.config.ts\", \"{workspaceRoot}/tsconfig.json\"], "
+                         "or in qk:ultracache.ignoreReads if they cannot change the result"));
+    CHECK(text.find("packageExtensions") == std::string::npos);
+}
+
+TEST_CASE("files read in dependencies are keyed by ^default, or ignored by ^ globs from their roots", "[sandbox-report]")
+{
+    TaskFindings f;
+    f.dependency_reads = {{"@acme/ui", {"libs/ui/src/a.ts", "libs/ui/src/b.ts", "libs/ui/package.json"}},
+                          {"util", {"util/index.js"}}};
+    TaskAudit t = audited("app:test", f);
+    t.project_root = "apps/app";
+    t.dependency_roots = {{"@acme/ui", "libs/ui"}, {"util", "util"}};
+    auto s = qk::audit::suggest(t);
+    REQUIRE(s.size() == 1);
+    CHECK(s[0].finding == "dependencyReads");
+    CHECK(s[0].values == Paths{"^default"});
+    CHECK(s[0].or_ignore == Paths{"^index.js", "^package.json", "^src/**"});
+    CHECK(qk::audit::suggestion_line(s[0]) ==
+          "\"inputs\": [\"^default\"], or [\"^index.js\", \"^package.json\", \"^src/**\"] in "
+          "qk:ultracache.ignoreReads if they cannot change the result");
+}
+
+TEST_CASE("a long suggestion shows its first values and how many more", "[sandbox-report]")
+{
+    qk::audit::Suggestion s{"strayWrites", "outputs", {"a", "b", "c", "d", "e", "f"}, {}, 6};
+    CHECK(qk::audit::suggestion_line(s) == "\"outputs\": [\"a\", \"b\", \"c\", \"d\", \u2026 2 more]");
+    qk::audit::Suggestion pkg{"unkeyedPackages", "externalDependencies", {"fallow"}, {}, 1};
+    CHECK(qk::audit::suggestion_line(pkg) == "\"inputs\": [{\"externalDependencies\": [\"fallow\"]}]");
 }
 
 TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summary", "[sandbox-report]")
@@ -360,6 +421,8 @@ TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summar
           "  app:build\n"
           "    1 read outside its inputs:\n"
           "      other/notes.txt\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/other/notes.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
           "  2 tasks restored from the cache, so not audited\n"
           "  2 tasks not audited:\n"
           "    app:test: the recording lost 12 events\n"
@@ -430,11 +493,14 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
           "Sandbox audit: 3 of 4 tasks went beyond what they declare\n"
           "  1 workspace package's package.json read by 1 task\n"
           "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
-          "  read by many tasks:\n"
+          "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the "
+          "results):\n"
           "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/a/own.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
           "  b:build\n"
           "    only reads counted above\n"
           "  c:build\n"
@@ -443,6 +509,11 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
           "    1 written outside its outputs:\n"
           "      c/stray.txt\n"
           "    read in projects it depends on: lib (2 files)\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/tsconfig.base.json\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
+          "      \"outputs\": [\"{workspaceRoot}/c/stray.txt\"]\n"
+          "      \"inputs\": [\"^default\"], or [\"^lib/**\"] in qk:ultracache.ignoreReads if they cannot change the "
+          "result\n"
           "  read, which the sandbox allows, but not in their keys: .env (1 task)\n"
           "  1 task wrote in .git, which the sandbox allows\n"
           "  1 task restored from the cache, so not audited\n"
@@ -509,22 +580,28 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
           "toolchainReads": [".nvmrc"],
           "dependencyReads": {"lib": ["lib/src/a.ts", "lib/src/b.ts"], "util": ["util/index.js"]}
         }, "suggestions": [
-          {"finding": "strayWrites", "declare": "outputs", "values": ["{workspaceRoot}/stray.txt"]},
           {"finding": "readsOutsideInputs", "declare": "inputs",
-           "values": ["{workspaceRoot}/other/notes.txt", "{workspaceRoot}/tools/x.js"]},
-          {"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tsconfig.base.json"]}
+           "values": ["{workspaceRoot}/other/notes.txt", "{workspaceRoot}/tools/x.js"],
+           "orIgnoreReads": ["{workspaceRoot}/other/notes.txt", "{workspaceRoot}/tools/x.js"]},
+          {"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tsconfig.base.json"],
+           "orIgnoreReads": ["{workspaceRoot}/tsconfig.base.json"]},
+          {"finding": "strayWrites", "declare": "outputs", "values": ["{workspaceRoot}/stray.txt"]},
+          {"finding": "dependencyReads", "declare": "inputs", "values": ["^default"],
+           "orIgnoreReads": ["^lib/**", "^util/**"]}
         ]},
         "app:clean": {"status": "audited", "findings": {}},
         "app:e2e": {"status": "unsandboxed", "reason": "its inputs cannot be resolved"},
         "app:lint": {"status": "audited", "findings": {
           "tsconfigReads": ["tools/x.js"],
           "strayWrites": [".git/FETCH_HEAD"]
-        }, "suggestions": [{"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tools/x.js"]}]},
+        }, "suggestions": [{"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tools/x.js"],
+                            "orIgnoreReads": ["{workspaceRoot}/tools/x.js"]}]},
         "app:test": {"status": "notAudited", "reason": "the recording lost 12 events"},
         "docs:build": {"status": "restored"},
         "lib:build": {"status": "audited", "findings": {"readsOutsideInputs": ["tools/x.js"]},
                       "suggestions": [{"finding": "readsOutsideInputs", "declare": "inputs",
-                                       "values": ["{workspaceRoot}/tools/x.js"]}]},
+                                       "values": ["{workspaceRoot}/tools/x.js"],
+                                       "orIgnoreReads": ["{workspaceRoot}/tools/x.js"]}]},
         "lib:lint": {"status": "refused", "reason": "Landlock cannot take its rules"}
       },
       "readByMany": [{"path": "tools/x.js", "tasks": 3}],

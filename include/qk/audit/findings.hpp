@@ -56,6 +56,8 @@ struct TaskAudit {
     std::string reason;  // why not audited, unsandboxed or refused; empty otherwise
     TaskFindings findings;  // only for audited and enforced tasks
     std::string project_root;  // workspace-relative, "." for the root project: for suggestions' tokens
+    // The root of each project in findings.dependency_reads, by name: for `^` ignoreReads suggestions.
+    std::map<std::string, std::string> dependency_roots;
 };
 
 struct PathCount {

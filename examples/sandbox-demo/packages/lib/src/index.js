@@ -1,0 +1,1 @@
+export { add, mean } from "./math.js";

@@ -1,1 +1,0 @@
-export { add, clamp } from './math';
