@@ -48,6 +48,11 @@ void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
     cmd.add_option("--sandbox-mode", o.sandbox_mode, "audit or enforce (written --sandbox=MODE)")->group("");
     cmd.add_option("--sandbox-report", o.sandbox_report, "write every finding of the sandbox as JSON to FILE");
     cmd.add_option("--recorder", o.recorder, "auto, ebpf or strace (default: $QK_RECORDER, else auto)");
+    cmd.add_flag("--record", o.record,
+                 "record each task with qk:ultracache and save what it read with its cached result, which a later "
+                 "run checks before restoring it (QK_RECORD=audit: --record --sandbox)");
+    cmd.add_option("--report", o.report, "write the run as JSON to FILE: each task's status, hash, where its "
+                                         "result came from and why it ran, its audit");
     cmd.add_flag("--no-wait", o.no_wait, "fail at once when another qk run holds the workspace, instead of waiting");
     cmd.add_option("-c,--configuration", o.configuration,
                    "the targets' configuration (a dependency that has one of that name uses it too)");

@@ -3,6 +3,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string_view>
+
+#include <fmt/format.h>
 
 #include "interrupt.hpp"
 #include "qk/util/result.hpp"
@@ -30,6 +33,18 @@ int run_tasks(const RunOptions& options)
         request.sandbox = or_fatal(run::parse_sandbox_mode(options.sandbox_mode));
     request.sandbox_report = options.sandbox_report;
     request.no_wait = options.no_wait;
+    request.record = options.record;
+    request.report = options.report;
+    // CI sets QK_RECORD=audit once for every run: --record --sandbox.
+    if (const char* env = std::getenv("QK_RECORD"); env && *env) {
+        if (std::string_view(env) != "audit")
+            throw FatalError(fmt::format("QK_RECORD={}: the only value is audit (record each task for the cache and "
+                                         "audit it from that recording); unset it to record nothing",
+                                         env));
+        request.record = true;
+        if (request.sandbox == run::SandboxMode::off)
+            request.sandbox = run::SandboxMode::audit;
+    }
     std::string recorder = options.recorder;
     if (recorder.empty()) {
         const char* env = std::getenv("QK_RECORDER");

@@ -21,6 +21,8 @@ struct RunOptions {
     std::string sandbox_report; // --sandbox-report FILE
     std::string recorder;       // --recorder, else QK_RECORDER, else auto
     bool no_wait = false;       // --no-wait
+    bool record = false;        // --record
+    std::string report;         // --report FILE
 };
 
 // Runs the tasks; returns the exit status (0 when every task succeeded). Bad input is a FatalError.

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/key/read_sets.hpp"
 #include "qk/util/json_writer.hpp"
 
 namespace qk::cli {
@@ -26,6 +27,27 @@ const char* source_name(key::KeyPackages::Source s)
 std::string short_hash(const key::Hash128& h) { return h.hex().substr(0, 12); }
 
 }  // namespace
+
+// The read sets --record saved under the key (key/read_sets.hpp): what restoring its results checks.
+std::string recorded_reads_text(run::Session& s, const key::TaskKey& k)
+{
+    auto store = key::ReadSetStore::open(s.workspace().root() / ".qk" / "cache");
+    auto sets = store.sets(k.hash);
+    if (!sets)
+        return "\nRecorded reads: " + sets.error().message + "\n";
+    if (sets->empty())
+        return "\nRecorded reads: none saved for this key (qk run-many --record saves them for a target with "
+               "qk:ultracache)\n";
+    std::string out = fmt::format("\nRecorded reads, checked before a result is restored ({} set{}, newest first):\n",
+                                  sets->size(), sets->size() == 1 ? "" : "s");
+    for (const key::ReadSet& set : *sets) {
+        out += fmt::format("  saved {}, result {}{}\n", set.created, short_hash(set.result),
+                           set.reads.empty() ? ": it read nothing its key leaves out" : "");
+        for (const key::RecordedRead& r : set.reads)
+            out += fmt::format("    {}  {}\n", r.content ? short_hash(*r.content) : std::string("absent      "), r.path);
+    }
+    return out;
+}
 
 std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
 {
@@ -89,6 +111,7 @@ std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<s
         out += fmt::format("Dependency task: {} ({})\n", id, short_hash(h));
     for (const key::KeyFile& f : k.dependency_outputs)
         out += fmt::format("Dependency output: {} ({})\n", f.path, short_hash(f.hash));
+    out += recorded_reads_text(s, k);
     return out;
 }
 
@@ -171,6 +194,23 @@ std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<s
     w.key("dependencyOutputs").begin_array();
     for (const key::KeyFile& f : k.dependency_outputs)
         file(f.path, f.hash);
+    w.end_array();
+    // What --record saved under the key; an unreadable manifest shows as none (the text form says why).
+    auto sets = key::ReadSetStore::open(s.workspace().root() / ".qk" / "cache").sets(k.hash);
+    w.key("recordedReads").begin_array();
+    for (const key::ReadSet& set : sets ? *sets : std::vector<key::ReadSet>{}) {
+        w.begin_object().key("created").value(set.created).key("result").value(set.result.hex());
+        w.key("reads").begin_array();
+        for (const key::RecordedRead& r : set.reads) {
+            w.begin_object().key("path").value(r.path).key("hash");
+            if (r.content)
+                w.value(r.content->hex());
+            else
+                w.null();
+            w.end_object();
+        }
+        w.end_array().end_object();
+    }
     w.end_array();
     w.end_object();
     return w.str() + "\n";

@@ -25,10 +25,12 @@ void kind(JsonWriter& w, const char* name, const std::vector<std::string>& paths
         w.key(name).strings(paths);
 }
 
+}  // namespace
+
 // Only the kinds the task has: a reader tells a task that kept to its declarations by "{}".
-void findings(JsonWriter& w, const TaskFindings& f)
+void findings_object(JsonWriter& w, const TaskFindings& f)
 {
-    w.key("findings").begin_object();
+    w.begin_object();
     kind(w, "readsOutsideInputs", f.reads_outside_inputs);
     kind(w, "tsconfigReads", f.tsconfig_reads);
     // .git writes included: the task made them, though enforce allows them.
@@ -57,6 +59,13 @@ void findings(JsonWriter& w, const TaskFindings& f)
     kind(w, "refusedWrites", f.refused_writes);
     kind(w, "discardedWrites", f.discarded_writes);
     w.end_object();
+}
+
+namespace {
+
+void findings(JsonWriter& w, const TaskFindings& f)
+{
+    findings_object(w.key("findings"), f);
 }
 
 void task(JsonWriter& w, const TaskAudit& t)

@@ -76,6 +76,17 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
 {
     auto self = std::unique_ptr<RunMany>(new RunMany());
     self->request_ = request;
+    for (const std::string* file : {&request.report}) {
+        if (file->empty())
+            continue;
+        std::filesystem::path dir = std::filesystem::absolute(*file).parent_path();
+        std::error_code ec;
+        if (!std::filesystem::is_directory(dir, ec))
+            return error(fmt::format("--report {}: the directory {} does not exist", *file, dir.string()));
+    }
+    if (request.record && request.sandbox == SandboxMode::enforce)
+        return error("--record cannot be combined with --sandbox=enforce yet: record with --sandbox (audit), or "
+                     "enforce without --record");
     if (!request.sandbox_report.empty()) {
         if (request.sandbox == SandboxMode::off)
             return error("--sandbox-report needs --sandbox: without it no task is audited");
@@ -125,6 +136,9 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     QK_TRY(lock, WorkspaceLock::acquire(s.workspace().root(), lock_options));
     self->lock_ = std::make_unique<WorkspaceLock>(std::move(*lock));
     self->clear_leftovers();
+    self->read_sets_ = std::make_unique<key::ReadSetStore>(key::ReadSetStore::open(cache->dir()));
+    QK_TRY(history, key::TaskHistory::open(cache->dir()));
+    self->history_ = std::make_unique<key::TaskHistory>(std::move(*history));
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
     QK_TRY(parallel, run_parallel(request, s.workspace().nx()));
@@ -132,8 +146,11 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     const char* skip_env = std::getenv("NX_SKIP_NX_CACHE");
     self->skip_cache_ = request.skip_cache || (skip_env && std::string_view(skip_env) == "true") ||
                         s.workspace().nx().skip_cache;
-    if (request.sandbox != SandboxMode::off) {
-        QK_TRY(sandbox, open_sandbox(request.sandbox, request.recorder, s));
+    self->runs_.resize(tasks.size());
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+        self->runs_[i].task = tasks[i].id;
+    if (request.sandbox != SandboxMode::off || request.record) {
+        QK_TRY(sandbox, open_sandbox(request.sandbox, request.recorder, s, request.record));
         self->sandbox_ = std::move(sandbox).value();
     }
     return self;
@@ -217,7 +234,16 @@ Result<int> RunMany::run()
     summary.projects = projects.size();
     summary.interrupted = cancelled_;
     display_->summary(summary);
-    bool reported = report_audit();
+    for (std::size_t i = 0; i < results->size(); ++i) {
+        using State = NodeResult::State;
+        switch ((*results)[i].state) {
+        case State::succeeded: runs_[i].status = "succeeded"; break;
+        case State::failed: runs_[i].status = "failed"; break;
+        case State::skipped: runs_[i].status = "skipped"; break;
+        case State::cancelled: runs_[i].status = "cancelled"; break;
+        }
+    }
+    bool reported = report_audit() && write_run_report();
     if (!reported)
         return 1;
     for (const NodeResult& r : *results)
@@ -226,9 +252,25 @@ Result<int> RunMany::run()
     return 0;
 }
 
+bool RunMany::write_run_report()
+{
+    if (request_.report.empty())
+        return true;
+    std::optional<audit::RunAudit> audit;
+    if (sandbox_ && request_.sandbox == SandboxMode::audit)
+        audit = sandbox_->result();
+    Status written =
+        write_file_atomically(request_.report, report::run_report_json(runs_, audit ? &*audit : nullptr));
+    if (written)
+        return true;
+    fd_sink(request_.output_fd)(fmt::format("qk: the run report was not written: {}\n", written.error().message));
+    return false;
+}
+
 bool RunMany::report_audit()
 {
-    if (!sandbox_)
+    // --record alone audits nothing.
+    if (!sandbox_ || request_.sandbox == SandboxMode::off)
         return true;
     audit::RunAudit result = sandbox_->result();
     fd_sink(request_.output_fd)(report::sandbox_summary(result));
@@ -287,30 +329,27 @@ Outcome RunMany::run_task(std::size_t i)
     auto key = key_for(i);
     if (!key)
         return failed(key.error().message);
+    report::TaskRun& run = runs_[i];
+    run.hash = (*key)->hash.hex();
     bool cacheable = t.target->cache;
+    run.ran_because = !cacheable ? "caching is off for its target" : "--skip-cache";
     if (cacheable && !skip_cache_) {
-        std::string miss_reason;
-        auto hit = cache_->find((*key)->hash, &miss_reason);
-        if (!hit)
-            display_->line(t.id, "qk: cannot read the cache: " + hit.error().message);
-        else if (!miss_reason.empty())
-            display_->line(t.id, "qk: a cache entry could not be used and was removed: " + miss_reason);
-        if (hit && *hit) {
+        auto hit = lookup(i, **key, run.ran_because);
+        if (hit) {
             // Outputs nobody touched since they were made or restored need no writing.
-            if (key::outputs_in_place(*cache_, **hit)) {
-                display_->restored(t.id, (*hit)->terminal_output);
+            bool in_place = key::outputs_in_place(*cache_, *hit);
+            Status restored = in_place ? Status{} : cache_->restore(*hit);
+            if (restored) {
+                display_->restored(t.id, hit->terminal_output);
                 if (sandbox_)
                     sandbox_->restored(i);
+                run.source = in_place ? "restoredInPlace" : "restored";
+                run.ran_because.clear();
+                run.duration_ms = hit->duration.count();
                 return Outcome::succeeded;
             }
-            if (auto st = cache_->restore(**hit); st) {
-                display_->restored(t.id, (*hit)->terminal_output);
-                if (sandbox_)
-                    sandbox_->restored(i);
-                return Outcome::succeeded;
-            } else {
-                display_->line(t.id, "qk: cannot restore from the cache, running instead: " + st.error().message);
-            }
+            display_->line(t.id, "qk: cannot restore from the cache, running instead: " + restored.error().message);
+            run.ran_because = "its cache entry could not be restored: " + restored.error().message;
         }
     }
     if (cancelled_)
@@ -325,6 +364,7 @@ Outcome RunMany::run_task(std::size_t i)
         return failed("the sandbox refuses to run it: " + *sandboxed.refused +
                       "; set \"qk:sandbox\": false on its target to run it unsandboxed");
     display_->started(t.id);
+    run.source = "ran";
     CommandRunner runner(sandboxed.task ? sandboxed.task->launcher() : *launcher_);
     {
         std::lock_guard l(running_mutex_);
@@ -348,13 +388,81 @@ Outcome RunMany::run_task(std::size_t i)
     }
     if (!result)
         return failed(result.error().message);
-    if (result->succeeded && cacheable && store_refused_.empty()) {
-        key::CacheRecord record{t.id, (*key)->outputs.paths, result->output, result->wall, kMadeBy};
-        if (auto st = cache_->store((*key)->hash, record); !st)
-            display_->line(t.id, "qk: the result was not cached: " + st.error().message);
-    }
+    run.duration_ms = result->wall.count();
+    if (result->succeeded && cacheable && store_refused_.empty())
+        store(i, **key, {t.id, (*key)->outputs.paths, result->output, result->wall, kMadeBy});
     display_->finished(t.id, result->succeeded, result->status, result->wall);
     return result->succeeded ? Outcome::succeeded : Outcome::failed;
+}
+
+std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& key, std::string& why)
+{
+    const std::string& id = runs_[i].task;
+    auto found = [&](const key::Hash128& hash) -> std::optional<key::CacheHit> {
+        std::string miss_reason;
+        auto hit = cache_->find(hash, &miss_reason);
+        if (!hit) {
+            display_->line(id, "qk: cannot read the cache: " + hit.error().message);
+            return std::nullopt;
+        }
+        if (!miss_reason.empty())
+            display_->line(id, "qk: a cache entry could not be used and was removed: " + miss_reason);
+        return std::move(*hit);
+    };
+    auto sets = read_sets_->sets(key.hash);
+    if (!sets)
+        display_->line(id, "qk: " + sets.error().message);
+    if (!sets || sets->empty()) {
+        auto hit = found(key.hash);
+        if (!hit) {
+            why = "no cache entry for its key";
+            if (auto before = history_->last(id))
+                if (auto moved = key::first_difference(*before, key::key_parts(key, session_->files())))
+                    why = *moved + " since its last stored result";
+        }
+        return hit;
+    }
+    // Recordings key its results: one is restored only through a set whose every read still holds what
+    // it held. The newest set's change is the one to tell.
+    std::string first_change;
+    for (const key::ReadSet& set : *sets) {
+        if (auto changed = key::first_changed(set, session_->workspace().root())) {
+            if (first_change.empty())
+                first_change = *changed;
+            continue;
+        }
+        if (auto hit = found(set.result))
+            return hit;
+    }
+    why = first_change.empty() ? "the result its recorded reads match is no longer in the cache"
+                               : "a recorded read changed: " + first_change;
+    display_->line(id, "qk: " + why);
+    return std::nullopt;
+}
+
+void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record)
+{
+    const std::string& id = runs_[i].task;
+    auto not_cached = [&](const std::string& why) { display_->line(id, "qk: the result was not cached: " + why); };
+    (void)history_->remember(id, key::key_parts(key, session_->files()));  // a hint: never fails a task
+    std::optional<Result<key::ReadSet>> recorded = sandbox_ ? sandbox_->take_read_set(i) : std::nullopt;
+    if (recorded) {
+        if (!*recorded)
+            return not_cached(recorded->error().message);
+        key::ReadSet set = std::move(**recorded);
+        set.result = set.result_key(key.hash);
+        // The entry first: a manifest naming a missing entry is a miss, an entry nobody names is litter.
+        if (auto st = cache_->store(set.result, record); !st)
+            return not_cached(st.error().message);
+        if (auto st = read_sets_->add(key.hash, id, std::move(set)); !st)
+            not_cached("its recorded reads could not be saved: " + st.error().message);
+        return;
+    }
+    // Recordings of this key found reads it leaves out: a plain entry would replay whatever they held.
+    if (auto sets = read_sets_->sets(key.hash); sets && !sets->empty())
+        return not_cached("its results are keyed by what it read, which only --record saves");
+    if (auto st = cache_->store(key.hash, record); !st)
+        not_cached(st.error().message);
 }
 
 }  // namespace qk::run

@@ -49,6 +49,17 @@ std::string Sandbox::notice() const
     return {};
 }
 
+std::string SandboxAudit::notice() const
+{
+    if (audit_.no_recorder.empty())
+        return {};
+    if (!audit_tasks_)
+        return "qk: --record records nothing, so this run goes on unrecorded: " + audit_.no_recorder + "\n";
+    if (record_)
+        return "qk: this run goes on unrecorded and unaudited: " + audit_.no_recorder + "\n";
+    return Sandbox::notice();
+}
+
 audit::RunAudit Sandbox::result()
 {
     std::lock_guard lock(mutex_);
@@ -57,13 +68,17 @@ audit::RunAudit Sandbox::result()
     return out;
 }
 
-Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session)
+Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session,
+                                              bool record)
 {
     if (mode == SandboxMode::enforce) {
+        if (record)
+            return error("--record cannot be combined with --sandbox=enforce yet: record with --sandbox (audit), "
+                         "or enforce without --record");
         QK_TRY(enforce, SandboxEnforce::open(choice, session));
         return std::unique_ptr<Sandbox>(std::move(enforce).value());
     }
-    QK_TRY(audit, SandboxAudit::open(choice, session));
+    QK_TRY(audit, SandboxAudit::open(choice, session, record, mode == SandboxMode::audit));
     return std::unique_ptr<Sandbox>(std::move(audit).value());
 }
 

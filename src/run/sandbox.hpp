@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "qk/audit/findings.hpp"
+#include "qk/key/read_sets.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/rules/installed_packages.hpp"
 #include "qk/rules/rules.hpp"
@@ -55,6 +56,10 @@ public:
     // Task `i` was restored from the cache: it ran nothing, so it is neither checked nor refused.
     void restored(std::size_t i);
 
+    // --record: after finish(), the read set to save with task i's result, or why none can be; nullopt
+    // when the task was not recorded for the cache (no --record, or no qk:ultracache on its target).
+    virtual std::optional<Result<key::ReadSet>> take_read_set(std::size_t /*i*/) { return std::nullopt; }
+
     // A line for the top of the run's output when the whole run is affected (no recorder, Landlock
     // alone), or empty.
     virtual std::string notice() const;
@@ -79,7 +84,10 @@ protected:
 };
 
 // `qk run-many --sandbox=<mode>`'s sandbox; an Error when the mode cannot work here (enforce without
-// Landlock, a recorder named that cannot record, a bad .modules.yaml).
-Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session);
+// Landlock, a recorder named that cannot record, a bad .modules.yaml). `record` (--record, audit only)
+// records the tasks with qk:ultracache for the cache as well; with `mode` off it records only them,
+// and audits nothing.
+Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session,
+                                              bool record = false);
 
 }  // namespace qk::run

@@ -1,6 +1,7 @@
 #include "sandbox_audit.hpp"
 
 #include "qk/audit/classify.hpp"
+#include "recorded_reads.hpp"
 
 namespace qk::run {
 
@@ -14,9 +15,10 @@ public:
     RecordingLauncher recording;
 };
 
-Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, Session& session)
+Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, Session& session,
+                                                         bool record, bool audit)
 {
-    std::unique_ptr<SandboxAudit> self(new SandboxAudit(session));
+    std::unique_ptr<SandboxAudit> self(new SandboxAudit(session, record, audit));
     QK_TRY_STATUS(self->open_common(choice, "audit"));
     return self;
 }
@@ -24,6 +26,17 @@ Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice 
 Sandbox::Start SandboxAudit::start(std::size_t i, const std::vector<std::string>& scratch)
 {
     const workspace::Task& t = task(i);
+    if (!audit_tasks_) {  // --record alone: only what the cache keys by its recording
+        if (!for_cache(i) || !recorder_)
+            return {};
+        auto rules = rules_of(i, scratch);
+        if (!rules) {
+            std::lock_guard lock(mutex_);
+            read_sets_.emplace(i, error("its rules cannot be built: " + rules.error().message));
+            return {};
+        }
+        return {std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_), std::nullopt};
+    }
     if (!t.target->sandbox.enabled) {
         add({t.id, audit::TaskStatus::unsandboxed, "\"qk:sandbox\": false on its target", {}});
         return {};
@@ -47,6 +60,13 @@ Status SandboxAudit::finish(std::unique_ptr<TaskSandbox> run, bool interrupted, 
     auto& recorded = static_cast<Recorded&>(*run);
     const workspace::Task& t = task(run->task);
     run->directories.remove_empty();
+    if (for_cache(run->task) && failed_to_run.empty() && !interrupted) {
+        auto set = recorded_reads(recorded.recording.recording(), run->rules, session_.workspace().root());
+        std::lock_guard lock(mutex_);
+        read_sets_.emplace(run->task, std::move(set));
+    }
+    if (!audit_tasks_)
+        return {};
     if (!failed_to_run.empty())
         add({t.id, audit::TaskStatus::not_audited, "it could not run: " + failed_to_run, {}});
     else if (interrupted)
@@ -54,6 +74,21 @@ Status SandboxAudit::finish(std::unique_ptr<TaskSandbox> run, bool interrupted, 
     else
         add(audit::audit_task(t.id, recorded.recording.recording(), run->rules, session_.workspace()));
     return {};
+}
+
+std::optional<Result<key::ReadSet>> SandboxAudit::take_read_set(std::size_t i)
+{
+    std::lock_guard lock(mutex_);
+    auto it = read_sets_.find(i);
+    if (it == read_sets_.end()) {
+        // Without a recorder the run goes on as without --record (notice() said so).
+        if (!for_cache(i) || !recorder_)
+            return std::nullopt;
+        return Result<key::ReadSet>(error("it was not recorded: \"qk:sandbox\": false on its target"));
+    }
+    Result<key::ReadSet> out = std::move(it->second);
+    read_sets_.erase(it);
+    return out;
 }
 
 }  // namespace qk::run

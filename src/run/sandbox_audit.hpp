@@ -1,6 +1,9 @@
 // SandboxAudit: `qk run-many --sandbox` (audit): each task recorded, what it did judged by its rules.
+// With --record it also gives each task with qk:ultracache the read set to save with its result, from
+// that one recording; `--record` alone records only those tasks, and judges nothing.
 #pragma once
 
+#include <map>
 #include <memory>
 
 #include "recording_launcher.hpp"
@@ -11,15 +14,24 @@ namespace qk::run {
 class SandboxAudit final : public Sandbox {
 public:
     // With auto and no recorder working, the run goes on unaudited and notice() says why.
-    static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, Session& session);
+    static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, Session& session, bool record,
+                                                      bool audit);
 
     // Unrecorded (nullptr task) when the sandbox is off on its target, its rules cannot be built or no
     // recorder works, which the audit lists with why. Audit never refuses a task.
     Start start(std::size_t i, const std::vector<std::string>& scratch) override;
     Status finish(std::unique_ptr<TaskSandbox> run, bool interrupted, const std::string& failed_to_run) override;
+    std::optional<Result<key::ReadSet>> take_read_set(std::size_t i) override;
+    std::string notice() const override;
 
 private:
-    explicit SandboxAudit(Session& session) : Sandbox(session) {}
+    SandboxAudit(Session& session, bool record, bool audit) : Sandbox(session), record_(record), audit_tasks_(audit)
+    {
+    }
+    bool for_cache(std::size_t i) const { return record_ && task(i).target->has_ultracache; }
+
+    bool record_, audit_tasks_;
+    std::map<std::size_t, Result<key::ReadSet>> read_sets_;  // guarded by mutex_
 
     class Recorded;
 };

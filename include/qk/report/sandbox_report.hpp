@@ -5,10 +5,15 @@
 #include <string>
 
 #include "qk/audit/findings.hpp"
+#include "qk/util/json_writer.hpp"
 
 namespace qk::report {
 
 // The --sandbox-report document (schemaVersion 1), ending in '\n'.
 std::string sandbox_report_json(const audit::RunAudit& audit);
+
+// A task's findings as an object of the kinds it has, each a sorted array ({} for none): the report's
+// "findings", and the run report's "audit".
+void findings_object(JsonWriter& w, const audit::TaskFindings& findings);
 
 }  // namespace qk::report

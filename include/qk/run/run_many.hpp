@@ -9,6 +9,9 @@
 #include <set>
 
 #include "qk/key/cache.hpp"
+#include "qk/key/read_sets.hpp"
+#include "qk/key/task_history.hpp"
+#include "qk/report/run_report.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/run/session.hpp"
 #include "qk/util/result.hpp"
@@ -43,6 +46,10 @@ struct RunRequest {
     record::RecorderChoice recorder = record::RecorderChoice::automatic;  // QK_RECORDER, --recorder
     std::string sandbox_report;  // --sandbox-report: where to write the findings as JSON
     bool no_wait = false;  // --no-wait: fail at once when another run holds the workspace
+    // --record: tasks with qk:ultracache are recorded, and what they read outside their keys is saved
+    // with their results (key/read_sets.hpp); with `sandbox` audit, the audit reads the same recordings.
+    bool record = false;
+    std::string report;  // --report: where to write the run as JSON (report/run_report.hpp)
 };
 
 class RunMany {
@@ -70,6 +77,14 @@ private:
     void clear_leftovers();
     // The audit's summary after the run's, and --sandbox-report. False when the report could not be written.
     bool report_audit();
+    // --report. False when it could not be written.
+    bool write_run_report();
+    // The cache entry to restore task i from, if any: through a read set that still matches when the
+    // key has some, else the key's own entry. Sets `why` to why none can be used.
+    std::optional<key::CacheHit> lookup(std::size_t i, const key::TaskKey& key, std::string& why);
+    // Stores a result that succeeded: with the read set --record saved, or plainly (not when recordings
+    // of the key say it reads what the key leaves out).
+    void store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record);
 
     RunRequest request_;
     std::unique_ptr<Session> session_;
@@ -78,6 +93,9 @@ private:
     std::string store_refused_;  // why this run must store nothing: outputs others may be writing
     std::unique_ptr<WorkspaceLock> lock_;  // held from before the cache opens to the end of the run
     std::unique_ptr<key::LocalCache> cache_;
+    std::unique_ptr<key::ReadSetStore> read_sets_;
+    std::unique_ptr<key::TaskHistory> history_;  // each task's last stored key, to say what moved it
+    std::vector<report::TaskRun> runs_;  // what --report says of each task, filled as it runs
     std::unique_ptr<OutputDisplay> display_;
     std::unique_ptr<Scheduler> scheduler_;
     std::unique_ptr<ProcessLauncher> launcher_;

@@ -1,0 +1,28 @@
+// The --report JSON (schemas/run-report.schema.json): the run as a dashboard reads it, each task with
+// its status, its key's hash, where its result came from and why it ran, and its audit.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "qk/audit/findings.hpp"
+
+namespace qk::report {
+
+struct TaskRun {
+    std::string task;
+    std::string status = "notRun";  // "succeeded", "failed", "skipped", "cancelled", "notRun"
+    std::string hash;               // of its declared key; "" when it could not be computed
+    std::string source;             // "ran", "restored", "restoredInPlace"; "" when it did not run
+    // Why it ran: the recorded read that changed, no entry for its key, caching off or skipped.
+    std::string ran_because;
+    std::int64_t duration_ms = 0;   // of its commands, or of the run that stored what was restored
+};
+
+// The --report document (schemaVersion 1), ending in '\n'. `audit`, when the run was audited, gives
+// each audited task its findings as "audit"; a task not audited has none.
+std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit);
+
+}  // namespace qk::report

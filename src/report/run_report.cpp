@@ -1,0 +1,55 @@
+// The --report document: one object per task, keyed by id in the run's order.
+#include "qk/report/run_report.hpp"
+
+#include <map>
+
+#include "qk/report/sandbox_report.hpp"
+#include "qk/util/json_writer.hpp"
+
+namespace qk::report {
+
+std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit)
+{
+    std::map<std::string, const audit::TaskAudit*> audited;
+    if (audit)
+        for (const audit::TaskAudit& t : audit->tasks)
+            if (t.status == audit::TaskStatus::audited)
+                audited.emplace(t.task, &t);
+    JsonWriter w(2);
+    w.begin_object();
+    w.key("schemaVersion").value(1);
+    std::size_t counts[4] = {};  // succeeded, failed, restored, ran
+    for (const TaskRun& t : tasks) {
+        counts[0] += t.status == "succeeded";
+        counts[1] += t.status == "failed";
+        counts[2] += t.source == "restored" || t.source == "restoredInPlace";
+        counts[3] += t.source == "ran";
+    }
+    w.key("summary").begin_object();
+    w.key("tasks").value(static_cast<std::int64_t>(tasks.size()));
+    w.key("succeeded").value(static_cast<std::int64_t>(counts[0]));
+    w.key("failed").value(static_cast<std::int64_t>(counts[1]));
+    w.key("restored").value(static_cast<std::int64_t>(counts[2]));
+    w.key("ran").value(static_cast<std::int64_t>(counts[3]));
+    w.end_object();
+    w.key("tasks").begin_object();
+    for (const TaskRun& t : tasks) {
+        w.key(t.task).begin_object();
+        w.key("status").value(t.status);
+        if (!t.hash.empty())
+            w.key("hash").value(t.hash);
+        if (!t.source.empty())
+            w.key("source").value(t.source);
+        if (!t.ran_because.empty())
+            w.key("ranBecause").value(t.ran_because);
+        w.key("durationMs").value(t.duration_ms);
+        if (auto it = audited.find(t.task); it != audited.end())
+            findings_object(w.key("audit"), it->second->findings);
+        w.end_object();
+    }
+    w.end_object();
+    w.end_object();
+    return std::move(w).take_line();
+}
+
+}  // namespace qk::report
