@@ -15,7 +15,7 @@ Result<record::ExitStatus> RecordingLauncher::run(const LaunchRequest& request, 
     command.env = request.env;
     command.output_fd = request.output_fd;
     command.own_process_group = true;
-    command.record_probes = false;  // the audit judges reads and writes only
+    command.record_probes = probes_;  // the audit judges reads and writes only
     command.record_denials = only_denials_;
     command.record_only_denials = only_denials_;
     command.on_start = [&](std::function<void(bool)> stop) { watch.emplace(cancel.watch(std::move(stop))); };

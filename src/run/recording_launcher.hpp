@@ -13,9 +13,10 @@ namespace qk::run {
 class RecordingLauncher final : public Launcher {
 public:
     // `only_denials`: nothing but the opens the kernel refused is recorded (enforce lists the reads it
-    // refused, and judges writes by its overlay).
-    explicit RecordingLauncher(record::Recorder& recorder, bool only_denials = false)
-        : recorder_(recorder), only_denials_(only_denials)
+    // refused, and judges writes by its overlay). `probes`: failed lookups too, which a read set saved
+    // for the cache keys by their absence (--record).
+    explicit RecordingLauncher(record::Recorder& recorder, bool only_denials = false, bool probes = false)
+        : recorder_(recorder), only_denials_(only_denials), probes_(probes)
     {
     }
 
@@ -27,7 +28,7 @@ public:
 
 private:
     record::Recorder& recorder_;
-    bool only_denials_;
+    bool only_denials_, probes_;
     std::mutex mutex_;
     record::Recording recording_;
 };

@@ -7,8 +7,8 @@ namespace qk::run {
 
 class SandboxAudit::Recorded final : public TaskSandbox {
 public:
-    Recorded(std::size_t task, rules::Rules rules, record::Recorder& recorder)
-        : TaskSandbox(task, std::move(rules)), recording(recorder)
+    Recorded(std::size_t task, rules::Rules rules, record::Recorder& recorder, bool for_cache)
+        : TaskSandbox(task, std::move(rules)), recording(recorder, false, for_cache)
     {
     }
     Launcher& launcher() override { return recording; }
@@ -35,7 +35,7 @@ Sandbox::Start SandboxAudit::start(std::size_t i, const std::vector<std::string>
             read_sets_.emplace(i, error("its rules cannot be built: " + rules.error().message));
             return {};
         }
-        return {std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_), std::nullopt};
+        return {std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_, true), std::nullopt};
     }
     if (!t.target->sandbox.enabled) {
         add({t.id, audit::TaskStatus::unsandboxed, "\"qk:sandbox\": false on its target", {}});
@@ -50,7 +50,7 @@ Sandbox::Start SandboxAudit::start(std::size_t i, const std::vector<std::string>
         add({t.id, audit::TaskStatus::unsandboxed, "its rules cannot be built: " + rules.error().message, {}});
         return {};
     }
-    auto run = std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_);
+    auto run = std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_, for_cache(i));
     run->directories = OutputDirectories::create(session_.workspace().root(), run->rules.output_directories());
     return {std::move(run), std::nullopt};
 }
