@@ -180,7 +180,8 @@ Status ReadSetStore::add(const Hash128& declared, const std::string& task, ReadS
     kept.insert(kept.begin(), std::move(set));
     if (kept.size() > max_sets)
         kept.resize(max_sets);
-    return write_file_atomically(file(declared).string(), manifest_json(task, kept));
+    // Not synced, as cache entries are not: a manifest a crash left torn fails to parse and is removed.
+    return write_file_atomically(file(declared).string(), manifest_json(task, kept), {.durable = false});
 }
 
 }  // namespace qk::key
