@@ -48,6 +48,10 @@ Sandbox::Start SandboxAudit::start(std::size_t i, const std::vector<std::string>
     auto rules = rules_of(i, scratch);
     if (!rules) {
         add({t.id, audit::TaskStatus::unsandboxed, "its rules cannot be built: " + rules.error().message, {}});
+        if (for_cache(i)) {
+            std::lock_guard lock(mutex_);
+            read_sets_.emplace(i, error("its rules cannot be built: " + rules.error().message));
+        }
         return {};
     }
     auto run = std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_, for_cache(i));
@@ -81,10 +85,9 @@ std::optional<Result<key::ReadSet>> SandboxAudit::take_read_set(std::size_t i)
     std::lock_guard lock(mutex_);
     auto it = read_sets_.find(i);
     if (it == read_sets_.end()) {
-        // Without a recorder the run goes on as without --record (notice() said so).
-        if (!for_cache(i) || !recorder_)
-            return std::nullopt;
-        return Result<key::ReadSet>(error("it was not recorded: \"qk:sandbox\": false on its target"));
+        // Not recorded for the cache, or no recorder works (the run goes on as without --record, and
+        // notice() said so): stored as without --record.
+        return std::nullopt;
     }
     Result<key::ReadSet> out = std::move(it->second);
     read_sets_.erase(it);

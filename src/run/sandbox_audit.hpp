@@ -28,7 +28,12 @@ private:
     SandboxAudit(Session& session, bool record, bool audit) : Sandbox(session), record_(record), audit_tasks_(audit)
     {
     }
-    bool for_cache(std::size_t i) const { return record_ && task(i).target->has_ultracache; }
+    // Recorded for the cache: --record, qk:ultracache, and the sandbox not turned off on its target
+    // (such a task is neither recorded nor keyed by its reads, and is stored as without --record).
+    bool for_cache(std::size_t i) const
+    {
+        return record_ && task(i).target->has_ultracache && task(i).target->sandbox.enabled;
+    }
 
     bool record_, audit_tasks_;
     std::map<std::size_t, Result<key::ReadSet>> read_sets_;  // guarded by mutex_
