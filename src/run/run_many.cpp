@@ -137,8 +137,7 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     self->lock_ = std::make_unique<WorkspaceLock>(std::move(*lock));
     self->clear_leftovers();
     self->read_sets_ = std::make_unique<key::ReadSetStore>(key::ReadSetStore::open(cache->dir()));
-    QK_TRY(history, key::TaskHistory::open(cache->dir()));
-    self->history_ = std::make_unique<key::TaskHistory>(std::move(*history));
+    self->history_ = std::make_unique<key::TaskHistory>(key::TaskHistory::open(cache->dir()));
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
     QK_TRY(parallel, run_parallel(request, s.workspace().nx()));

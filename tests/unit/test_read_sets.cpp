@@ -143,11 +143,10 @@ TEST_CASE("the task history says which part of the key moved", "[read-sets]")
 
     TempDir cache;
     auto history = qk::key::TaskHistory::open(cache.path);
-    REQUIRE(history);
-    CHECK_FALSE(history->last("@scope/app:build"));
-    REQUIRE(history->remember("@scope/app:build", before));
-    CHECK(history->last("@scope/app:build") == before);
-    CHECK_FALSE(history->last("@scope/app:test"));
+    CHECK_FALSE(history.last("@scope/app:build"));
+    REQUIRE(history.remember("@scope/app:build", before));
+    CHECK(history.last("@scope/app:build") == before);
+    CHECK_FALSE(history.last("@scope/app:test"));
 }
 
 TEST_CASE("the run report gives each task its status, source, why it ran and its audit", "[read-sets]")

@@ -32,7 +32,8 @@ std::optional<std::string> first_difference(const std::vector<KeyPart>& before, 
 // <cache>/tasks: one file per task id.
 class TaskHistory {
 public:
-    static Result<TaskHistory> open(const std::filesystem::path& cache_dir);
+    // Reads and writes <cache_dir>/tasks, made on the first remember().
+    static TaskHistory open(const std::filesystem::path& cache_dir);
     // The parts of the key last stored for `task`, or nullopt (none, or unreadable: it is only a hint).
     std::optional<std::vector<KeyPart>> last(const std::string& task) const;
     Status remember(const std::string& task, const std::vector<KeyPart>& parts);

@@ -81,14 +81,9 @@ std::optional<std::string> first_difference(const std::vector<KeyPart>& before, 
     return std::nullopt;
 }
 
-Result<TaskHistory> TaskHistory::open(const std::filesystem::path& cache_dir)
+TaskHistory TaskHistory::open(const std::filesystem::path& cache_dir)
 {
-    std::filesystem::path dir = cache_dir / "tasks";
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec)
-        return error(fmt::format("cannot create {}: {}", dir.string(), ec.message()));
-    return TaskHistory(dir);
+    return TaskHistory(cache_dir / "tasks");
 }
 
 std::filesystem::path TaskHistory::file(const std::string& task) const
@@ -134,6 +129,10 @@ Status TaskHistory::remember(const std::string& task, const std::vector<KeyPart>
             continue;  // a path with a newline cannot be told apart; it is only a hint
         text += fmt::format("{}\t{}\t{}\n", p.kind, p.hash.hex(), p.name);
     }
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec)
+        return error(fmt::format("cannot create {}: {}", dir_.string(), ec.message()));
     return write_file_atomically(file(task).string(), text, {.durable = false});
 }
 
