@@ -132,7 +132,7 @@ int show_task(run::Session& s, const std::string& written, bool json, bool with_
         if (!k)
             throw FatalError(k.error());
         if (tasks[i].id == id)
-            shown = **k;
+            shown = or_fatal(s.keys().expanded(i));  // every file it holds, its dependencies' too
     }
     if (!shown)
         throw FatalError(fmt::format("internal: task {} is not in its own graph", id));

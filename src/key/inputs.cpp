@@ -34,8 +34,10 @@ struct GroupKey {
 class Expander {
 public:
     // `task` names the task in messages ("" for a dependency part, whose messages the task prefixes).
-    Expander(const workspace::ProjectGraph& graph, std::size_t project, std::string task, InputCache& cache)
-        : graph_(graph), ws_(graph.workspace()), self_(project), cache_(cache), task_(std::move(task))
+    Expander(const workspace::ProjectGraph& graph, std::size_t project, std::string task, InputCache& cache,
+             Expansion expansion = Expansion::full)
+        : graph_(graph), ws_(graph.workspace()), self_(project), cache_(cache), task_(std::move(task)),
+          expansion_(expansion)
     {
     }
 
@@ -72,7 +74,8 @@ private:
     std::optional<std::set<std::string>> external_;
     std::vector<DependentOutputsInput> dependent_outputs_;
     std::vector<std::shared_ptr<const FilesetGroup>> dependency_groups_;
-    bool dependencies_used_ = false;
+    Expansion expansion_;
+    std::set<std::string> dependency_inputs_;
 };
 
 const Json& Expander::definitions(std::size_t p) { return cache_.named_inputs(ws_, p); }
@@ -279,7 +282,8 @@ Status Expander::object(std::size_t p, const Json& item, const std::string& orig
 
 Status Expander::dependency(const std::string& input)
 {
-    dependencies_used_ = true;
+    if (!dependency_inputs_.insert(input).second || expansion_ == Expansion::own)
+        return {};  // the key checks each dependency's part as it folds its digest
     for (std::size_t d : cache_.transitive_dependencies(graph_, self_)) {
         auto part = cache_.dependency_part(graph_, d, input);
         if (part->error)
@@ -350,8 +354,7 @@ Result<InputPlan> Expander::finish()
     if (external_)
         plan.external_dependencies = std::vector<std::string>(external_->begin(), external_->end());
     plan.dependent_outputs = std::move(dependent_outputs_);
-    if (dependencies_used_)
-        plan.dependency_projects = cache_.transitive_dependencies(graph_, self_);
+    plan.dependency_inputs.assign(dependency_inputs_.begin(), dependency_inputs_.end());
     return plan;
 }
 
@@ -417,11 +420,12 @@ const std::vector<std::size_t>& InputCache::transitive_dependencies(const worksp
 }
 
 Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t project,
-                              const workspace::Target& target, InputCache* cache)
+                              const workspace::Target& target, InputCache* cache, Expansion expansion)
 {
     InputCache local;
     InputCache& shared = cache ? *cache : local;
-    Expander ex(graph, project, fmt::format("{}:{}", graph.workspace().projects()[project].name, target.name), shared);
+    Expander ex(graph, project, fmt::format("{}:{}", graph.workspace().projects()[project].name, target.name), shared,
+                expansion);
     Json defaults = Json::array({Json::string("default"), Json::string("^default")});
     QK_TRY_STATUS(ex.run(target.inputs ? *target.inputs : defaults));
     return ex.finish();

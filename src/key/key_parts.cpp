@@ -193,6 +193,37 @@ Status dependency_outputs(KeyBuilder::State& s, std::size_t task, TaskKey& key)
     return {};
 }
 
+Result<Hash128> KeyBuilder::State::part_digest(std::size_t project, const std::string& input)
+{
+    auto part = inputs.dependency_part(graph, project, input);
+    if (part->error)
+        return error(*part->error);
+    Hasher h;
+    h.field("qk part").field(std::uint64_t{part->groups.size()});
+    for (const auto& g : part->groups) {
+        QK_TRY(r, group(*g));
+        h.field(r->hash);
+        h.field(std::uint64_t{r->trees ? r->trees->size() : 0});
+        if (r->trees)
+            for (const LinkedTreeRef& t : *r->trees)
+                h.field(t.tree->link).field(t.tree->hash);
+    }
+    for (const JsonInput& in : part->json) {
+        QK_TRY(files, json_files(*this, in));
+        for (const KeyJsonFile& f : *files)
+            h.field(f.path).field(f.hash);
+    }
+    for (const std::string& name : part->env) {
+        const char* v = std::getenv(name.c_str());
+        h.field(name).field(v ? Hasher().field("set").field(v).digest() : Hasher().field("unset").digest());
+    }
+    for (const std::string& cmd : part->runtime) {
+        QK_TRY(out, runtime(cmd));
+        h.field(cmd).field(*out);
+    }
+    return h.digest();
+}
+
 Hash128 final_hash(const TaskKey& key)
 {
     Hasher h;
@@ -223,6 +254,11 @@ Hash128 final_hash(const TaskKey& key)
         h.field("qk:linked-trees").field(std::uint64_t(key.linked_trees.size()));
         for (const auto& t : key.linked_trees)
             h.field(t->link).field(t->hash);
+    }
+    if (!key.dependency_inputs.empty()) {
+        h.field("qk:dependency-inputs").field(std::uint64_t(key.dependency_inputs.size()));
+        for (const auto& [input, digest] : key.dependency_inputs)
+            h.field(input).field(digest);
     }
     return h.digest();
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "qk/key/task_key.hpp"
+#include "dependency_digests.hpp"
 
 namespace qk::key {
 
@@ -60,6 +61,14 @@ struct KeyBuilder::State {
     Result<Hash128> runtime(const std::string& command);
     // The installed packages the task's key counts.
     Result<KeyPackages> packages(const workspace::Task& task, const InputPlan& plan);
+
+    // `^` inputs: what one holds in every dependency of `project`, and one dependency's own part.
+    std::unique_ptr<DependencyDigests> digests;
+    Result<Hash128> dependency_digest(std::size_t project, const std::string& input)
+    {
+        return digests->of(project, input);
+    }
+    Result<Hash128> part_digest(std::size_t project, const std::string& input);
 };
 
 Hash128 command_hash(const workspace::Task& task, const workspace::Project& project);

@@ -28,6 +28,9 @@ Result<KeyBuilder> KeyBuilder::create(const workspace::ProjectGraph& graph, cons
         b.s_->lock_path = "pnpm-lock.yaml";
     }
     b.s_->keys.resize(tasks.tasks().size());
+    State* state = b.s_.get();
+    b.s_->digests = std::make_unique<DependencyDigests>(
+        graph, [state](std::size_t project, const std::string& input) { return state->part_digest(project, input); });
     return b;
 }
 
@@ -50,6 +53,29 @@ const workspace::PnpmLock* KeyBuilder::lockfile() const
 
 Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
 {
+    QK_TRY(built, build(i, Expansion::own));
+    std::shared_ptr<const TaskKey> result = std::move(*built);
+    std::lock_guard lock(s_->mutex);
+    s_->keys[i] = result;
+    return result;
+}
+
+Result<TaskKey> KeyBuilder::expanded(std::size_t i)
+{
+    std::shared_ptr<const TaskKey> stored = shared(i);
+    if (!stored)
+        return error(fmt::format("internal: the key of {} is needed before it was computed", s_->tasks.tasks()[i].id));
+    if (stored->dependency_inputs.empty())
+        return *stored;
+    QK_TRY(built, build(i, Expansion::full));
+    TaskKey out = std::move(**built);
+    out.dependency_inputs = stored->dependency_inputs;
+    out.hash = stored->hash;
+    return out;
+}
+
+Result<std::shared_ptr<TaskKey>> KeyBuilder::build(std::size_t i, Expansion expansion)
+{
     State& s = *s_;
     const workspace::Task& task = s.tasks.tasks()[i];
     const workspace::Workspace& ws = s.graph.workspace();
@@ -59,7 +85,7 @@ Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
     auto owned = std::make_shared<TaskKey>();
     TaskKey& key = *owned;
     key.task = task.id;
-    auto plan = plan_inputs(s.graph, task.project, target, &s.inputs);
+    auto plan = plan_inputs(s.graph, task.project, target, &s.inputs, expansion);
     if (!plan) {
         // Where to fix it: the files the target comes from (its inputs may come from nx.json too).
         std::string files;
@@ -134,11 +160,16 @@ Result<std::shared_ptr<const TaskKey>> KeyBuilder::key(std::size_t i)
     if (auto st = dependency_outputs(s, i, key); !st)
         return error(fmt::format("task {}: {}", task.id, st.error().message));
 
+    if (expansion == Expansion::own)
+        for (const std::string& input : key.inputs.dependency_inputs) {
+            auto digest = s.dependency_digest(task.project, input);
+            if (!digest)
+                return error(fmt::format("task {}: {}", task.id, digest.error().message));
+            key.dependency_inputs.emplace_back(input, *digest);
+        }
+
     key.hash = final_hash(key);
-    std::shared_ptr<const TaskKey> result = std::move(owned);
-    std::lock_guard lock(s.mutex);
-    s.keys[i] = result;
-    return result;
+    return owned;
 }
 
 }  // namespace qk::key

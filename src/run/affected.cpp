@@ -108,8 +108,9 @@ Result<std::vector<std::string>> affected_projects(Session& s, const std::vector
         const auto& tasks = s.tasks().tasks();
         const auto& names = s.files().files();
         for (std::size_t i = 0; i < tasks.size(); ++i) {
-            QK_TRY(k, s.keys().key(i));
-            const key::TaskKey& key = **k;
+            QK_TRY(computed, s.keys().key(i));
+            QK_TRY(expanded, s.keys().expanded(i));  // its dependencies' files through `^` inputs too
+            const key::TaskKey& key = *expanded;
             auto keyed = [&](std::string_view path) { return outside.find(path) != outside.end(); };
             bool hit = keyed(key.packages.lockfile);
             for (const key::KeyGroup& g : key.groups)

@@ -14,9 +14,11 @@ Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vect
     d.workspace = &session.workspace();
     d.graph = &session.graph();
     d.files = &session.files();
-    d.key = session.keys().shared(i);
-    if (!d.key)
+    if (!session.keys().computed(i))
         return error(fmt::format("{}: its key has not been computed", t.id));
+    // Every file the key holds, its dependencies' through `^` inputs included: what it may read.
+    QK_TRY(expanded, session.keys().expanded(i));
+    d.key = std::make_shared<const key::TaskKey>(std::move(*expanded));
     d.project = t.project;
     d.target = t.target;
     d.scratch = scratch;

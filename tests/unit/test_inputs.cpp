@@ -51,7 +51,14 @@ TEST_CASE("inputs: targetDefaults' production and ^production, with a project's 
           });
     CHECK(plan->env == Strings{"QK_TEST_SHARED"});
     CHECK_FALSE(plan->external_dependencies.has_value());
-    CHECK(plan->dependency_projects == std::vector<std::size_t>{*ws->project_index("b"), *ws->project_index("c")});
+    CHECK(plan->dependency_inputs == Strings{"production"});
+    // Unexpanded, as the key plans it: the dependencies' part is named, folded by digest, not listed.
+    auto own = plan_inputs(*graph, *ws->project_index("a"), **t, nullptr, qk::key::Expansion::own);
+    REQUIRE(own.ok());
+    CHECK(describe(*ws, *own) == Strings{"<workspace>|production|babel.config.json",
+                                         "a|production|!packages/a/e2e/** packages/a/**/*"});
+    CHECK(own->dependency_inputs == Strings{"production"});
+    CHECK(own->env == Strings{"QK_TEST_SHARED"});
     // The negations hold within their group: b's spec file is out, its source in.
     for (const auto& g : plan->filesets)
         if (g->project == ws->project_index("b")) {
@@ -103,7 +110,7 @@ TEST_CASE("inputs: object forms: externalDependencies, runtime, json, {input, pr
     CHECK(lint.runtime == Strings{"echo lint-runtime"});
     CHECK(describe(*ws, lint) == Strings{"<workspace>|default|babel.config.json", "<workspace>|inputs|tools/**/*.js",
                                          "a|default|packages/a/**/*"});
-    CHECK(lint.dependency_projects.empty());
+    CHECK(lint.dependency_inputs.empty());
 
     InputPlan tsconfig = plan_of("tsconfig");
     REQUIRE(tsconfig.json.size() == 1);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -46,7 +47,8 @@ struct DependentOutputsInput {
 };
 
 struct InputPlan {
-    // Shared: a dependency's groups are expanded once per run and referenced by every task reaching it.
+    // The task's own groups; with the plan expanded (Expansion::full), each dependency's too. Shared: a
+    // dependency's groups are expanded once per run and referenced by every task reaching it.
     std::vector<std::shared_ptr<const FilesetGroup>> filesets;
     std::vector<JsonInput> json;
     std::vector<std::string> env;      // variable names, sorted, unique
@@ -55,9 +57,17 @@ struct InputPlan {
     // counts what the task's project and the root install). Present and empty: it names none.
     std::optional<std::vector<std::string>> external_dependencies;
     std::vector<DependentOutputsInput> dependent_outputs;
-    // Projects whose files `^` inputs reach (the task's project's dependencies, transitively), sorted.
-    std::vector<std::size_t> dependency_projects;
+    // The `^` inputs, as written after the caret (a named input, or a fileset), sorted, unique: what each
+    // project the task's project depends on, directly or not, holds of them. The key folds one digest per
+    // input, composed from each dependency's own (task_key.hpp); an expanded plan lists their groups,
+    // JSON selections, variables and commands in the fields above as well.
+    std::vector<std::string> dependency_inputs;
 };
+
+// Whether a plan lists what its `^` inputs hold in each dependency (for the sandbox's rules, `qk show
+// task` and `qk affected`, which look at every file), or only names them (for the key, which folds
+// each dependency's digest: its work follows the direct dependencies, not the transitive closure).
+enum class Expansion : std::uint8_t { own, full };
 
 // What one `^` input holds for one dependency project: expanded with that project's named inputs.
 struct DependencyPart {
@@ -92,6 +102,7 @@ private:
 // a namedInputs definition, a pattern that starts with neither {projectRoot} nor {workspaceRoot}, an
 // object of no known form, a `projects` pattern matching nothing, a bad glob.
 Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t project,
-                              const workspace::Target& target, InputCache* cache = nullptr);
+                              const workspace::Target& target, InputCache* cache = nullptr,
+                              Expansion expansion = Expansion::full);
 
 }  // namespace qk::key

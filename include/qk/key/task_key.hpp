@@ -98,6 +98,10 @@ struct TaskKey {
     // The held links that lead to directories, sorted by link; shared by every key holding the same
     // link (as a group's files are), so that a key reaching hundreds of dependencies copies pointers.
     std::vector<std::shared_ptr<const KeyLinkedTree>> linked_trees;
+    // What each `^` input holds in every project the task's project depends on, directly or not: one
+    // digest per input, composed from each dependency's own as a Merkle tree is (dependency_digests.hpp),
+    // so a key's work follows the direct dependencies. KeyBuilder::expanded lists their files.
+    std::vector<std::pair<std::string, Hash128>> dependency_inputs;
     InputPlan inputs;
     ResolvedOutputs outputs;
 };
@@ -114,6 +118,11 @@ public:
     // The key of task `i` (an index into tasks.tasks()); its dependencies' keys must exist already.
     // Computing it again (after dependencies ran) replaces the one kept.
     Result<std::shared_ptr<const TaskKey>> key(std::size_t i);
+    // Task i's key (computed already) with what its `^` inputs hold in each dependency listed as well:
+    // their groups among `groups` and `inputs.filesets`, their JSON selections, variables, commands and
+    // linked trees beside the task's own. For what looks at every file (the sandbox's rules, `qk show
+    // task`, `qk affected`); its cost follows the transitive closure. The hash is the key's.
+    Result<TaskKey> expanded(std::size_t i);
     const TaskKey* computed(std::size_t i) const;
     std::shared_ptr<const TaskKey> shared(std::size_t i) const;
     // The workspace root's pnpm-lock.yaml as read, or null without one.
@@ -123,6 +132,7 @@ public:
 
 private:
     KeyBuilder() = default;
+    Result<std::shared_ptr<TaskKey>> build(std::size_t i, Expansion expansion);
     std::shared_ptr<State> s_;
 };
 
