@@ -75,16 +75,14 @@ Status effect_files(KeyBuilder::State& s, const workspace::Task& task, TaskKey& 
     add(project.project_json, "the project's name and root, its namedInputs and this target's configuration", config);
     add(project.project_local_json, "the project's name and root, its namedInputs and this target's configuration",
         config);
-    // The project graph as it reaches this task: its project's dependencies, by name and root.
-    Hasher graph;
-    for (std::size_t d : s.graph.transitive_dependencies(task.project))
-        graph.field(ws.projects()[d].name).field(ws.projects()[d].root);
-    Hash128 graph_hash = graph.digest();
+    // The project graph as it reaches this task: its project's dependencies, by name and root, composed
+    // from each dependency's own as `^` inputs are (the work follows the direct dependencies).
+    QK_TRY(graph_hash, s.dependency_digest(task.project, std::string(kGraphInput)));
     add(f.pnpm_workspace_yaml, "which projects exist: the task's project's dependencies, by name and root",
-        graph_hash);
+        *graph_hash);
     if (project.root != ".")
         add(f.root_package_json, "which projects exist: the task's project's dependencies, by name and root",
-            graph_hash);
+            *graph_hash);
     if (!key.packages.lockfile.empty())
         add(key.packages.lockfile, "the installed packages the key counts", key.packages.hash);
     return {};
@@ -195,6 +193,10 @@ Status dependency_outputs(KeyBuilder::State& s, std::size_t task, TaskKey& key)
 
 Result<Hash128> KeyBuilder::State::part_digest(std::size_t project, const std::string& input)
 {
+    if (input == kGraphInput) {
+        const workspace::Project& p = graph.workspace().projects()[project];
+        return Hasher().field(p.name).field(p.root).digest();
+    }
     auto part = inputs.dependency_part(graph, project, input);
     if (part->error)
         return error(*part->error);

@@ -29,6 +29,8 @@ struct GroupResult {
 
 struct LinkedTreeWalk;
 
+inline constexpr std::string_view kGraphInput = "";
+
 struct KeyBuilder::State {
     State(const workspace::ProjectGraph& g, const workspace::TaskGraph& t, FileIndex& f)
         : graph(g), tasks(t), files(f)
@@ -62,7 +64,8 @@ struct KeyBuilder::State {
     // The installed packages the task's key counts.
     Result<KeyPackages> packages(const workspace::Task& task, const InputPlan& plan);
 
-    // `^` inputs: what one holds in every dependency of `project`, and one dependency's own part.
+    // `^` inputs: what one holds in every dependency of `project`, and one dependency's own part. The
+    // input kGraphInput, which no named input or pattern can be, is each dependency's name and root.
     std::unique_ptr<DependencyDigests> digests;
     Result<Hash128> dependency_digest(std::size_t project, const std::string& input)
     {

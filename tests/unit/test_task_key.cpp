@@ -2,11 +2,14 @@
 // holds, and which edits move it and which do not.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <random>
 
 #include "qk/key/file_index.hpp"
 #include "qk/key/task_key.hpp"
+#include "test_support.hpp"
 
 using namespace qk::key;
 using namespace qk::workspace;
@@ -286,15 +289,16 @@ TEST_CASE("key: tasks without linked directories keep the hashes recorded before
     // Recorded with `qk show task P:T --json` at b217fc5, before a key held the trees that symbolic links to
     // directories lead to: a key with no such link must not move (the cache entries stay valid). Links to
     // a file and dangling links are no linked trees either. Recorded again when `^` inputs became one
-    // digest per input composed from each dependency's own (issue 16): the keys of tasks with `^` inputs
-    // (all but a:lint and a:tsconfig here) moved once then.
+    // digest per input composed from each dependency's own, and the project graph as it reaches a task
+    // (which the effect files hold) a digest composed the same way (issue 16): every key of a task whose
+    // project has dependencies moved once then.
     ::unsetenv("QK_TEST_SHARED");
     TempCopy ws;
     const std::map<std::string, std::string> recorded = {
-        {"a:build", "ba60fae1ead780647c150d2cc89de626"},     {"a:test", "938a6742322c0d9cab8eb18faf5e87da"},
-        {"a:lint", "fb50720316b1e3b3806f99f3fc48c0cb"},      {"a:docs", "54cac9b24da5a7d4cb95cd5f07889d06"},
-        {"a:typecheck", "ba53937d86fb9260437b25740d3f0186"}, {"a:tsconfig", "cd50520d9d6f6e0939e2168e6f455176"},
-        {"b:build", "479a114eceaf2ec64729dc5b41c1d2e8"},     {"c:build", "f0f6fb4259904abda79f24d03158d838"},
+        {"a:build", "5995245bd794666fe9785314a89edf20"},     {"a:test", "b6ca37d3c4b270fd5d8c9fda5453b2d6"},
+        {"a:lint", "1e3af1ea02a48cddbf925f30217003f8"},      {"a:docs", "519255dbd4eb4be584908cbca3e218ba"},
+        {"a:typecheck", "d0d950f02f49a2af26c23e64a190ba31"}, {"a:tsconfig", "d6e4da0a999043d8a5cc04fd225511f5"},
+        {"b:build", "0a948ec7fef6841a1afbec103bbe89a8"},     {"c:build", "adbf0d63a76e93215433f490e962c63e"},
     };
     Keys keys(ws.root, {"build", "test", "lint", "docs", "typecheck", "tsconfig"});
     CHECK(keys.by_id.size() == recorded.size());
@@ -305,6 +309,89 @@ TEST_CASE("key: tasks without linked directories keep the hashes recorded before
     fs::create_symlink("index.ts", ws.root / "packages/a/src/link.ts");
     fs::create_symlink("nowhere", ws.root / "packages/a/src/gone");
     Keys linked(ws.root, {"build", "test"}, {"a"});
-    CHECK(linked["a:build"].hash.hex() == "0d7198d23b0c40eabb569ea9d498430c");
-    CHECK(linked["a:test"].hash.hex() == "5a3ff8ea2339781e662f678cd7a72bb7");
+    CHECK(linked["a:build"].hash.hex() == "c0d7fb3c5a03e45666f1100985cecc38");
+    CHECK(linked["a:test"].hash.hex() == "e946cd55f03cf450b3ba279050879165");
+}
+
+namespace {
+
+// A chain a -> b -> c -> d (each depends on the next), a cycle c <-> e, and an unrelated u; every
+// build keys ^production.
+void write_graph_workspace(const fs::path& root, bool with_cycle)
+{
+    auto write = [&](const std::string& rel, const std::string& text) {
+        fs::create_directories((root / rel).parent_path());
+        std::ofstream(root / rel) << text;
+    };
+    write("nx.json", R"({"namedInputs": {"default": ["{projectRoot}/**/*"], "production": ["default"]},
+                         "targetDefaults": {"build": {"inputs": ["production", "^production"], "cache": true}}})");
+    write("pnpm-workspace.yaml", "packages: ['libs/*']\n");
+    write("package.json", R"({"name": "root", "private": true})");
+    std::map<std::string, Strings> deps = {{"a", {"b"}}, {"b", {"c"}}, {"c", {"d"}}, {"d", {}}, {"u", {}}};
+    if (with_cycle) {
+        deps["c"].push_back("e");
+        deps["e"] = {"c"};
+    }
+    for (const auto& [name, on] : deps) {
+        std::string dependencies;
+        for (const std::string& d : on)
+            dependencies += (dependencies.empty() ? "" : ", ") + fmt::format(R"("{}": "workspace:*")", d);
+        write("libs/" + name + "/package.json", fmt::format(R"({{"name": "{}", "dependencies": {{{}}}}})", name, dependencies));
+        write("libs/" + name + "/project.json",
+              fmt::format(R"({{"name": "{}", "targets": {{"build": {{"command": "true"}}}}}})", name));
+        write("libs/" + name + "/src/index.ts", "export const " + name + " = 1;\n");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("key: ^ inputs are one digest composed from each dependency's own", "[key]")
+{
+    qk::test::TempDir ws;
+    write_graph_workspace(ws.path, false);
+    Keys before(ws.path, {"build"});
+    REQUIRE(before["a:build"].dependency_inputs.size() == 1);
+    CHECK(before["a:build"].dependency_inputs[0].first == "production");
+    CHECK(before["d:build"].dependency_inputs[0].second != before["a:build"].dependency_inputs[0].second);
+    // Expanded, a's key lists the files of b, c and d, not its own twice nor u's.
+    Strings files = before.input_files("a:build");
+    for (const char* f : {"libs/a/src/index.ts", "libs/b/src/index.ts", "libs/c/src/index.ts", "libs/d/src/index.ts"})
+        CHECK(std::find(files.begin(), files.end(), f) != files.end());
+    CHECK(std::find(files.begin(), files.end(), "libs/u/src/index.ts") == files.end());
+
+    // A file of the deepest dependency moves every key above it, and no other.
+    std::ofstream(ws.path / "libs/d/src/index.ts") << "export const d = 2;\n";
+    Keys edited(ws.path, {"build"});
+    for (const char* moved : {"a:build", "b:build", "c:build", "d:build"})
+        CHECK(edited[moved].hash != before[moved].hash);
+    CHECK(edited["u:build"].hash == before["u:build"].hash);
+
+    // A project nothing depends on, added, moves no other key.
+    fs::create_directories(ws.path / "libs/new/src");
+    std::ofstream(ws.path / "libs/new/package.json") << R"({"name": "new"})";
+    std::ofstream(ws.path / "libs/new/project.json") << R"({"name": "new", "targets": {"build": {"command": "true"}}})";
+    Keys added(ws.path, {"build"});
+    for (const char* same : {"a:build", "b:build", "c:build", "d:build", "u:build"})
+        CHECK(added[same].hash == edited[same].hash);
+}
+
+TEST_CASE("key: a dependency cycle holds every project of the cycle but the task's own", "[key]")
+{
+    qk::test::TempDir ws;
+    write_graph_workspace(ws.path, true);
+    Keys before(ws.path, {"build"});
+    Strings c_files = before.input_files("c:build");
+    CHECK(std::find(c_files.begin(), c_files.end(), "libs/e/src/index.ts") != c_files.end());
+    Strings e_files = before.input_files("e:build");
+    CHECK(std::find(e_files.begin(), e_files.end(), "libs/c/src/index.ts") != e_files.end());
+    CHECK(std::find(e_files.begin(), e_files.end(), "libs/d/src/index.ts") != e_files.end());
+    // e's own file moves c (which reaches it) and a; c's digest does not hold c itself, so the digests of
+    // c and e differ though they reach the same projects.
+    CHECK(before["c:build"].dependency_inputs[0].second != before["e:build"].dependency_inputs[0].second);
+    std::ofstream(ws.path / "libs/e/src/index.ts") << "export const e = 2;\n";
+    Keys edited(ws.path, {"build"});
+    CHECK(edited["c:build"].dependency_inputs[0].second != before["c:build"].dependency_inputs[0].second);
+    CHECK(edited["a:build"].hash != before["a:build"].hash);
+    CHECK(edited["e:build"].dependency_inputs[0].second == before["e:build"].dependency_inputs[0].second);
+    CHECK(edited["d:build"].hash == before["d:build"].hash);
 }
