@@ -5,6 +5,9 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
+#include <mutex>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -55,9 +58,16 @@ public:
     Status add(const Hash128& declared, const std::string& task, ReadSet set);
 
 private:
-    explicit ReadSetStore(std::filesystem::path dir) : dir_(std::move(dir)) {}
+    explicit ReadSetStore(std::filesystem::path dir);
     std::filesystem::path file(const Hash128& declared) const;
     std::filesystem::path dir_;
+    // The manifests present, listed on first use (a run holds the workspace lock: only it adds any).
+    struct Listing {
+        std::mutex mutex;
+        bool read = false;
+        std::set<std::string> names;
+    };
+    std::shared_ptr<Listing> listing_;
 };
 
 }  // namespace qk::key

@@ -70,6 +70,8 @@ ReadSetStore ReadSetStore::open(const std::filesystem::path& cache_dir)
     return ReadSetStore(cache_dir / "read-sets");
 }
 
+ReadSetStore::ReadSetStore(std::filesystem::path dir) : dir_(std::move(dir)), listing_(std::make_shared<Listing>()) {}
+
 std::filesystem::path ReadSetStore::file(const Hash128& declared) const
 {
     return dir_ / (declared.hex() + ".json");
@@ -135,6 +137,19 @@ std::string manifest_json(const std::string& task, const std::vector<ReadSet>& s
 
 Result<std::vector<ReadSet>> ReadSetStore::sets(const Hash128& declared) const
 {
+    // Most keys have none: one listing of the directory answers them all, where a failed open each
+    // would cost a system call per task of a cached run.
+    {
+        std::lock_guard lock(listing_->mutex);
+        if (!listing_->read) {
+            listing_->read = true;
+            std::error_code ec;
+            for (const auto& e : std::filesystem::directory_iterator(dir_, ec))
+                listing_->names.insert(e.path().filename().string());
+        }
+        if (!listing_->names.count(declared.hex() + ".json"))
+            return std::vector<ReadSet>{};
+    }
     std::filesystem::path path = file(declared);
     auto text = read_file(path.string());
     if (!text) {
@@ -181,7 +196,10 @@ Status ReadSetStore::add(const Hash128& declared, const std::string& task, ReadS
     if (kept.size() > max_sets)
         kept.resize(max_sets);
     // Not synced, as cache entries are not: a manifest a crash left torn fails to parse and is removed.
-    return write_file_atomically(file(declared).string(), manifest_json(task, kept), {.durable = false});
+    QK_TRY_STATUS(write_file_atomically(file(declared).string(), manifest_json(task, kept), {.durable = false}));
+    std::lock_guard lock(listing_->mutex);
+    listing_->names.insert(declared.hex() + ".json");
+    return {};
 }
 
 }  // namespace qk::key

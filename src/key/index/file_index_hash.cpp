@@ -132,7 +132,8 @@ void FileIndex::Hashing::hash_claimed(const std::vector<std::string>& files, con
             o.failure = failure(path, r.error());
     };
 
-    std::size_t want = std::max(1u, std::thread::hardware_concurrency());
+    // Asked once: glibc reads /sys/devices/system/cpu/online each time, and a run hashes per task.
+    static const std::size_t want = std::max(1u, std::thread::hardware_concurrency());
     std::size_t workers = std::min(want, (mine.size() + files_per_worker - 1) / files_per_worker);
     std::atomic<std::size_t> next{0};
     auto work = [&] {
