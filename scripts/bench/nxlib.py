@@ -28,6 +28,11 @@ NX_VERSION = "24.0.6"  # pinned; `npm view nx version` said this was latest on 2
 TOOLS = REPO / "build/tools"
 NX_PREFIX = TOOLS / "nx"
 NX_PKG = NX_PREFIX / "node_modules/nx"
+TURBO_VERSION = "2.11.13"  # pinned; `npm view turbo version` said this was latest on 2026-12-04
+TURBO_PREFIX = TOOLS / f"turbo-{TURBO_VERSION}"
+TURBO_BIN = TURBO_PREFIX / "node_modules/.bin/turbo"
+PNPM_VERSION = "9.15.9"  # turbo runs each task's script with the packageManager's binary
+PNPM_PREFIX = TOOLS / f"pnpm-{PNPM_VERSION}"
 
 
 def nx_installed_version() -> str | None:
@@ -48,6 +53,40 @@ def ensure_nx(version: str = NX_VERSION) -> Path:
         if p.returncode != 0 or nx_installed_version() != version:
             sys.exit(f"nx-compare: npm install nx@{version} failed:\n{p.stdout[-3000:]}")
     return NX_PKG
+
+
+def ensure_turbo() -> Path:
+    """Installs turbo@TURBO_VERSION under build/tools unless it is there already; returns its binary."""
+    if not TURBO_BIN.exists():
+        log(f"installing turbo@{TURBO_VERSION} under {TURBO_PREFIX} (npm)")
+        TURBO_PREFIX.mkdir(parents=True, exist_ok=True)
+        p = subprocess.run(["npm", "install", "--prefix", str(TURBO_PREFIX), "--save-exact", "--no-audit", "--no-fund",
+                            f"turbo@{TURBO_VERSION}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0 or not TURBO_BIN.exists():
+            sys.exit(f"runner-compare: npm install turbo@{TURBO_VERSION} failed:\n{p.stdout[-3000:]}")
+    return TURBO_BIN
+
+
+def ensure_pnpm() -> Path:
+    """Installs pnpm@PNPM_VERSION under build/tools unless it is there; returns its bin directory."""
+    bin_dir = PNPM_PREFIX / "node_modules/.bin"
+    if not (bin_dir / "pnpm").exists():
+        log(f"installing pnpm@{PNPM_VERSION} under {PNPM_PREFIX} (npm)")
+        PNPM_PREFIX.mkdir(parents=True, exist_ok=True)
+        p = subprocess.run(["npm", "install", "--prefix", str(PNPM_PREFIX), "--save-exact", "--no-audit", "--no-fund",
+                            f"pnpm@{PNPM_VERSION}"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if p.returncode != 0 or not (bin_dir / "pnpm").exists():
+            sys.exit(f"runner-compare: npm install pnpm@{PNPM_VERSION} failed:\n{p.stdout[-3000:]}")
+    return bin_dir
+
+
+def turbo_env() -> dict:
+    """turbo without telemetry or update notices, printing plainly, with pnpm (its packageManager) on PATH."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("TURBO_", "NX_")) and k != "CI"}
+    env.update({"TURBO_TELEMETRY_DISABLED": "1", "DO_NOT_TRACK": "1", "TURBO_NO_UPDATE_NOTIFIER": "1",
+                "TURBO_UI": "false", "TURBO_PRINT_VERSION_DISABLED": "1"})
+    env["PATH"] = f"{ensure_pnpm()}:{env.get('PATH', '/usr/bin:/bin')}"
+    return env
 
 
 def link_nx_into(ws: Path) -> None:
@@ -162,7 +201,7 @@ def load_average() -> float:
 
 
 class Sample:
-    __slots__ = ("wall", "cpu", "foreign", "rc", "load", "lingering", "orphans", "extra")
+    __slots__ = ("wall", "cpu", "foreign", "rc", "load", "lingering", "orphans", "extra", "recorders")
 
     def __init__(self, **kw):
         for k, v in kw.items():
@@ -204,7 +243,7 @@ def run_timed(argv, cwd, env, stdout_path, stderr_path, linger=5.0) -> Sample:
             cpu += oru.ru_utime + oru.ru_stime
         b1 = busy_seconds()
     return Sample(wall=wall, cpu=cpu, foreign=max(0.0, (b1 - b0) - cpu), rc=p.returncode, load=load,
-                  lingering=lingering, orphans=orphans, extra=None)
+                  lingering=lingering, orphans=orphans, extra=None, recorders=0)
 
 
 def _count_children() -> int:
@@ -227,9 +266,10 @@ class Command:
     should (e.g. every task came from the cache), else why not: such a run is a failed benchmark.
     extra(stdout, stderr), if given, returns a dict kept with the sample (e.g. a phase breakdown)."""
 
-    def __init__(self, label, argv, cwd, env, check, extra=None):
+    def __init__(self, label, argv, cwd, env, check, extra=None, prepare=None):
         self.label, self.argv, self.cwd, self.env, self.check = label, list(argv), cwd, env, check
         self.extra = extra
+        self.prepare = prepare  # run before each timed run, untimed (e.g. delete the outputs)
 
 
 def interleave(name, commands, reps, tmp: Path, warmup=1, max_retries=None, quiet_wait=10.0):
@@ -248,7 +288,11 @@ def interleave(name, commands, reps, tmp: Path, warmup=1, max_retries=None, quie
         for c in commands[k:] + commands[:k]:
             base = f"{name}.{c.label}".replace("/", "-")
             out, err = tmp / f"{base}.stdout", tmp / f"{base}.stderr"
+            if c.prepare:
+                c.prepare()
+            recorders = benchlib.other_recorders()  # another session's qk recorder slows every process
             s = run_timed(c.argv, c.cwd, c.env, out, err)
+            s.recorders = recorders
             out_text, err_text = out.read_text(errors="replace"), err.read_text(errors="replace")
             why = c.check(out_text, err_text, s.rc)
             if not why and c.extra:
@@ -264,11 +308,13 @@ def interleave(name, commands, reps, tmp: Path, warmup=1, max_retries=None, quie
             rep += 1
             log(f"  {name} warm-up: " + ", ".join(f"{lb} {row[lb].wall:.3f}s" for lb in labels))
             continue
-        noisy = [lb for lb, s in row.items() if s.foreign > noise_limit(s.wall)]
+        noisy = [lb for lb, s in row.items() if s.foreign > noise_limit(s.wall) or s.recorders]
         if noisy and len(discarded) < max_retries:
             discarded.append({lb: s.as_dict() for lb, s in row.items()})
             log(f"  {name}: repetition disturbed by other work on the machine ("
-                + ", ".join(f"{lb} +{row[lb].foreign:.2f} cpu-s" for lb in noisy)
+                + ", ".join(f"{lb} +{row[lb].foreign:.2f} cpu-s"
+                            + (f", {row[lb].recorders} qk recorder(s) loaded" if row[lb].recorders else "")
+                            for lb in noisy)
                 + "): discarded, redoing it")
             benchlib.wait_quiet(quiet_wait)
             continue
