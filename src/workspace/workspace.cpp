@@ -46,9 +46,9 @@ Result<fs::path> Workspace::find_root(const fs::path& start)
                              dir.string()));
 }
 
-Result<Workspace> Workspace::load(const fs::path& root)
+Result<Workspace> Workspace::load(const fs::path& root, const std::vector<std::string>* listed)
 {
-    return WorkspaceLoader::load(root);
+    return WorkspaceLoader::load(root, listed);
 }
 
 Result<Workspace> Workspace::discover(const fs::path& start)
@@ -57,7 +57,7 @@ Result<Workspace> Workspace::discover(const fs::path& start)
     return load(*root);
 }
 
-Result<Workspace> WorkspaceLoader::load(const fs::path& root_in)
+Result<Workspace> WorkspaceLoader::load(const fs::path& root_in, const std::vector<std::string>* listed)
 {
     Workspace ws;
     std::error_code ec;
@@ -76,7 +76,7 @@ Result<Workspace> WorkspaceLoader::load(const fs::path& root_in)
             return error(fmt::format("package.json:{}:{}: the file's top level must be an object, found {}",
                                      root_pkg->line(), root_pkg->column(), root_pkg->describe()));
     }
-    QK_TRY(discovery, detail::discover_projects(ws.root_, found ? *root_pkg : Json::object(), ws.files_));
+    QK_TRY(discovery, detail::discover_projects(ws.root_, found ? *root_pkg : Json::object(), ws.files_, listed));
     ws.package_globs_ = std::move(discovery->package_globs);
 
     std::vector<detail::RawProject> raws;

@@ -32,6 +32,22 @@ def test_show_projects(keys: Path):
     assert json.loads(qk(keys, "show", "projects", "--json").stdout) == ["a", "b", "c"]
 
 
+def test_a_project_json_in_an_ignored_directory_is_no_project(keys: Path):
+    # As Nx 16 and later: a project must not be excluded from the repository. qk discovers projects among
+    # the files its index lists (one walk of the tree), so ignore files apply to discovery too.
+    gen = keys / "generated" / "lib"
+    gen.mkdir(parents=True)
+    (gen / "project.json").write_text(json.dumps({"name": "generated-lib", "targets": {"build": {"command": "true"}}}))
+    assert qk(keys, "show", "projects").stdout == "a\nb\nc\ngenerated-lib\n"
+    (keys / ".gitignore").write_text((keys / ".gitignore").read_text() + "generated\n"
+                                     if (keys / ".gitignore").exists() else "generated\n")
+    assert qk(keys, "show", "projects").stdout == "a\nb\nc\n"
+    # An .nxignore that lets it back in, as Nx's answer to the same question, makes it a project again.
+    (keys / ".nxignore").write_text("!generated\n")
+    shown = qk(keys, "show", "projects")
+    assert shown.stdout == "a\nb\nc\ngenerated-lib\n", shown.stdout + shown.stderr
+
+
 def test_show_project(keys: Path):
     text = qk(keys, "show", "project", "a")
     assert text.returncode == 0, text.stderr

@@ -26,6 +26,11 @@ public:
     // hash cache meanwhile on a second thread. Errors: the root cannot be read. Directories below it
     // that cannot be read are skipped, as Nx skips them.
     static Result<FileIndex> scan(const workspace::Workspace& ws);
+    // The same walk before the workspace is loaded (one walk serves project discovery and the index):
+    // every file has no owner until assign_owners().
+    static Result<FileIndex> scan_tree(const std::filesystem::path& root);
+    // Gives each file the project holding it most closely (as Workspace::project_owning does).
+    void assign_owners(const workspace::Workspace& ws);
 
     FileIndex(FileIndex&&) noexcept;
     FileIndex& operator=(FileIndex&&) noexcept;
@@ -75,7 +80,7 @@ public:
 
 private:
     FileIndex();
-    Status walk(const workspace::Workspace& ws, int root_fd);
+    Status walk(int root_fd);
 
     std::filesystem::path root_;
     std::vector<std::string> files_;

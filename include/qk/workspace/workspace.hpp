@@ -133,7 +133,11 @@ public:
     // pnpm-workspace.yaml. Error when there is none.
     static Result<std::filesystem::path> find_root(const std::filesystem::path& start);
     // Reads the whole configuration of the workspace at `root`. Errors name the file, line and column.
-    static Result<Workspace> load(const std::filesystem::path& root);
+    // `listed`, when given, is every file of the workspace as the file index lists it (ignore files
+    // applied, workspace-relative, sorted): projects are discovered among those, as Nx discovers them
+    // among the files git does not ignore, and the tree is walked once for both. Without it the tree is
+    // walked here, ignore files not applied.
+    static Result<Workspace> load(const std::filesystem::path& root, const std::vector<std::string>* listed = nullptr);
     // find_root(start), then load.
     static Result<Workspace> discover(const std::filesystem::path& start);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -20,8 +21,15 @@ FileIndex::~FileIndex() = default;
 
 Result<FileIndex> FileIndex::scan(const workspace::Workspace& ws)
 {
+    QK_TRY(index, scan_tree(ws.root()));
+    index->assign_owners(ws);
+    return index;
+}
+
+Result<FileIndex> FileIndex::scan_tree(const std::filesystem::path& root)
+{
     FileIndex index;
-    index.root_ = ws.root();
+    index.root_ = root;
     UniqueFd root_fd(::open(index.root_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!root_fd.valid())
         return sys_error(fmt::format("cannot read the workspace root {}; check that it exists and that qk may read it",
@@ -34,19 +42,45 @@ Result<FileIndex> FileIndex::scan(const workspace::Workspace& ws)
     } catch (const std::system_error&) {
         cache = read_hash_cache(hash_cache_path(index.root_));
     }
-    Status walked = index.walk(ws, root_fd.get());
+    Status walked = index.walk(root_fd.get());
     if (reader.joinable())
         reader.join();
     if (!walked)
         return walked.error();
-
-    index.project_files_.resize(ws.projects().size());
-    for (std::size_t i = 0; i < index.files_.size(); ++i)
-        if (index.owner_[i] >= 0)
-            index.project_files_[static_cast<std::size_t>(index.owner_[i])].push_back(static_cast<std::uint32_t>(i));
+    index.owner_.assign(index.files_.size(), -1);
     index.hashing_ = std::make_unique<Hashing>(index.files_.size(), std::move(root_fd));
     index.hashing_->adopt(cache, index.files_);
     return index;
+}
+
+void FileIndex::assign_owners(const workspace::Workspace& ws)
+{
+    // The same answer as Workspace::project_owning: for "." the last such project, for any other root
+    // the first (by index); the deepest root holding a file wins.
+    std::unordered_map<std::string_view, std::int32_t> roots;
+    std::int32_t root_owner = -1;
+    const auto& projects = ws.projects();
+    for (std::size_t i = 0; i < projects.size(); ++i) {
+        const std::string& r = projects[i].root;
+        if (r == ".")
+            root_owner = static_cast<std::int32_t>(i);
+        else if (!r.empty())
+            roots.emplace(std::string_view(r), static_cast<std::int32_t>(i));
+    }
+    owner_.assign(files_.size(), root_owner);
+    project_files_.assign(projects.size(), {});
+    for (std::size_t i = 0; i < files_.size(); ++i) {
+        std::string_view dir = files_[i];
+        for (auto slash = dir.rfind('/'); slash != std::string_view::npos; slash = dir.rfind('/')) {
+            dir = dir.substr(0, slash);
+            if (auto it = roots.find(dir); it != roots.end()) {
+                owner_[i] = it->second;
+                break;
+            }
+        }
+        if (owner_[i] >= 0)
+            project_files_[static_cast<std::size_t>(owner_[i])].push_back(static_cast<std::uint32_t>(i));
+    }
 }
 
 std::filesystem::path FileIndex::hash_cache_path(const std::filesystem::path& root)

@@ -61,9 +61,9 @@ void flatten(Piece& piece, std::vector<std::string>& files, std::vector<std::int
 
 }  // namespace
 
-Status FileIndex::walk(const workspace::Workspace& ws, int root_fd)
+Status FileIndex::walk(int root_fd)
 {
-    const WalkContext context(ws);
+    const WalkContext context(root_);
     const std::size_t threads = std::max(1u, std::thread::hardware_concurrency());
 
     Piece root;

@@ -57,20 +57,6 @@ struct Walker::Listing {
     }
 };
 
-WalkContext::WalkContext(const workspace::Workspace& w) : ws(w)
-{
-    // The same answer as Workspace::project_owning: for "." the last such project, for any other
-    // root the first (by name); deeper roots win by being met later in the walk.
-    const auto& projects = ws.projects();
-    for (std::size_t i = 0; i < projects.size(); ++i) {
-        const std::string& r = projects[i].root;
-        if (r == ".")
-            root_owner = static_cast<std::int32_t>(i);
-        else if (!r.empty())
-            roots.emplace(std::string_view(r), static_cast<std::int32_t>(i));
-    }
-}
-
 Walker::Walker(const WalkContext& context, const WalkStart& start, WalkOutput& out)
     : context_(context), out_(out), owner_(start.owner), path_(start.path), ignores_(start.ignores), buffer_(64 * 1024)
 {
@@ -95,7 +81,7 @@ Result<UniqueFd> Walker::open_dir(int at, const char* name, std::string_view dis
     // descriptors or memory would silently lose files, so that is an error.
     if (!fd.valid() && (errno == EMFILE || errno == ENFILE || errno == ENOMEM))
         return sys_error(
-            fmt::format("cannot open the directory {} in the workspace {}", display, context.ws.root().string()));
+            fmt::format("cannot open the directory {} in the workspace {}", display, context.root.string()));
     return fd;
 }
 
@@ -110,7 +96,7 @@ Status Walker::list(int fd, Listing& out)
             continue;
         if (n < 0)
             return sys_error(fmt::format("cannot list the directory {} in the workspace {}",
-                                         path_.empty() ? "." : path_, context_.ws.root().string()));
+                                         path_.empty() ? "." : path_, context_.root.string()));
         if (n == 0)
             return {};
         for (ssize_t pos = 0; pos < n;) {

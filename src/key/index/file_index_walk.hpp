@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -16,13 +17,14 @@
 
 namespace qk::key {
 
-// What every walker of a scan reads and none writes.
+// What every walker of a scan reads and none writes. The walk assigns no owners: FileIndex::assign_owners
+// does, once projects are known (they are discovered among the files the walk lists).
 struct WalkContext {
-    explicit WalkContext(const workspace::Workspace& ws);
+    explicit WalkContext(const std::filesystem::path& root) : root(root) {}
 
-    const workspace::Workspace& ws;
-    std::unordered_map<std::string_view, std::int32_t> roots;  // project roots but ".", to index
-    std::int32_t root_owner = -1;                              // the project at ".", if any
+    const std::filesystem::path& root;
+    std::unordered_map<std::string_view, std::int32_t> roots;  // empty: no project owns anything yet
+    std::int32_t root_owner = -1;
 };
 
 // A directory to walk: where it is, the ignore files of its ancestors, the project owning it.

@@ -179,7 +179,8 @@ std::string dir_of(const std::string& file)
 
 }  // namespace
 
-Result<Discovery> discover_projects(const fs::path& root, const Json& root_package_json, Workspace::Files& files)
+Result<Discovery> discover_projects(const fs::path& root, const Json& root_package_json, Workspace::Files& files,
+                                    const std::vector<std::string>* listed)
 {
     Discovery d;
     bool pnpm_found = false;
@@ -215,7 +216,21 @@ Result<Discovery> discover_projects(const fs::path& root, const Json& root_packa
     }
 
     std::vector<std::string> package_jsons, project_jsons;
-    QK_TRY_STATUS(walk(root, package_jsons, project_jsons));
+    if (listed) {
+        for (const std::string& f : *listed) {
+            std::string_view name = f;
+            if (auto slash = name.rfind('/'); slash != std::string_view::npos)
+                name.remove_prefix(slash + 1);
+            if (name != "package.json" && name != "project.json")
+                continue;
+            // The index leaves out .git, .qk and node_modules; .nx is Nx's own data, never a project.
+            if (f.starts_with(".nx/") || f.find("/.nx/") != std::string::npos)
+                continue;
+            (name == "package.json" ? package_jsons : project_jsons).push_back(f);
+        }
+    } else {
+        QK_TRY_STATUS(walk(root, package_jsons, project_jsons));
+    }
     std::set<std::string> roots;
     for (const auto& pj : project_jsons)
         roots.insert(dir_of(pj));

@@ -16,7 +16,7 @@ namespace qk::workspace {
 
 class WorkspaceLoader {
 public:
-    static Result<Workspace> load(const std::filesystem::path& root);
+    static Result<Workspace> load(const std::filesystem::path& root, const std::vector<std::string>* listed);
 };
 
 namespace detail {
@@ -32,10 +32,11 @@ struct Discovery {
     std::vector<std::string> project_roots;  // workspace-relative, sorted, "." for the root
 };
 // Reads pnpm-workspace.yaml and the root package.json's `workspaces`, walks the tree (not entering
-// node_modules, .git, .qk or .nx) and returns every directory holding a project.json or a package.json
-// the package globs select (and the root when its package.json has an "nx" field).
+// node_modules, .git, .qk or .nx), or looks among `listed` (Workspace::load), and returns every directory
+// holding a project.json or a package.json the package globs select (and the root when its package.json
+// has an "nx" field).
 Result<Discovery> discover_projects(const std::filesystem::path& root, const Json& root_package_json,
-                                    Workspace::Files& files);
+                                    Workspace::Files& files, const std::vector<std::string>* listed = nullptr);
 
 // A project's configuration layers merged (package.json < project.json < project.local.json), before
 // its targets are resolved.
