@@ -1,0 +1,80 @@
+// RunMany's side of the cache: finding a task's result (through the read sets --record saved, when its
+// key has some) and storing one (with its read set, or plainly).
+#include "qk/run/run_many.hpp"
+
+#include "output_display.hpp"
+#include "sandbox.hpp"
+
+namespace qk::run {
+
+std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& key, std::string& why)
+{
+    const std::string& id = runs_[i].task;
+    auto found = [&](const key::Hash128& hash) -> std::optional<key::CacheHit> {
+        std::string miss_reason;
+        auto hit = cache_->find(hash, &miss_reason);
+        if (!hit) {
+            display_->line(id, "qk: cannot read the cache: " + hit.error().message);
+            return std::nullopt;
+        }
+        if (!miss_reason.empty())
+            display_->line(id, "qk: a cache entry could not be used and was removed: " + miss_reason);
+        return std::move(*hit);
+    };
+    auto sets = read_sets_->sets(key.hash);
+    if (!sets)
+        display_->line(id, "qk: " + sets.error().message);
+    if (!sets || sets->empty()) {
+        auto hit = found(key.hash);
+        if (!hit) {
+            why = "no cache entry for its key";
+            if (auto before = history_->last(id))
+                if (auto moved = key::first_difference(*before, key::key_parts(key, session_->files())))
+                    why = *moved + " since its last stored result";
+        }
+        return hit;
+    }
+    // Recordings key its results: one is restored only through a set whose every read still holds what
+    // it held. The newest set's change is the one to tell.
+    std::string first_change;
+    for (const key::ReadSet& set : *sets) {
+        if (auto changed = key::first_changed(set, session_->workspace().root())) {
+            if (first_change.empty())
+                first_change = *changed;
+            continue;
+        }
+        if (auto hit = found(set.result))
+            return hit;
+    }
+    why = first_change.empty() ? "the result its recorded reads match is no longer in the cache"
+                               : "a recorded read changed: " + first_change;
+    display_->line(id, "qk: " + why);
+    return std::nullopt;
+}
+
+void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record)
+{
+    const std::string& id = runs_[i].task;
+    auto not_cached = [&](const std::string& why) { display_->line(id, "qk: the result was not cached: " + why); };
+    (void)history_->remember(id, key::key_parts(key, session_->files()));  // a hint: never fails a task
+    std::optional<Result<key::ReadSet>> recorded = sandbox_ ? sandbox_->take_read_set(i) : std::nullopt;
+    if (recorded) {
+        if (!*recorded)
+            return not_cached(recorded->error().message);
+        key::ReadSet set = std::move(**recorded);
+        set.result = set.result_key(key.hash);
+        // The entry first: a manifest naming a missing entry is a miss, an entry nobody names is litter.
+        if (auto st = cache_->store(set.result, record); !st)
+            return not_cached(st.error().message);
+        if (auto st = read_sets_->add(key.hash, id, std::move(set)); !st)
+            not_cached("its recorded reads could not be saved: " + st.error().message);
+        return;
+    }
+    // Recordings of this key found reads it leaves out: a plain entry would replay whatever they held.
+    if (auto sets = read_sets_->sets(key.hash); sets && !sets->empty())
+        return not_cached("its results are keyed by what it read, which only --record saves");
+    if (auto st = cache_->store(key.hash, record); !st)
+        not_cached(st.error().message);
+}
+
+}  // namespace qk::run
