@@ -220,7 +220,7 @@ Result<int> RunMany::run()
                                    });
     if (!results)
         return results.error();
-    (void)session_->files().save_hash_cache();
+    (void)session_->files().save_hash_cache(true);  // the run's last: unused entries for outputs go
 
     RunSummary summary;
     summary.targets = request_.tasks.targets;
@@ -307,7 +307,7 @@ Outcome RunMany::run_task(std::size_t i)
         auto hit = lookup(i, **key, run.ran_because);
         if (hit) {
             // Outputs nobody touched since they were made or restored need no writing.
-            bool in_place = key::outputs_in_place(*cache_, *hit);
+            bool in_place = key::outputs_in_place(*cache_, *hit, &session_->files());
             Status restored = in_place ? Status{} : cache_->restore(*hit);
             if (restored) {
                 display_->restored(t.id, hit->terminal_output);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -516,4 +517,58 @@ TEST_CASE("a workspace without special entries holds none, not even under the ro
     CHECK(index.special_entries().empty());
     CHECK_FALSE(index.holds_special(""));
     CHECK_FALSE(index.holds_special("src"));
+}
+
+TEST_CASE("a file outside the index keeps its hash in the persistent cache while its stamp holds", "[files]")
+{
+    qk::test::TempDir ws;
+    ws.write(".gitignore", "dist\n");
+    ws.write("src/a.ts", "a\n");
+    ws.write("dist/out.js", "out 1\n");
+    ws.write("dist/other.js", "other\n");
+    // Written long enough ago that the cache does not count them as racy (changed within its tick).
+    for (const char* rel : {"dist/out.js", "dist/other.js"})
+        std::filesystem::last_write_time(ws.path / rel,
+                                         std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+    auto lstat_of = [&](const char* rel) {
+        struct stat st {};
+        REQUIRE(::lstat((ws.path / rel).c_str(), &st) == 0);
+        return st;
+    };
+    {
+        auto index = FileIndex::scan_tree(ws.path);
+        REQUIRE(index);
+        CHECK_FALSE(index->find("dist/out.js"));  // ignored: outside the index
+        auto h = index->hash_elsewhere("dist/out.js", lstat_of("dist/out.js"));
+        REQUIRE(h);
+        CHECK(*h == qk::key::hash_bytes("out 1\n"));
+        REQUIRE(index->hash_elsewhere("dist/other.js", lstat_of("dist/other.js")));
+        CHECK(index->hash_counts().read == 2);
+        REQUIRE(index->save_hash_cache(true));
+    }
+    {
+        auto index = FileIndex::scan_tree(ws.path);
+        REQUIRE(index);
+        auto h = index->hash_elsewhere("dist/out.js", lstat_of("dist/out.js"));
+        REQUIRE(h);
+        CHECK(*h == qk::key::hash_bytes("out 1\n"));
+        CHECK(index->hash_counts().read == 0);  // taken from the cache, not read
+        CHECK(index->hash_counts().reused == 1);
+        // Changed (its size and times move): read again.
+        ws.write("dist/out.js", "out 2, longer\n");
+        std::filesystem::last_write_time(ws.path / "dist/out.js",
+                                         std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+        h = index->hash_elsewhere("dist/out.js", lstat_of("dist/out.js"));
+        REQUIRE(h);
+        CHECK(*h == qk::key::hash_bytes("out 2, longer\n"));
+        CHECK(index->hash_counts().read == 1);
+        // The run's last save drops dist/other.js, which this run did not use.
+        REQUIRE(index->save_hash_cache(true));
+    }
+    auto index = FileIndex::scan_tree(ws.path);
+    REQUIRE(index);
+    REQUIRE(index->hash_elsewhere("dist/other.js", lstat_of("dist/other.js")));
+    CHECK(index->hash_counts().read == 1);
+    REQUIRE(index->hash_elsewhere("dist/out.js", lstat_of("dist/out.js")));
+    CHECK(index->hash_counts().reused == 1);
 }

@@ -3,11 +3,14 @@
 #pragma once
 
 #include "qk/key/cache.hpp"
+#include "qk/key/file_index.hpp"
 
 namespace qk::key {
 
 // True when what the hit's output patterns name on disk is exactly the stored files: the same paths
 // and kinds, modes, symlink targets, sizes and bytes. Any doubt (a file unreadable) answers false.
-bool outputs_in_place(const LocalCache& cache, const CacheHit& hit);
+// With `stamps`, a file's hash is taken from the persistent file hash cache while its size, times, inode
+// and mode are unchanged (FileIndex::hash_elsewhere), rather than read each time.
+bool outputs_in_place(const LocalCache& cache, const CacheHit& hit, FileIndex* stamps = nullptr);
 
 }  // namespace qk::key

@@ -3,6 +3,8 @@
 // hashes: computed on demand, in parallel, and kept in <root>/.qk/cache/file-hashes between runs.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -66,8 +68,13 @@ public:
     Hash128 hash_of(std::size_t file) const;
     // Whether a file that hash() covered was a symbolic link when it was hashed (its lstat then).
     bool is_symlink(std::size_t file) const;
-    // Writes .qk/cache/file-hashes (atomically) when this run hashed anything anew.
-    Status save_hash_cache();
+    // The content hash of a regular file outside the index (an output, git-ignored), `st` its lstat:
+    // taken from the persistent cache while its size, times, inode and mode are unchanged, else read and
+    // kept there for the next run. Thread-safe.
+    Result<Hash128> hash_elsewhere(std::string_view path, const struct stat& st);
+    // Writes .qk/cache/file-hashes (atomically) when this run hashed anything anew. `end_of_run`: the
+    // entries outside the index that this process did not use are dropped (a run's last save).
+    Status save_hash_cache(bool end_of_run = false);
 
     // How many files hash() has read so far, and how many it took from the persistent cache instead.
     struct HashCounts {

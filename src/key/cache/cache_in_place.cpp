@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 }  // namespace
 
-bool outputs_in_place(const LocalCache& cache, const CacheHit& hit)
+bool outputs_in_place(const LocalCache& cache, const CacheHit& hit, FileIndex* stamps)
 {
     auto on_disk = collect_output_files(cache.workspace_root(), hit.outputs);
     if (!on_disk || on_disk->size() != hit.files.size())
@@ -45,7 +45,7 @@ bool outputs_in_place(const LocalCache& cache, const CacheHit& hit)
             // must not make good outputs look out of place (and be overwritten by it).
             if ((st.st_mode & 07777) != want.mode || static_cast<std::uint64_t>(st.st_size) != want.size)
                 return false;
-            if (auto hash = hash_file(here); !hash || *hash != want.hash)
+            if (auto hash = stamps ? stamps->hash_elsewhere(have.path, st) : hash_file(here); !hash || *hash != want.hash)
                 return false;
             break;
         }

@@ -97,7 +97,7 @@ void FileIndex::Hashing::adopt(const HashCacheFile& cache, const std::vector<std
         if (cursor < files.size() && files[cursor] == path)
             known[cursor++] = e.cached;
         else
-            dirty = true;  // a file that is gone (or now ignored): drop it from the cache
+            elsewhere_read.emplace(std::string(path), e.cached);  // an output, or a file that is gone
     }
 }
 
@@ -183,16 +183,57 @@ FileIndex::HashCounts FileIndex::hash_counts() const
     return hashing_->counts;
 }
 
-Status FileIndex::save_hash_cache()
+Result<Hash128> FileIndex::hash_elsewhere(std::string_view path, const struct stat& st)
+{
+    Hashing& h = *hashing_;
+    FileStamp stamp = FileStamp::of(st);
+    {
+        std::lock_guard lock(h.mutex);
+        for (auto* map : {&h.elsewhere_used, &h.elsewhere_read})
+            if (auto it = map->find(path); it != map->end() && it->second.valid && it->second.stamp == stamp) {
+                if (map == &h.elsewhere_read)
+                    h.elsewhere_used.insert_or_assign(std::string(path), it->second);
+                ++h.counts.reused;
+                return it->second.hash;
+            }
+    }
+    // Read through the root's descriptor, as the index's files are; a regular file only.
+    UniqueFd fd(::openat(h.root_fd.get(), std::string(path).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd.valid())
+        return sys_error(fmt::format("cannot read {}", path));
+    QK_TRY(hash, hash_fd(fd.get(), path));
+    std::lock_guard lock(h.mutex);
+    h.elsewhere_used.insert_or_assign(std::string(path), CachedHash{stamp, *hash, true});
+    h.dirty = true;
+    ++h.counts.read;
+    return *hash;
+}
+
+Status FileIndex::save_hash_cache(bool end_of_run)
 {
     Hashing& h = *hashing_;
     std::lock_guard lock(h.mutex);
+    // At the end of a run, what the cache held outside the index and the run did not use goes (an
+    // output gone, or of a task not run); before, it is kept for the tasks still to come.
+    if (end_of_run)
+        for (const auto& [path, cached] : h.elsewhere_read)
+            if (!h.elsewhere_used.count(path))
+                h.dirty = true;
     if (!h.dirty)
         return {};
     std::vector<HashCacheEntry> entries;
     for (std::size_t i = 0; i < files_.size(); ++i)
         if (h.known[i].valid)
             entries.push_back({files_[i], &h.known[i]});
+    for (const auto& [path, cached] : h.elsewhere_used)
+        entries.push_back({path, &cached});
+    if (!end_of_run)
+        for (const auto& [path, cached] : h.elsewhere_read)
+            if (!h.elsewhere_used.count(path))
+                entries.push_back({path, &cached});
+    // Sorted by path, as readers merge on it.
+    std::sort(entries.begin(), entries.end(),
+              [](const HashCacheEntry& a, const HashCacheEntry& b) { return a.path < b.path; });
     QK_TRY_STATUS(write_hash_cache(root_, hash_cache_path(root_), entries));
     h.dirty = false;
     return {};

@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -39,6 +40,9 @@ struct FileIndex::Hashing {
     std::vector<CachedHash> known;
     bool dirty = false;  // the cache file needs writing
     FileIndex::HashCounts counts;
+    // Files outside the index that the cache keeps too (outputs checked in place, hash_elsewhere):
+    // what the cache file held, and what this run used or learnt, which alone is written back.
+    std::map<std::string, CachedHash, std::less<>> elsewhere_read, elsewhere_used;
 
     struct Outcome {
         Hash128 hash;
