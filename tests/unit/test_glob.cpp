@@ -295,3 +295,28 @@ TEST_CASE("groups that do not multiply out are searched in polynomial time", "[g
     CHECK(m("{q,!(*a*a*a*a*a*a*b)}c", "bc"));
     CHECK(m("{q,!(*a*a*a*a*a*a*b)}c", "qc"));
 }
+
+TEST_CASE("globs compiled again, past the memo's bound too, match as when first compiled", "[glob]")
+{
+    // Compiled globs are shared by pattern; the memo empties itself when full. Neither may change a match.
+    for (int round = 0; round < 2; ++round)
+        for (int i = 0; i < 40000; i += 97) {
+            std::string dir = "packages/p" + std::to_string(i);
+            auto g = qk::workspace::Glob::compile_fileset(dir + "/**/*");
+            REQUIRE(g.ok());
+            CHECK(g->matches(dir + "/src/a.ts"));
+            CHECK_FALSE(g->matches("packages/q" + std::to_string(i) + "/src/a.ts"));
+        }
+    for (int i = 0; i < (1 << 15) + 10; ++i)  // more distinct patterns than the memo keeps
+        REQUIRE(qk::workspace::Glob::compile("x" + std::to_string(i)).ok());
+    auto again = qk::workspace::Glob::compile_fileset("packages/p0/**/*");
+    REQUIRE(again.ok());
+    CHECK(again->matches("packages/p0/src/a.ts"));
+    CHECK(again->pattern() == "packages/p0/**/*");
+    // The same text as a glob and as a fileset are different globs: a plain path is a file or a tree.
+    auto plain = qk::workspace::Glob::compile("dist");
+    auto tree = qk::workspace::Glob::compile_fileset("dist");
+    REQUIRE((plain.ok() && tree.ok()));
+    CHECK_FALSE(plain->matches("dist/a.js"));
+    CHECK(tree->matches("dist/a.js"));
+}

@@ -18,7 +18,9 @@
 // globset would match them. docs: include/qk/workspace/glob.hpp.
 #include "glob_convert.hpp"
 
+#include <mutex>
 #include <set>
+#include <unordered_map>
 
 #include "glob_print.hpp"
 #include "glob_syntax.hpp"
@@ -267,7 +269,62 @@ std::string common_prefix(std::string_view a, std::string_view b)
     return std::string(a.substr(0, last_end));
 }
 
+namespace {
+
+// Compiled globs are immutable: one pattern compiled twice in a run (a project's "**/*" in its default
+// and production inputs, an output pattern as a glob and as a fileset, each time a task's outputs are
+// walked) shares one. Bounded, so that a long-lived caller (a fuzzer) cannot grow it without end.
+class CompileMemo {
+public:
+    std::shared_ptr<const Compiled> find(std::string_view pattern, bool fileset)
+    {
+        std::lock_guard lock(mutex_);
+        auto it = map_[fileset].find(pattern);
+        return it == map_[fileset].end() ? nullptr : it->second;
+    }
+    void add(std::shared_ptr<const Compiled> c, bool fileset)
+    {
+        // Only what configurations hold: short patterns of a few alternatives. A fuzzer's inputs, or a
+        // brace expression standing for thousands of paths, are compiled each time rather than kept.
+        if (c->pattern.size() > kMaxPattern || c->alternatives.size() > kMaxKeptAlternatives)
+            return;
+        std::lock_guard lock(mutex_);
+        if (map_[0].size() + map_[1].size() >= kMaxEntries) {
+            map_[0].clear();
+            map_[1].clear();
+        }
+        std::string_view key = c->pattern;  // points into the entry it keys, which it keeps alive
+        map_[fileset].emplace(key, std::move(c));
+    }
+
+private:
+    static constexpr std::size_t kMaxEntries = 1 << 15, kMaxPattern = 256, kMaxKeptAlternatives = 8;
+    std::mutex mutex_;
+    std::unordered_map<std::string_view, std::shared_ptr<const Compiled>> map_[2];
+};
+
+CompileMemo& memo()
+{
+    static CompileMemo m;
+    return m;
+}
+
+Result<std::shared_ptr<const Compiled>> compile_uncached(std::string_view pattern, bool fileset);
+
+}  // namespace
+
 Result<std::shared_ptr<const Compiled>> compile_glob(std::string_view pattern, bool fileset)
+{
+    if (auto hit = memo().find(pattern, fileset))
+        return hit;
+    QK_TRY(compiled, compile_uncached(pattern, fileset));
+    memo().add(*compiled, fileset);
+    return compiled;
+}
+
+namespace {
+
+Result<std::shared_ptr<const Compiled>> compile_uncached(std::string_view pattern, bool fileset)
 {
     auto c = std::make_shared<Compiled>();
     c->pattern = std::string(pattern);
@@ -301,5 +358,7 @@ Result<std::shared_ptr<const Compiled>> compile_glob(std::string_view pattern, b
                  c->alternatives[0].shape == Alternative::Shape::exact;
     return std::shared_ptr<const Compiled>(std::move(c));
 }
+
+}  // namespace
 
 }  // namespace qk::workspace::glob_detail
