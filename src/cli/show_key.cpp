@@ -198,19 +198,8 @@ std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<s
     // What --record saved under the key; an unreadable manifest shows as none (the text form says why).
     auto sets = key::ReadSetStore::open(s.workspace().root() / ".qk" / "cache").sets(k.hash);
     w.key("recordedReads").begin_array();
-    for (const key::ReadSet& set : sets ? *sets : std::vector<key::ReadSet>{}) {
-        w.begin_object().key("created").value(set.created).key("result").value(set.result.hex());
-        w.key("reads").begin_array();
-        for (const key::RecordedRead& r : set.reads) {
-            w.begin_object().key("path").value(r.path).key("hash");
-            if (r.content)
-                w.value(r.content->hex());
-            else
-                w.null();
-            w.end_object();
-        }
-        w.end_array().end_object();
-    }
+    for (const key::ReadSet& set : sets ? *sets : std::vector<key::ReadSet>{})
+        key::write_read_set(w, set);
     w.end_array();
     w.end_object();
     return w.str() + "\n";

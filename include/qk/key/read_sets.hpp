@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "qk/key/hash.hpp"
+#include "qk/util/json_writer.hpp"
 #include "qk/util/result.hpp"
 
 namespace qk::key {
@@ -32,6 +33,10 @@ struct ReadSet {
     // The key of the result stored through this set: the declared key folded with the set's digest.
     Hash128 result_key(const Hash128& declared) const;
 };
+
+// `set` as a JSON object {result, created, reads: [{path, hash|null}]}: the manifest's form, which
+// `qk show task --json` shows too.
+void write_read_set(JsonWriter& w, const ReadSet& set);
 
 // What `path` (workspace-relative) holds now: its content's hash, or nullopt when nothing is there. A
 // directory is nullopt too: a read set never names one. An Error when it exists and cannot be read.

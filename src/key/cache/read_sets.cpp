@@ -31,6 +31,21 @@ Hash128 ReadSet::digest() const
     return h.digest();
 }
 
+void write_read_set(JsonWriter& w, const ReadSet& set)
+{
+    w.begin_object().key("result").value(set.result.hex()).key("created").value(set.created);
+    w.key("reads").begin_array();
+    for (const RecordedRead& r : set.reads) {
+        w.begin_object().key("path").value(r.path).key("hash");
+        if (r.content)
+            w.value(r.content->hex());
+        else
+            w.null();
+        w.end_object();
+    }
+    w.end_array().end_object();
+}
+
 Hash128 ReadSet::result_key(const Hash128& declared) const
 {
     return Hasher().field("qk read set").field(declared).field(digest()).digest();
@@ -116,19 +131,8 @@ std::string manifest_json(const std::string& task, const std::vector<ReadSet>& s
     w.key("schemaVersion").value(ReadSetStore::schema_version);
     w.key("task").value(task);
     w.key("sets").begin_array();
-    for (const ReadSet& s : sets) {
-        w.begin_object().key("result").value(s.result.hex()).key("created").value(s.created);
-        w.key("reads").begin_array();
-        for (const RecordedRead& r : s.reads) {
-            w.begin_object().key("path").value(r.path).key("hash");
-            if (r.content)
-                w.value(r.content->hex());
-            else
-                w.null();
-            w.end_object();
-        }
-        w.end_array().end_object();
-    }
+    for (const ReadSet& s : sets)
+        write_read_set(w, s);
     w.end_array().end_object();
     return std::move(w).take_line();
 }
