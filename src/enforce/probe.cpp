@@ -1,20 +1,12 @@
 // The probe's report and running the probe (qk-sandbox-exec --probe) from qk.
 #include "qk/enforce/probe.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 
 #include <fmt/format.h>
 
-#include "qk/util/io.hpp"
-#include "qk/util/unique_fd.hpp"
-
-extern char** environ;
+#include "qk/util/subprocess.hpp"
 
 namespace qk::enforce {
 
@@ -101,34 +93,12 @@ Result<ProbeReport> decode_probe(std::string_view text)
 
 Result<ProbeReport> probe(const std::string& helper, const std::string& workspace_root, const std::string& scratch_dir)
 {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-        return sys_error("cannot make a pipe for the sandbox probe");
-    UniqueFd read_end(fds[0]), write_end(fds[1]);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
-    std::vector<std::string> args{helper, "--probe", workspace_root, scratch_dir};
-    std::vector<char*> argv;
-    for (std::string& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    int rc = ::posix_spawn(&pid, helper.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0)
-        return sys_error(fmt::format("cannot run {}", helper), rc);
-    write_end.reset();
-    std::string out;
-    Status read = read_all(read_end.get(), out);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!read)
-        return read.error();
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return error(fmt::format("{} --probe failed (status {})", helper, status));
-    return decode_probe(out);
+    // Its stderr stays the user's: a helper that cannot start its probe says why there.
+    QK_TRY(run, run_captured({helper, "--probe", workspace_root, scratch_dir},
+                             {.stderr_to = CaptureOptions::Stderr::inherited}));
+    if (!run->succeeded())
+        return error(fmt::format("{} --probe failed (status {})", helper, run->wait_status));
+    return decode_probe(run->out);
 }
 
 }  // namespace qk::enforce

@@ -14,6 +14,7 @@
 #include <fmt/core.h>
 
 #include "qk/record/recording_sink.hpp"
+#include "qk/util/subprocess.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "qk/record/cgroup.hpp"
 #include "qk/record/process.hpp"
@@ -25,47 +26,6 @@ extern char** environ;
 
 namespace qk::record {
 namespace {
-
-struct Captured {
-    int wait_status = -1;
-    std::string output;  // stdout and stderr together
-};
-
-// Runs a short probe with its output captured, so that strace's messages do not reach our stderr.
-Result<Captured> run_captured(const std::vector<std::string>& argv)
-{
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0)
-        return sys_error("cannot create a pipe");
-    UniqueFd read_end(fds[0]), write_end(fds[1]);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
-    std::vector<char*> args;
-    for (const auto& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = -1;
-    int err = ::posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (err != 0)
-        return sys_error(fmt::format("cannot run {}", argv[0]), err);
-    write_end.reset();
-    Captured out;
-    char buf[4096];
-    for (ssize_t n; (n = ::read(read_end.get(), buf, sizeof(buf))) != 0;) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        out.output.append(buf, static_cast<size_t>(n));
-    }
-    while (::waitpid(pid, &out.wait_status, 0) < 0 && errno == EINTR) {
-    }
-    return out;
-}
 
 // -y names the file behind every fd (and the cwd at AT_FDCWD); -X raw prints flags as numbers, exactly
 // the bits the kernel got; -s 4096 keeps argv strings whole (paths are never cut below PATH_MAX);
@@ -137,9 +97,9 @@ Result<std::unique_ptr<StraceRecorder>> StraceRecorder::create()
     auto strace = find_program("strace", "/");
     if (!strace)
         return error("strace is not installed (on Debian: apt-get install strace)");
-    QK_TRY(version, run_captured({*strace, "-V"}));
-    if (version->wait_status != 0 || version->output.find("strace -- version") == std::string::npos)
-        return error(fmt::format("{} -V did not print a strace version: {}", *strace, version->output));
+    QK_TRY(version, qk::run_captured({*strace, "-V"}));
+    if (version->wait_status != 0 || version->out.find("strace -- version") == std::string::npos)
+        return error(fmt::format("{} -V did not print a strace version: {}", *strace, version->out));
     auto true_program = find_program("true", "/");
     if (!true_program)
         return error("cannot find 'true' in PATH to check that strace can trace");
@@ -155,13 +115,13 @@ Result<std::unique_ptr<StraceRecorder>> StraceRecorder::create()
         for (const char* a : {"-o", "/dev/null", "--"})
             argv.push_back(a);
         argv.push_back(*true_program);
-        QK_TRY(probe, run_captured(argv));
+        QK_TRY(probe, qk::run_captured(argv));
         if (probe->wait_status == 0) {
             recorder->raw_constants_ = raw;
             why.clear();
             break;
         }
-        why = probe->output;
+        why = probe->out;
     }
     if (!why.empty())
         return error(fmt::format("strace cannot trace here (it needs ptrace: root, or CAP_SYS_PTRACE and a "
@@ -175,8 +135,8 @@ Result<std::unique_ptr<StraceRecorder>> StraceRecorder::create()
     for (const char* a : {"-o", "/dev/null", "--"})
         argv.push_back(a);
     argv.push_back(*true_program);
-    auto probe = run_captured(argv);
-    recorder->seccomp_bpf_ = probe && probe->wait_status == 0 && probe->output.empty();
+    auto probe = qk::run_captured(argv);
+    recorder->seccomp_bpf_ = probe && probe->wait_status == 0 && probe->out.empty();
     return recorder;
 }
 

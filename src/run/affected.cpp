@@ -1,65 +1,33 @@
 #include "qk/run/affected.hpp"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <deque>
-#include <cstring>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "qk/util/unique_fd.hpp"
-
-extern char** environ;
+#include "qk/util/subprocess.hpp"
 
 namespace qk::run {
 namespace {
 
-// Runs git in `root` with `args`; its stdout, or an error with what it printed.
+// Runs git in `root` with `args`: its stdout, or an error with what it printed. Its stderr is kept apart:
+// a warning there ("refname is ambiguous") is no changed file.
 Result<std::string> git(const std::filesystem::path& root, std::vector<std::string> args)
 {
-    args.insert(args.begin(), {"git", "-C", root.string()});
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0)
-        return sys_error("cannot run git: no pipe");
-    UniqueFd read_end(out[0]), write_end(out[1]);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
-    std::vector<char*> argv;
-    for (auto& a : args)
-        argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    int err = ::posix_spawnp(&pid, "git", &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    write_end.reset();
-    if (err != 0)
-        return Error{"cannot run git (is it installed? apt install git): " + std::string(std::strerror(err)), err};
-    std::string text;
-    char buf[65536];
-    for (ssize_t n; (n = ::read(read_end.get(), buf, sizeof buf)) != 0;) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        text.append(buf, static_cast<std::size_t>(n));
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::vector<std::string> argv{"git", "-C", root.string()};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto run = run_captured(argv, {.stderr_to = CaptureOptions::Stderr::apart, .search_path = true});
+    if (!run)
+        return Error{"cannot run git (is it installed? apt install git): " + run.error().message, run.error().sys_errno};
+    if (!run->succeeded()) {
+        std::string text = run->err.empty() ? run->out : run->err;
         while (!text.empty() && text.back() == '\n')
             text.pop_back();
-        return error(fmt::format("`git {}` failed: {}", fmt::join(args.begin() + 3, args.end(), " "), text));
+        return error(fmt::format("`git {}` failed: {}", fmt::join(args, " "), text));
     }
-    return text;
+    return std::move(run->out);
 }
 
 void add_lines(const std::string& text, std::set<std::string>& out)

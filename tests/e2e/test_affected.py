@@ -73,3 +73,14 @@ def test_a_base_git_does_not_know_is_named(tmp_path):
     r = qk(ws, "affected", "-t", "build", "--base", "nosuch")
     assert r.returncode != 0
     assert "`git merge-base nosuch HEAD` failed" in r.stderr, r.stderr
+
+
+def test_what_git_says_on_stderr_is_no_changed_file(tmp_path):
+    # A tag and a branch both named main: git warns "refname 'main' is ambiguous" on stderr, and must
+    # still answer on stdout; the warning is neither a changed file nor part of the merge base.
+    ws = workspace(tmp_path)
+    git(ws, "tag", "main", "main")
+    write(ws, "packages/lib/src.ts", "2\n")
+    r = qk(ws, "affected", "-t", "build", "--base", "main")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "qk affected: 1 changed file; affected: app, lib" in r.stdout, r.stdout
