@@ -140,6 +140,12 @@ TEST_CASE("the task history says which part of the key moved", "[read-sets]")
     now = before;
     now[1].hash = hash_bytes("dependency moved");
     CHECK(qk::key::first_difference(before, now) == "the task it depends on, lib:build, changed");
+    // A file of a dependency reached through ^production moves only the input's digest.
+    auto with_deps = before;
+    with_deps.insert(with_deps.begin() + 2, {"dependencyInput", "production", hash_bytes("d1")});
+    now = with_deps;
+    now[2].hash = hash_bytes("d2");
+    CHECK(qk::key::first_difference(with_deps, now) == "what ^production holds in the projects it depends on changed");
 
     TempDir cache;
     auto history = qk::key::TaskHistory::open(cache.path);

@@ -16,7 +16,9 @@
 namespace qk::key {
 
 struct KeyPart {
-    std::string kind;  // "input", "command", "dependency", "env", "runtime", "packages", "file"
+    // "input", "command", "dependency", "dependencyInput" (a `^` input's digest), "env", "runtime",
+    // "packages", "file", "dependencyOutput"
+    std::string kind;
     std::string name;  // a path, a task id, a variable or command; "" for command and packages
     Hash128 hash;
     friend bool operator==(const KeyPart&, const KeyPart&) = default;

@@ -36,6 +36,8 @@ std::vector<KeyPart> key_parts(const TaskKey& key, const FileIndex& files)
         out.push_back({"dependencyOutput", f.path, f.hash});
     for (const auto& tree : key.linked_trees)
         out.push_back({"input", tree->link + "/", tree->hash});
+    for (const auto& [input, digest] : key.dependency_inputs)
+        out.push_back({"dependencyInput", input, digest});
     std::sort(out.begin(), out.end(), [](const KeyPart& a, const KeyPart& b) {
         return std::tie(a.kind, a.name) < std::tie(b.kind, b.name);
     });
@@ -58,6 +60,8 @@ std::string phrase(const KeyPart& p, const char* how)
         return fmt::format("the output of `{}` {}", p.name, how);
     if (p.kind == "dependency")
         return fmt::format("the task it depends on, {}, {}", p.name, how);
+    if (p.kind == "dependencyInput")
+        return fmt::format("what ^{} holds in the projects it depends on {}", p.name, how);
     if (p.kind == "dependencyOutput")
         return fmt::format("its dependency's output {} {}", p.name, how);
     return fmt::format("{} {} {}", p.kind, p.name, how);
