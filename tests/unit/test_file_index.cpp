@@ -572,3 +572,22 @@ TEST_CASE("a file outside the index keeps its hash in the persistent cache while
     REQUIRE(index->hash_elsewhere("dist/out.js", lstat_of("dist/out.js")));
     CHECK(index->hash_counts().reused == 1);
 }
+
+TEST_CASE("a file swapped in after the caller looked is hashed but its hash is not kept", "[files]")
+{
+    qk::test::TempDir ws;
+    ws.write(".gitignore", "dist\n");
+    ws.write("dist/out.js", "first\n");
+    struct stat before {};
+    REQUIRE(::lstat((ws.path / "dist/out.js").c_str(), &before) == 0);
+    ws.write("dist/out.js", "second, and longer\n");  // the caller's stat now describes another file
+    auto index = FileIndex::scan_tree(ws.path);
+    REQUIRE(index);
+    auto h = index->hash_elsewhere("dist/out.js", before);
+    REQUIRE(h);
+    CHECK(*h == qk::key::hash_bytes("second, and longer\n"));
+    h = index->hash_elsewhere("dist/out.js", before);  // not taken from what the first call saw
+    REQUIRE(h);
+    CHECK(index->hash_counts().read == 2);
+    CHECK(index->hash_counts().reused == 0);
+}

@@ -202,10 +202,15 @@ Result<Hash128> FileIndex::hash_elsewhere(std::string_view path, const struct st
     if (!fd.valid())
         return sys_error(fmt::format("cannot read {}", path));
     QK_TRY(hash, hash_fd(fd.get(), path));
+    // Kept only for the file the caller looked at: one swapped in since must not lend it its hash.
+    struct stat opened {};
+    bool same = ::fstat(fd.get(), &opened) == 0 && FileStamp::of(opened) == stamp;
     std::lock_guard lock(h.mutex);
-    h.elsewhere_used.insert_or_assign(std::string(path), CachedHash{stamp, *hash, true});
-    h.dirty = true;
     ++h.counts.read;
+    if (same) {
+        h.elsewhere_used.insert_or_assign(std::string(path), CachedHash{stamp, *hash, true});
+        h.dirty = true;
+    }
     return *hash;
 }
 
