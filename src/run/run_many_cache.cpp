@@ -25,6 +25,13 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
     if (!sets)
         display_->line(id, "qk: " + sets.error().message);
     if (!sets || sets->empty()) {
+        // Under --record, a result keyed by the task's declarations alone (stored by a run without it)
+        // is not trusted: it could replay what an undeclared read held then. The task runs, is recorded,
+        // and its result is stored with its reads.
+        if (sandbox_ && sandbox_->records_for_cache(i)) {
+            why = "--record: no result saved with its reads yet";
+            return std::nullopt;
+        }
         auto hit = found(key.hash);
         if (!hit) {
             why = "no cache entry for its key";
@@ -67,7 +74,10 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
         if (auto st = cache_->store(set.result, record); !st)
             return not_cached(st.error().message);
         if (auto st = read_sets_->add(key.hash, id, std::move(set)); !st)
-            not_cached("its recorded reads could not be saved: " + st.error().message);
+            return not_cached("its recorded reads could not be saved: " + st.error().message);
+        // Its results are keyed by reads now: an entry under the declared key alone, from a run without
+        // --record, would be restored unchecked were the manifest lost.
+        cache_->remove(key.hash);
         return;
     }
     // Recordings of this key found reads it leaves out: a plain entry would replay whatever they held.

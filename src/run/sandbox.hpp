@@ -59,6 +59,8 @@ public:
     // --record: after finish(), the read set to save with task i's result, or why none can be; nullopt
     // when the task was not recorded for the cache (no --record, or no qk:ultracache on its target).
     virtual std::optional<Result<key::ReadSet>> take_read_set(std::size_t /*i*/) { return std::nullopt; }
+    // Whether task i would be recorded for the cache if it ran (--record, qk:ultracache, a recorder).
+    virtual bool records_for_cache(std::size_t /*i*/) const { return false; }
 
     // A line for the top of the run's output when the whole run is affected (no recorder, Landlock
     // alone), or empty.

@@ -22,6 +22,7 @@ public:
     Start start(std::size_t i, const std::vector<std::string>& scratch) override;
     Status finish(std::unique_ptr<TaskSandbox> run, bool interrupted, const std::string& failed_to_run) override;
     std::optional<Result<key::ReadSet>> take_read_set(std::size_t i) override;
+    bool records_for_cache(std::size_t i) const override { return for_cache(i) && recorder_; }
     std::string notice() const override;
 
 private:

@@ -244,3 +244,22 @@ def test_where_no_recorder_works_a_recorded_run_goes_on_and_a_named_one_fails():
         assert "the strace recorder cannot record here: strace is not installed" in r.stderr, r.stderr
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@RECORDERS
+def test_record_does_not_trust_a_result_stored_without_it(recorder, tmp_path):
+    # A cache filled by runs without --record holds results keyed by the declarations alone. Turning
+    # --record on must not restore one of those (it may be stale: here the branch changed since), and once
+    # the result is saved with its reads the plain entry is gone, so losing the manifest cannot bring it back.
+    ws = stamp_workspace(tmp_path)
+    run(ws, recorder=recorder)  # plain entry, stamped main
+    (ws / ".git/HEAD").write_text("ref: refs/heads/feature\n")
+    assert restored(run(ws, recorder=recorder))  # without --record: the stale result, as before
+    r = run(ws, "--record", recorder=recorder)
+    assert not restored(r), r.stdout
+    assert (ws / "dist/stamp.txt").read_text() == "ref: refs/heads/feature\n"
+    key = json.loads(qk(ws, "show", "task", "app:build", "--json").stdout)["hash"]
+    assert not (ws / ".qk/cache" / key).exists()
+    assert restored(run(ws, recorder=recorder))  # through the saved reads
+    shutil.rmtree(ws / ".qk/cache/read-sets")
+    assert not restored(run(ws, recorder=recorder))

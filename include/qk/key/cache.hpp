@@ -71,6 +71,9 @@ public:
     // with their modes. Never writes through a symbolic link in the workspace.
     Status restore(const CacheHit& hit) const;
 
+    // Removes the entry for `hash`, if there is one (a result keyed now by what its task read).
+    void remove(const Hash128& hash) const { remove_entry(hash.hex()); }
+
     const std::filesystem::path& workspace_root() const { return root_; }
     const std::filesystem::path& dir() const { return dir_; }  // <workspace_root>/.qk/cache
 
