@@ -107,7 +107,11 @@ TEST_CASE("a manifest that cannot be read is removed, and the error says which a
     for (const char* text : {"{not json", R"({"schemaVersion": 2, "sets": []})",
                              R"({"schemaVersion": 1, "sets": [{"result": "xyz", "reads": []}]})",
                              R"({"schemaVersion": 1, "sets": [{"result": "00000000000000000000000000000000",
-                                 "reads": [{"path": "a"}]}]})"}) {
+                                 "reads": [{"path": "a"}]}]})",
+                             R"({"schemaVersion": 1, "sets": [{"result": "00000000000000000000000000000000",
+                                 "reads": [{"path": "../outside", "hash": null}]}]})",
+                             R"({"schemaVersion": 1, "sets": [{"result": "00000000000000000000000000000000",
+                                 "reads": [{"path": "/etc/passwd", "hash": null}]}]})"}) {
         cache.write("read-sets/" + key.hex() + ".json", text);
         auto sets = ReadSetStore::open(cache.path).sets(key);
         REQUIRE_FALSE(sets);

@@ -113,7 +113,12 @@ Result<ReadSet> read_set(const Json& item)
         const Json* content = r.find("hash");
         if (!path || !path->is_string() || !content || !(content->is_string() || content->is_null()))
             return error("a read needs a path and a hash (null when it did not exist)");
-        RecordedRead read{path->as_string(), std::nullopt};
+        // A workspace path as recorded_reads writes it: never absolute, never climbing out.
+        const std::string& rel = path->as_string();
+        if (rel.empty() || rel.front() == '/' || rel == ".." || rel.starts_with("../") ||
+            rel.find("/../") != std::string::npos || rel.ends_with("/.."))
+            return error(fmt::format("\"{}\" is not a path inside the workspace", rel));
+        RecordedRead read{rel, std::nullopt};
         if (content->is_string()) {
             read.content = parse_hash(content->as_string());
             if (!read.content)
