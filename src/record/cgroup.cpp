@@ -212,9 +212,16 @@ Result<TaskCgroup> TaskCgroup::create(std::string_view label)
 {
     QK_TRY(mount, cgroup2_mount());
     std::string parent = *mount + "/qk";
-    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
+    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
+        if (errno == EROFS)
+            return sys_error(fmt::format("cannot create the cgroup {}: the cgroup filesystem is mounted read-only "
+                                         "(as in a default container); give the container a writable one "
+                                         "(containerd's cgroup_writable, Docker's --privileged) to record with "
+                                         "eBPF, or record with strace, which follows the process tree",
+                                         parent));
         return sys_error(fmt::format("cannot create the cgroup {} (qk needs root, or a delegated cgroup, "
                                      "to give each traced command a cgroup of its own)", parent));
+    }
     static std::once_flag reaped;
     std::call_once(reaped, [&parent] { reap_stale_in(parent); });
     QK_TRY(suffix, random_suffix());

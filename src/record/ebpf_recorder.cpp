@@ -32,6 +32,10 @@ Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
         options.io_uring = false;
     // Probe the cgroup side first: without it nothing could be attributed.
     QK_TRY(mount, cgroup2_mount());
+    // A cgroup made and removed: where cgroupfs is read-only (a default container) loading would
+    // succeed and every task then fail to get the cgroup it is attributed by; auto takes strace instead.
+    if (auto probe = TaskCgroup::create("probe"); !probe)
+        return probe.error();
     QK_TRY(session, EbpfSession::open(options));
     return std::unique_ptr<EbpfRecorder>(new EbpfRecorder(std::move(session).value()));
 }
@@ -75,6 +79,7 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
 
     qk_task_stats stats = session_->untrack(cgroup->id());
     Recording& rec = trace.recording;
+    rec.add_lost_events(stats.lost);
     if (stats.lost)
         rec.mark_incomplete(fmt::format("{} events were lost: the ring buffer ({} bytes) was full", stats.lost,
                                         session_->ring_bytes()));

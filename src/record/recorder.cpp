@@ -19,7 +19,7 @@ Result<RecorderChoice> parse_recorder_choice(std::string_view text)
     return error("unknown recorder '" + std::string(text) + "': use auto, ebpf or strace");
 }
 
-Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none)
+Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none, std::string* why_not_ebpf)
 {
     std::string ebpf_why;
 #ifdef QK_WITH_BPF
@@ -38,8 +38,11 @@ Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::stri
     ebpf_why = "not built in";
 #endif
     auto strace = StraceRecorder::create();
-    if (strace)
+    if (strace) {
+        if (why_not_ebpf)
+            *why_not_ebpf = ebpf_why;
         return std::unique_ptr<Recorder>(std::move(strace).value());
+    }
     if (choice == RecorderChoice::strace)
         return Error{"the strace recorder cannot record here: " + strace.error().message, strace.error().sys_errno};
     if (why_none)

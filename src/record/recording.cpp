@@ -45,6 +45,7 @@ void Recording::merge(const Recording& other)
         processes_.insert_or_assign(pid, process);
     for (const auto& reason : other.incomplete_)
         mark_incomplete(reason);
+    lost_events_ += other.lost_events_;
 }
 
 std::vector<const Recording::PathMap::value_type*> Recording::sorted_paths() const

@@ -8,7 +8,8 @@
 
 namespace qk::report {
 
-std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit)
+std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit,
+                            const audit::RunIdentity& run)
 {
     std::map<std::string, const audit::TaskAudit*> audited;
     if (audit)
@@ -18,6 +19,7 @@ std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunA
     JsonWriter w(2);
     w.begin_object();
     w.key("schemaVersion").value(1);
+    run_object(w.key("run"), run);
     std::size_t counts[4] = {};  // succeeded, failed, restored, ran
     for (const TaskRun& t : tasks) {
         counts[0] += t.status == "succeeded";
@@ -43,6 +45,7 @@ std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunA
         if (!t.ran_because.empty())
             w.key("ranBecause").value(t.ran_because);
         w.key("durationMs").value(t.duration_ms);
+        provenance_object(w.key("provenance"), t.provenance);
         if (auto it = audited.find(t.task); it != audited.end())
             findings_object(w.key("audit"), it->second->findings);
         w.end_object();

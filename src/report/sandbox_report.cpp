@@ -68,16 +68,66 @@ void findings(JsonWriter& w, const TaskFindings& f)
     findings_object(w.key("findings"), f);
 }
 
-void task(JsonWriter& w, const TaskAudit& t)
+void optional_string(JsonWriter& w, const char* name, const std::optional<std::string>& v)
 {
-    w.key(t.task).begin_object();
+    if (v)
+        w.key(name).value(*v);
+    else
+        w.key(name).null();
+}
+
+}  // namespace
+
+void provenance_object(JsonWriter& w, const audit::Provenance& p)
+{
+    w.begin_object();
+    optional_string(w, "shard", p.shard);
+    w.key("host").value(p.host);
+    w.key("kernel").value(p.kernel);
+    optional_string(w, "recorder", p.recorder);
+    if (p.landlock_abi > 0)
+        w.key("landlockAbi").value(p.landlock_abi);
+    else
+        w.key("landlockAbi").null();
+    if (p.overlay)
+        w.key("overlay").value(*p.overlay);
+    else
+        w.key("overlay").null();
+    w.key("lostEvents").value(static_cast<std::int64_t>(p.lost_events));
+    w.end_object();
+}
+
+void run_object(JsonWriter& w, const audit::RunIdentity& run)
+{
+    w.begin_object();
+    w.key("id").value(run.id);
+    w.key("idFrom").value(run.id_from);
+    optional_string(w, "commit", run.commit);
+    w.key("shards").begin_array();
+    for (const auto& shard : run.shards)
+        if (shard)
+            w.value(*shard);
+        else
+            w.null();
+    w.end_array();
+    w.end_object();
+}
+
+namespace {
+
+void task_fields(JsonWriter& w, const TaskAudit& t)
+{
+    w.begin_object();
     w.key("status").value(audit::status_name(t.status));
     if (!t.reason.empty())
         w.key("reason").value(t.reason);
+    if (!t.hash.empty())
+        w.key("hash").value(t.hash);
+    provenance_object(w.key("provenance"), t.provenance);
     // A task that did not run under the sandbox has nothing to report, not "nothing found".
     if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced) {
         findings(w, t.findings);
-        auto suggestions = audit::suggest(t);
+        auto suggestions = t.given_suggestions ? *t.given_suggestions : audit::suggest(t);
         if (!suggestions.empty()) {
             w.key("suggestions").begin_array();
             for (const audit::Suggestion& s : suggestions) {
@@ -93,6 +143,11 @@ void task(JsonWriter& w, const TaskAudit& t)
     w.end_object();
 }
 
+void task(JsonWriter& w, const TaskAudit& t)
+{
+    task_fields(w.key(t.task), t);
+}
+
 void summary(JsonWriter& w, const RunAudit& audit)
 {
     const RunAudit::Counts& c = audit.counts;
@@ -106,6 +161,8 @@ void summary(JsonWriter& w, const RunAudit& audit)
     w.key("refused").value(integer(c.refused));
     if (audit.mode == "enforce")
         w.key("enforced").value(integer(c.enforced));
+    if (!audit.conflicts.empty())
+        w.key("conflicts").value(integer(audit.conflicts.size()));
     w.end_object();
 }
 
@@ -118,6 +175,7 @@ std::string sandbox_report_json(const RunAudit& audit)
     JsonWriter w(2);
     w.begin_object();
     w.key("schemaVersion").value(1);
+    run_object(w.key("run"), audit.run);
     w.key("mode").value(audit.mode);
     if (audit.recorder)
         w.key("recorder").value(*audit.recorder);
@@ -125,6 +183,8 @@ std::string sandbox_report_json(const RunAudit& audit)
         w.key("recorder").null();
     if (!audit.no_recorder.empty())
         w.key("recorderUnavailable").value(audit.no_recorder);
+    if (!audit.recorder_fallback.empty())
+        w.key("recorderFallback").value(audit.recorder_fallback);
     if (audit.mode == "enforce") {
         if (audit.landlock_abi > 0)
             w.key("landlockAbi").value(audit.landlock_abi);
@@ -136,6 +196,16 @@ std::string sandbox_report_json(const RunAudit& audit)
     for (const auto& t : audit.tasks)
         task(w, t);
     w.end_object();
+    if (!audit.conflicts.empty()) {
+        w.key("conflicts").begin_object();
+        for (const auto& [id, records] : audit.conflicts) {
+            w.key(id).begin_array();
+            for (const TaskAudit& t : records)
+                task_fields(w, t);
+            w.end_array();
+        }
+        w.end_object();
+    }
     w.key("readByMany").begin_array();
     for (const auto& c : audit.read_by_many)
         w.begin_object().key("path").value(c.path).key("tasks").value(integer(c.tasks)).end_object();

@@ -12,7 +12,7 @@ Status Sandbox::open_common(record::RecorderChoice choice, const std::string& mo
     QK_TRY(installed, rules::InstalledPackages::load(session_.workspace().root(), session_.keys().lockfile()));
     installed_ = std::move(installed).value();
     std::string why;
-    QK_TRY(recorder, record::make_recorder(choice, &why));
+    QK_TRY(recorder, record::make_recorder(choice, &why, &audit_.recorder_fallback));
     recorder_ = std::move(recorder).value();
     if (recorder_)
         audit_.recorder = std::string(recorder_->name());
@@ -46,13 +46,16 @@ std::string Sandbox::notice() const
 {
     if (!audit_.no_recorder.empty())
         return "qk: the sandbox cannot audit any task: " + audit_.no_recorder + "\n";
+    if (!audit_.recorder_fallback.empty())
+        return "qk: recording with strace, slower than eBPF, which cannot record here: " + audit_.recorder_fallback +
+               "\n";
     return {};
 }
 
 std::string SandboxAudit::notice() const
 {
     if (audit_.no_recorder.empty())
-        return {};
+        return Sandbox::notice();
     if (!audit_tasks_)
         return "qk: --record records nothing, so this run goes on unrecorded: " + audit_.no_recorder + "\n";
     if (record_)

@@ -71,12 +71,16 @@ Status SandboxAudit::finish(std::unique_ptr<TaskSandbox> run, bool interrupted, 
     }
     if (!audit_tasks_)
         return {};
+    audit::TaskAudit seen;
     if (!failed_to_run.empty())
-        add({t.id, audit::TaskStatus::not_audited, "it could not run: " + failed_to_run, {}});
+        seen = {t.id, audit::TaskStatus::not_audited, "it could not run: " + failed_to_run, {}};
     else if (interrupted)
-        add({t.id, audit::TaskStatus::not_audited, "the run was interrupted before it finished", {}});
+        seen = {t.id, audit::TaskStatus::not_audited, "the run was interrupted before it finished", {}};
     else
-        add(audit::audit_task(t.id, recorded.recording.recording(), run->rules, session_.workspace()));
+        seen = audit::audit_task(t.id, recorded.recording.recording(), run->rules, session_.workspace());
+    seen.provenance.recorder = std::string(recorder_->name());
+    seen.provenance.lost_events = recorded.recording.recording().lost_events();
+    add(std::move(seen));
     return {};
 }
 

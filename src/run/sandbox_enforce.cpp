@@ -129,12 +129,13 @@ void SandboxEnforce::janitor()
 
 std::string SandboxEnforce::notice() const
 {
+    std::string recording = Sandbox::notice();
     if (!audit_.landlock_only.empty())
-        return fmt::format("qk: enforce holds tasks by Landlock alone, as {}: a write outside a task's outputs fails "
+        return recording + fmt::format("qk: enforce holds tasks by Landlock alone, as {}: a write outside a task's outputs fails "
                            "it as it happens\n",
                            audit_.landlock_only == "QK_SANDBOX_OVERLAY=0" ? "QK_SANDBOX_OVERLAY=0 asks"
                                                                           : audit_.landlock_only);
-    return {};
+    return recording;
 }
 
 Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::string>& scratch)
@@ -219,6 +220,11 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
         if (run.recording)
             audit::refused_accesses(run.recording->recording(), run.rules, !overlay_, audit.findings);
         audit.findings.normalise();
+        audit.provenance.overlay = overlay_;
+    }
+    if (run.recording && audit.status != audit::TaskStatus::refused) {
+        audit.provenance.recorder = std::string(recorder_->name());
+        audit.provenance.lost_events = run.recording->recording().lost_events();
     }
     run.directories.remove_empty();
     for (const auto& layer : run.enforced->layers())

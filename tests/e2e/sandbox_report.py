@@ -37,3 +37,49 @@ def order_errors(doc) -> list[str]:
     if paths != sorted(paths, key=str):
         errors.append("readByMany: not sorted by path")
     return errors
+
+
+def provenance_errors(doc) -> list[str]:
+    """A report this machine wrote: its run names one shard, and each task's provenance names this
+    machine, the shard, and the recorder the report names for the tasks that were recorded."""
+    import os
+    import socket
+
+    errors = []
+    run = doc["run"]
+    if len(run["shards"]) != 1:
+        errors.append(f"run/shards: one machine's report names {run['shards']}")
+    for task, entry in doc["tasks"].items():
+        p = entry["provenance"]
+        if p["host"] != socket.gethostname() or p["kernel"] != os.uname().release:
+            errors.append(f"tasks/{task}/provenance: not this machine: {p}")
+        if p["shard"] != run["shards"][0]:
+            errors.append(f"tasks/{task}/provenance/shard: {p['shard']}, the run's is {run['shards'][0]}")
+        recorded = entry["status"] in ("audited", "enforced") and doc["recorder"] is not None
+        if recorded and p["recorder"] != doc["recorder"]:
+            errors.append(f"tasks/{task}/provenance/recorder: {p['recorder']}, the report's is {doc['recorder']}")
+        if entry["status"] == "enforced" and p["overlay"] != ("landlockOnly" not in doc):
+            errors.append(f"tasks/{task}/provenance/overlay: {p['overlay']}, yet the report says "
+                          f"landlockOnly: {doc.get('landlockOnly')}")
+        if entry["status"] != "enforced" and p["overlay"] is not None:
+            errors.append(f"tasks/{task}/provenance/overlay: {p['overlay']} for a task not enforced")
+        if doc.get("landlockAbi") and p["landlockAbi"] != doc["landlockAbi"]:
+            errors.append(f"tasks/{task}/provenance/landlockAbi: {p['landlockAbi']}, the run used {doc['landlockAbi']}")
+        if entry["status"] in ("restored", "unsandboxed", "refused") and p["recorder"] is not None:
+            errors.append(f"tasks/{task}/provenance/recorder: {p['recorder']} for a task not recorded")
+    return errors
+
+
+def checked(doc) -> dict:
+    """`doc` validated (schema, order, provenance), without what names the run and the machine (run, each
+    task's hash and provenance), for tests that compare findings."""
+    import copy
+
+    problems = schema_errors(doc) + order_errors(doc) + provenance_errors(doc)
+    assert problems == [], "\n".join(problems)
+    doc = copy.deepcopy(doc)
+    doc.pop("run")
+    for entry in doc["tasks"].values():
+        entry.pop("provenance")
+        entry.pop("hash", None)
+    return doc

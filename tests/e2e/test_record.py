@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 
 import qk_harness as h
+import sandbox_report
 from audit_workspace import audit_text, make_workspace, qk
 
 RECORDERS = pytest.mark.parametrize("recorder", h.RECORDERS)
@@ -145,7 +146,9 @@ def test_qk_record_audit_is_record_and_sandbox_and_counts_restored_tasks(recorde
     by_env = run(b, "--sandbox-report", str(tmp_path / "b.json"), recorder=recorder, env={"QK_RECORD": "audit"})
     assert audit_text(by_flag.stdout) == audit_text(by_env.stdout)
     assert audit_text(by_env.stdout).startswith("Sandbox audit: 1 of 1 task went beyond what it declares\n")
-    assert json.loads((tmp_path / "a.json").read_text()) == json.loads((tmp_path / "b.json").read_text())
+    a_doc, b_doc = (json.loads((tmp_path / f"{n}.json").read_text()) for n in "ab")
+    assert sandbox_report.checked(a_doc) == sandbox_report.checked(b_doc)
+    assert a_doc["run"]["id"] != b_doc["run"]["id"]  # two runs, each its own
     manifests = [sorted(p.name for p in (ws / ".qk/cache/read-sets").iterdir()) for ws in (a, b)]
     assert manifests[0] == manifests[1] and len(manifests[0]) == 1, manifests
     sets = [json.loads(next((ws / ".qk/cache/read-sets").iterdir()).read_text())["sets"] for ws in (a, b)]

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import qk_harness as h
+import sandbox_report
 from audit_workspace import audit_text, make_workspace, qk, sandbox
 
 RECORDERS = pytest.mark.parametrize("recorder", h.RECORDERS)
@@ -338,7 +339,7 @@ def test_an_interrupted_sandboxed_run_stops_its_tasks_and_leaves_no_cgroup(recor
     left = [p.name for p in (Path(mount) / "qk").glob(f"*-{proc.pid}-*")] if mount else []
     assert left == [], f"cgroups left behind: {left}"
     assert not (ws / "packages/app/out").exists()
-    doc = json.loads(report.read_text())
+    doc = sandbox_report.checked(json.loads(report.read_text()))
     assert doc["tasks"]["app:build"] == {"status": "notAudited",
                                          "reason": "the run was interrupted before it finished"}, doc
 
@@ -371,7 +372,7 @@ def test_with_auto_and_no_working_recorder_the_run_goes_on_unaudited_and_says_so
         assert text.startswith("Sandbox audit: no task was audited: no recorder works here: eBPF: "), text
         assert "strace is not installed" in text.splitlines()[0], text
         assert len(text.splitlines()) == 1, text
-        doc = json.loads(report.read_text())
+        doc = sandbox_report.checked(json.loads(report.read_text()))
         assert doc["recorder"] is None and doc["recorderUnavailable"].startswith("no recorder works here"), doc
         assert doc["tasks"] == {"app:build": {"status": "notAudited", "reason": "no recorder works here"}}
     finally:

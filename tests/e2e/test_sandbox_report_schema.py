@@ -10,9 +10,15 @@ import pytest
 
 import sandbox_report as sr
 
+RUN = {"id": "8812-1", "idFrom": "GITHUB_RUN_ID", "commit": "3f2a9c", "shards": ["0"]}
+SEEN = {"shard": "0", "host": "runner-1", "kernel": "6.8.0-1021-azure", "recorder": "strace", "landlockAbi": 4,
+        "overlay": None, "lostEvents": 0}
+NOT_SEEN = {**SEEN, "recorder": None}
+
 # One of each status and of each kind of finding, as in the unit tests' run with every kind.
 VALID = {
     "schemaVersion": 1,
+    "run": RUN,
     "mode": "audit",
     "recorder": "strace",
     "summary": {
@@ -56,6 +62,7 @@ VALID = {
 
 NO_RECORDER = {
     "schemaVersion": 1,
+    "run": {**RUN, "idFrom": "local", "id": "local-runner-1-1764820000000-4242", "commit": None, "shards": [None]},
     "mode": "enforce",
     "recorder": None,
     "recorderUnavailable": "strace is not installed",
@@ -68,10 +75,29 @@ NO_RECORDER = {
         "unsandboxed": 0,
         "refused": 0,
     },
-    "tasks": {"app:build": {"status": "notAudited", "reason": "no recorder"}},
+    "tasks": {"app:build": {"status": "notAudited", "reason": "no recorder",
+                            "provenance": {**NOT_SEEN, "shard": None, "landlockAbi": None}}},
     "readByMany": [],
     "packagesReadByMany": [],
 }
+
+
+for _id, _task in VALID["tasks"].items():
+    _task["provenance"] = SEEN if _task["status"] in ("audited", "notAudited") else NOT_SEEN
+    if _task["status"] != "refused":
+        _task["hash"] = "0123456789abcdef0123456789abcdef"
+
+# Two shards merged: each task's provenance names its shard and engine, one task met with two hashes.
+MERGED = copy.deepcopy(VALID)
+MERGED["run"]["shards"] = [None, "0", "1"]
+MERGED["recorder"] = "mixed"
+MERGED["recorderFallback"] = "the eBPF recorder cannot load: no CAP_BPF"
+MERGED["tasks"]["lib:build"]["provenance"] = {**SEEN, "shard": "1", "recorder": "ebpf", "lostEvents": 0}
+MERGED["summary"]["conflicts"] = 1
+MERGED["conflicts"] = {"web:build": [
+    {"status": "restored", "hash": "0" * 32, "provenance": {**NOT_SEEN, "shard": None}},
+    {"status": "audited", "hash": "1" * 32, "provenance": {**SEEN, "shard": "1"}, "findings": {}},
+]}
 
 
 def test_schema_is_valid_2020_12():
@@ -84,6 +110,7 @@ def test_documented_shapes_are_valid():
     assert sr.schema_errors(VALID) == []
     assert sr.order_errors(VALID) == []
     assert sr.schema_errors(NO_RECORDER) == []
+    assert sr.schema_errors(MERGED) == []
     ebpf_nothing_run = copy.deepcopy(NO_RECORDER)
     ebpf_nothing_run.update(recorder="ebpf", tasks={}, summary={k: 0 for k in NO_RECORDER["summary"]})
     del ebpf_nothing_run["recorderUnavailable"]
@@ -136,6 +163,16 @@ BROKEN = {
     "missing packagesReadByMany": lambda d: d.pop("packagesReadByMany"),
     "packagesReadByMany entry without package": lambda d: d["packagesReadByMany"][0].pop("package"),
     "empty hoistedPackages": lambda d: d["tasks"]["app:build"]["findings"].update(hoistedPackages=[]),
+    "missing run": lambda d: d.pop("run"),
+    "run without id": lambda d: d["run"].pop("id"),
+    "run id from an unknown variable": lambda d: d["run"].update(idFrom="JENKINS_BUILD"),
+    "run without shards": lambda d: d["run"].update(shards=[]),
+    "task without provenance": lambda d: d["tasks"]["app:build"].pop("provenance"),
+    "provenance without host": lambda d: d["tasks"]["app:build"]["provenance"].pop("host"),
+    "unknown provenance recorder": lambda d: d["tasks"]["app:build"].update(provenance={**SEEN, "recorder": "mixed"}),
+    "negative lost events": lambda d: d["tasks"]["app:build"].update(provenance={**SEEN, "lostEvents": -1}),
+    "short hash": lambda d: d["tasks"]["app:build"].update(hash="0123"),
+    "conflict of one record": lambda d: d.update(conflicts={"a:b": [VALID["tasks"]["docs:build"]]}),
 }
 
 

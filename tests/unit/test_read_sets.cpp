@@ -170,18 +170,29 @@ TEST_CASE("the run report gives each task its status, source, why it ran and its
     a.task = "app:build";
     a.findings.unkeyed_reads = {".git/HEAD"};
     audit.tasks = {a, {"lib:build", qk::audit::TaskStatus::restored, {}, {}}};
-    auto doc = qk::workspace::parse_json(qk::report::run_report_json({restored, built, skipped}, &audit), "report");
+    const qk::audit::RunIdentity run{"1234-1", "GITHUB_RUN_ID", "abc123", {"2"}};
+    const qk::audit::Provenance machine{"2", "ci-7", "6.8.0", std::nullopt, 4, std::nullopt, 0};
+    for (auto* t : {&built, &restored, &skipped})
+        t->provenance = machine;
+    built.provenance.recorder = "ebpf";
+    auto doc = qk::workspace::parse_json(qk::report::run_report_json({restored, built, skipped}, &audit, run),
+                                         "report");
     REQUIRE(doc);
+    const std::string seen = R"("shard": "2", "host": "ci-7", "kernel": "6.8.0", "landlockAbi": 4, "overlay": null,
+                                 "lostEvents": 0)";
     auto expected = qk::workspace::parse_json(R"({
       "schemaVersion": 1,
+      "run": {"id": "1234-1", "idFrom": "GITHUB_RUN_ID", "commit": "abc123", "shards": ["2"]},
       "summary": {"tasks": 3, "succeeded": 2, "failed": 0, "restored": 1, "ran": 1},
       "tasks": {
         "lib:build": {"status": "succeeded", "hash": ")" + hash_bytes("l").hex() + R"(",
-                      "source": "restoredInPlace", "durationMs": 80},
+                      "source": "restoredInPlace", "durationMs": 80,
+                      "provenance": {"recorder": null, )" + seen + R"(}},
         "app:build": {"status": "succeeded", "hash": ")" + hash_bytes("k").hex() + R"(", "source": "ran",
                       "ranBecause": "a recorded read changed: .git/HEAD changed", "durationMs": 120,
+                      "provenance": {"recorder": "ebpf", )" + seen + R"(},
                       "audit": {"unkeyedReads": [".git/HEAD"]}},
-        "app:test": {"status": "skipped", "durationMs": 0}
+        "app:test": {"status": "skipped", "durationMs": 0, "provenance": {"recorder": null, )" + seen + R"(}}
       }
     })", "expected");
     REQUIRE(expected);

@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "qk/audit/provenance.hpp"
+#include "qk/audit/suggestion.hpp"
+
 namespace qk::audit {
 
 // The kinds are a contract with --sandbox-report's readers: their JSON names never change.
@@ -58,6 +61,11 @@ struct TaskAudit {
     std::string project_root;  // workspace-relative, "." for the root project: for suggestions' tokens
     // The root of each project in findings.dependency_reads, by name: for `^` ignoreReads suggestions.
     std::map<std::string, std::string> dependency_roots;
+    std::string hash;  // its declared key's hash; "" when it could not be computed
+    Provenance provenance;
+    // Read back from a report (qk report merge): the suggestions it gave, since the roots above that
+    // make them are not in it. nullopt for a task audited in this run: audit::suggest gives them.
+    std::optional<std::vector<Suggestion>> given_suggestions;
 };
 
 struct PathCount {
@@ -78,6 +86,12 @@ struct RunAudit {
     std::string landlock_only;
     std::size_t stale_sandboxes = 0;  // sandbox directories of killed runs that this run removed
     std::vector<TaskAudit> tasks;         // the tasks that started or were restored, sorted by task id
+    // With auto, why the eBPF recorder was not used when strace records instead; else empty.
+    std::string recorder_fallback;
+    RunIdentity run;
+    // A merge of shards' reports: tasks met with different hashes on different shards, by id, each
+    // record once, sorted by hash. They are not in `tasks`.
+    std::map<std::string, std::vector<TaskAudit>> conflicts;
 
     struct Counts {
         std::size_t tasks = 0, audited = 0, went_beyond = 0, restored = 0, not_audited = 0, unsandboxed = 0,

@@ -12,15 +12,6 @@
 
 namespace qk::audit {
 
-struct Suggestion {
-    std::string finding;  // the kind it answers: "strayWrites", "readsOutsideInputs", ...
-    std::string declare;  // where: "outputs", "inputs", "externalDependencies", "packageExtensions"
-    std::vector<std::string> values;  // what to add there
-    // For reads: what to name in qk:ultracache.ignoreReads instead, if they cannot change the result.
-    std::vector<std::string> or_ignore;
-    std::size_t paths = 0;  // how many paths of the findings it answers: "it" or "they"
-};
-
 std::vector<Suggestion> suggest(const TaskAudit& task);
 
 // Stray writes with each directory the task created outside its outputs folded into one entry, "dir/":

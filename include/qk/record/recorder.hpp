@@ -85,7 +85,9 @@ enum class RecorderChoice { automatic, ebpf, strace };
 Result<RecorderChoice> parse_recorder_choice(std::string_view text);
 
 // The recorder `choice` asks for. Automatic ("auto"): eBPF where it loads, else strace, else none (nullptr)
-// and `why_none` says why. A recorder named explicitly that cannot record is an Error.
-Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none = nullptr);
+// and `why_none` says why; when auto takes strace, `why_not_ebpf` says why eBPF could not record. A
+// recorder named explicitly that cannot record is an Error.
+Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none = nullptr,
+                                                std::string* why_not_ebpf = nullptr);
 
 }  // namespace qk::record

@@ -58,6 +58,10 @@ public:
     // The process with this pid, created on first use.
     Process& process(pid_t pid);
     void mark_incomplete(std::string reason);
+    // Events the recorder lost (its ring buffer was full): the recording is incomplete too, and the
+    // count goes into each task's provenance in the reports.
+    void add_lost_events(std::uint64_t n) { lost_events_ += n; }
+    std::uint64_t lost_events() const { return lost_events_; }
     // Adds everything `other` holds: a task's commands are each recorded apart, then merged into the
     // task's recording. Access bits add up; a pid in both (reused between commands) keeps the latest
     // command's process, `other`'s.
@@ -80,6 +84,7 @@ private:
     std::map<std::string, std::string, std::less<>> aliases_;
     std::map<pid_t, Process> processes_;
     std::vector<std::string> incomplete_;
+    std::uint64_t lost_events_ = 0;
 };
 
 }  // namespace qk::record

@@ -19,10 +19,12 @@ struct TaskRun {
     // Why it ran: the recorded read that changed, no entry for its key, caching off or skipped.
     std::string ran_because;
     std::int64_t duration_ms = 0;   // of its commands, or of the run that stored what was restored
+    audit::Provenance provenance;   // the machine, and how the sandbox saw it if it did
 };
 
 // The --report document (schemaVersion 1), ending in '\n'. `audit`, when the run was audited, gives
 // each audited task its findings as "audit"; a task not audited has none.
-std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit);
+std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit,
+                            const audit::RunIdentity& run);
 
 }  // namespace qk::report

@@ -16,4 +16,8 @@ std::string sandbox_report_json(const audit::RunAudit& audit);
 // "findings", and the run report's "audit".
 void findings_object(JsonWriter& w, const audit::TaskFindings& findings);
 
+// A task's "provenance" and a report's "run", as both reports write them.
+void provenance_object(JsonWriter& w, const audit::Provenance& provenance);
+void run_object(JsonWriter& w, const audit::RunIdentity& run);
+
 }  // namespace qk::report

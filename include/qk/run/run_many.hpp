@@ -79,6 +79,10 @@ private:
     bool report_audit();
     // --report. False when it could not be written.
     bool write_run_report();
+    // The run and machine the reports name, read once and only when one is written.
+    const audit::RunIdentity& run_identity();
+    // Each task of a finished audit given its key's hash and this machine's provenance.
+    void stamp(audit::RunAudit& audit);
     // The cache entry to restore task i from, if any: through a read set that still matches when the
     // key has some, else the key's own entry. Sets `why` to why none can be used.
     std::optional<key::CacheHit> lookup(std::size_t i, const key::TaskKey& key, std::string& why);
@@ -96,6 +100,7 @@ private:
     std::unique_ptr<key::ReadSetStore> read_sets_;
     std::unique_ptr<key::TaskHistory> history_;  // each task's last stored key, to say what moved it
     std::vector<report::TaskRun> runs_;  // what --report says of each task, filled as it runs
+    std::optional<audit::RunIdentity> run_identity_;
     std::unique_ptr<OutputDisplay> display_;
     std::unique_ptr<Scheduler> scheduler_;
     std::unique_ptr<ProcessLauncher> launcher_;
