@@ -1,4 +1,4 @@
-// qk: the task runner (run-many, run, show, doctor). See docs/qk.md.
+// qk: the task runner (run-many, run, affected, show, doctor, report). See docs/qk.md.
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -10,6 +10,7 @@
 
 #include "affected_command.hpp"
 #include "doctor_command.hpp"
+#include "report_command.hpp"
 #include "interrupt.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
@@ -135,6 +136,16 @@ int main(int argc, char** argv)
     doc->add_flag("--sandbox", doctor_sandbox, "exit non-zero unless audit works here (the default)");
     doc->add_option("--sandbox-mode", doctor.mode, "audit or enforce (written --sandbox=MODE)")->group("");
 
+    qk::cli::ReportOptions report;
+    CLI::App* rp = app.add_subcommand("report", "merge --sandbox-reports of one run's shards, or write one as a page");
+    rp->require_subcommand(1);
+    CLI::App* rp_merge = rp->add_subcommand("merge", "merge the --sandbox-reports of one run's shards into one report");
+    rp_merge->add_option("reports", report.inputs, "the shards' reports")->required()->check(CLI::ExistingFile);
+    rp_merge->add_option("-o,--output", report.output, "where to write the merged report (default: stdout)");
+    CLI::App* rp_html = rp->add_subcommand("html", "write a --sandbox-report (several: merged first) as one self-contained page");
+    rp_html->add_option("reports", report.inputs, "the report, or the shards' reports")->required()->check(CLI::ExistingFile);
+    rp_html->add_option("-o,--output", report.output, "the page to write, such as report.html")->required();
+
     if (argc == 1) {
         // No command: what there is to do, rather than "A subcommand is required".
         std::fprintf(stderr, "%s", app.help().c_str());
@@ -170,6 +181,10 @@ int main(int argc, char** argv)
             run_one.directory = directory;
             return qk::cli::run_tasks(run_one);
         }
+        if (rp_merge->parsed())
+            return qk::cli::run_report_merge(report);
+        if (rp_html->parsed())
+            return qk::cli::run_report_html(report);
         if (doc->parsed()) {
             doctor.directory = directory;
             return qk::cli::run_doctor(doctor);

@@ -148,6 +148,17 @@ void task(JsonWriter& w, const TaskAudit& t)
     task_fields(w.key(t.task), t);
 }
 
+}  // namespace
+
+std::string task_json(const TaskAudit& t)
+{
+    JsonWriter w(0);
+    task_fields(w, t);
+    return w.str();
+}
+
+namespace {
+
 void summary(JsonWriter& w, const RunAudit& audit)
 {
     const RunAudit::Counts& c = audit.counts;

@@ -16,6 +16,9 @@ std::string sandbox_report_json(const audit::RunAudit& audit);
 // "findings", and the run report's "audit".
 void findings_object(JsonWriter& w, const audit::TaskFindings& findings);
 
+// One task's object in "tasks", on one line: what a merge compares records by.
+std::string task_json(const audit::TaskAudit& task);
+
 // A task's "provenance" and a report's "run", as both reports write them.
 void provenance_object(JsonWriter& w, const audit::Provenance& provenance);
 void run_object(JsonWriter& w, const audit::RunIdentity& run);

@@ -1,0 +1,14 @@
+// `qk report html`: a --sandbox-report as one self-contained page (no network: its script and styles
+// are in it), for a person rather than a dashboard.
+#pragma once
+
+#include <string>
+
+#include "qk/audit/findings.hpp"
+
+namespace qk::report {
+
+// The page, holding the report as sandbox_report_json writes it.
+std::string report_page(const audit::RunAudit& report);
+
+}  // namespace qk::report
