@@ -208,20 +208,29 @@ TaskCgroup& TaskCgroup::operator=(TaskCgroup&& o) noexcept
 
 TaskCgroup::~TaskCgroup() { destroy(); }
 
+namespace {
+
+// Why a cgroup could not be made, with what to do: a read-only cgroup filesystem is a container's
+// default (Docker mounts it so), not a missing privilege.
+Error cannot_create(const std::string& path)
+{
+    if (errno == EROFS)
+        return sys_error(fmt::format("cannot create the cgroup {}: the cgroup filesystem is mounted read-only, as "
+                                     "in a default container",
+                                     path));
+    return sys_error(fmt::format("cannot create the cgroup {} (qk needs root, or a delegated cgroup, to give each "
+                                 "traced command a cgroup of its own)",
+                                 path));
+}
+
+}  // namespace
+
 Result<TaskCgroup> TaskCgroup::create(std::string_view label)
 {
     QK_TRY(mount, cgroup2_mount());
     std::string parent = *mount + "/qk";
-    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
-        if (errno == EROFS)
-            return sys_error(fmt::format("cannot create the cgroup {}: the cgroup filesystem is mounted read-only "
-                                         "(as in a default container); give the container a writable one "
-                                         "(containerd's cgroup_writable, Docker's --privileged) to record with "
-                                         "eBPF, or record with strace, which follows the process tree",
-                                         parent));
-        return sys_error(fmt::format("cannot create the cgroup {} (qk needs root, or a delegated cgroup, "
-                                     "to give each traced command a cgroup of its own)", parent));
-    }
+    if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST)
+        return cannot_create(parent);
     static std::once_flag reaped;
     std::call_once(reaped, [&parent] { reap_stale_in(parent); });
     QK_TRY(suffix, random_suffix());
@@ -232,7 +241,7 @@ Result<TaskCgroup> TaskCgroup::create(std::string_view label)
         if (!parent_fd.valid() || ::flock(parent_fd.get(), LOCK_SH) != 0)
             return sys_error("cannot lock the cgroup " + parent);
         if (::mkdir(path.c_str(), 0755) != 0)
-            return sys_error("cannot create the cgroup " + path);
+            return cannot_create(path);
         cg.path_ = path;
         cg.dir_ = open_dir(path);
         if (!cg.dir_.valid() || ::flock(cg.dir_.get(), LOCK_EX | LOCK_NB) != 0)

@@ -19,12 +19,34 @@ namespace qk::run {
 
 namespace {
 
+constexpr const char* kReadOnlyCgroupFix =
+    "give the container a writable cgroup filesystem (containerd's cgroup_writable, or a privileged container) "
+    "to record with eBPF; strace records otherwise, following the process tree";
+
 DoctorCheck recorder_check(record::RecorderChoice choice, const char* name, const char* fix)
 {
     auto r = record::make_recorder(choice);
     if (r && *r)
         return {name, true, true, fmt::format("the {} recorder can record here", name), {}};
+    if (!r && r.error().sys_errno == EROFS)
+        fix = kReadOnlyCgroupFix;
     return {name, false, true, r ? "not available" : r.error().message, fix};
+}
+
+// A cgroup made and removed, as the eBPF recorder makes one per command: mounted is not enough.
+DoctorCheck cgroup_check()
+{
+    auto mount = record::cgroup2_mount();
+    if (!mount)
+        return {"cgroup2", false, true, mount.error().message,
+                "mount the cgroup2 hierarchy (mount -t cgroup2 none /sys/fs/cgroup)"};
+    auto probe = record::TaskCgroup::create("probe");
+    if (probe)
+        return {"cgroup2", true, true, "mounted at " + *mount + ", and a cgroup can be made there", {}};
+    return {"cgroup2", false, true, probe.error().message,
+            probe.error().sys_errno == EROFS ? kReadOnlyCgroupFix
+                                             : "run as root, or in a cgroup delegated to this user "
+                                               "(systemd-run --scope -p Delegate=yes); strace records otherwise"};
 }
 
 bool is_dir(const char* path)
@@ -69,10 +91,7 @@ DoctorReport doctor(const std::filesystem::path& directory)
     DoctorReport out;
     auto add = [&](DoctorCheck c) { out.checks.push_back(std::move(c)); };
 
-    auto mount = record::cgroup2_mount();
-    add(mount ? DoctorCheck{"cgroup2", true, true, "mounted at " + *mount, {}}
-              : DoctorCheck{"cgroup2", false, true, mount.error().message,
-                            "mount the cgroup2 hierarchy (mount -t cgroup2 none /sys/fs/cgroup)"});
+    add(cgroup_check());
     add(recorder_check(record::RecorderChoice::ebpf, "ebpf",
                        "run as root or with CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, on a kernel with BTF "
                        "(/sys/kernel/btf/vmlinux); strace records otherwise"));

@@ -1,8 +1,34 @@
 #include "setup_error.hpp"
 
 #include <cstdio>
+#include <cstring>
+#include <string>
 
 namespace qk::sandbox_exec {
+
+namespace {
+
+// A field of /proc/self/status ("Seccomp", "CapEff"), as its text; "" when absent.
+std::string status_field(const char* name)
+{
+    std::FILE* f = std::fopen("/proc/self/status", "re");
+    if (!f)
+        return {};
+    char line[256];
+    std::string out;
+    const std::size_t n = std::strlen(name);
+    while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, name, n) == 0 && line[n] == ':') {
+            out = line + n + 1;
+            out.erase(0, out.find_first_not_of(" \t"));
+            out.erase(out.find_last_not_of(" \t\n") + 1);
+            break;
+        }
+    std::fclose(f);
+    return out;
+}
+
+}  // namespace
 
 int sysctl_value(const char* path)
 {
@@ -26,7 +52,17 @@ std::string userns_hint()
         return "; AppArmor restricts unprivileged user namespaces (sysctl "
                "kernel.apparmor_restrict_unprivileged_userns=1): give qk-sandbox-exec an AppArmor profile that allows "
                "userns, or set the sysctl to 0";
-    return "; a seccomp filter (as a container runtime's default) may refuse user namespaces";
+    // Docker's and Podman's default profiles refuse unshare to a process without CAP_SYS_ADMIN.
+    if (status_field("Seccomp") == "2")
+        return "; a seccomp filter is in force (Seccomp: 2 in /proc/self/status), as a container runtime's default "
+               "profile, and may refuse new namespaces: run the container with a profile that allows unshare, or "
+               "keep Landlock alone";
+    constexpr unsigned long long kCapSysAdmin = 1ULL << 21;
+    std::string caps = status_field("CapEff");
+    if (!caps.empty() && (std::stoull(caps, nullptr, 16) & kCapSysAdmin) == 0)
+        return "; CAP_SYS_ADMIN is not in this process's capabilities (as in a default container), which a mount "
+               "namespace needs of root";
+    return "; a seccomp filter or a security module may refuse new namespaces";
 }
 
 }  // namespace qk::sandbox_exec
