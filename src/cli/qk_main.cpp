@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <string_view>
 #include <thread>
 
 #include <CLI/CLI.hpp>
@@ -84,6 +85,8 @@ int main(int argc, char** argv)
     // A closed stdout (qk ... | head) must end the output, not the run: writes fail with EPIPE instead.
     // Commands get the default disposition back (the launcher resets every signal).
     std::signal(SIGPIPE, SIG_IGN);
+    if (argc > 1 && std::string_view(argv[1]) == "report")
+        qk::cli::reexec_with_huge_pages(argv);
     qk::cli::InterruptWatch interrupts;
     CLI::App app{"qk: run the tasks of an Nx-compatible monorepo, cached and checked", "qk"};
     app.set_version_flag("--version", std::string("qk ") + qk::version());

@@ -1,6 +1,13 @@
 #include "report_command.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -17,9 +24,23 @@ namespace {
 // The reports read and, when there are several, merged; the conflicts said on stderr.
 audit::RunAudit merged(const std::vector<std::string>& inputs)
 {
+    // Read on every core: parsing is most of a large merge, and each report is its own.
+    std::vector<std::optional<Result<audit::RunAudit>>> read(inputs.size());
+    std::atomic<std::size_t> next{0};
+    auto reader = [&] {
+        for (std::size_t i; (i = next++) < inputs.size();)
+            read[i] = report::load_sandbox_report(inputs[i]);
+    };
+    const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8);
+    std::vector<std::jthread> pool;
+    for (unsigned t = 1; t < std::min<std::size_t>(threads, inputs.size()); ++t)
+        pool.emplace_back(reader);
+    reader();
+    pool.clear();  // joined
     std::vector<report::NamedReport> reports;
-    for (const std::string& path : inputs)
-        reports.push_back({path, or_fatal(report::load_sandbox_report(path))});
+    reports.reserve(inputs.size());  // a report is large: never copied as the vector grows
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        reports.push_back({inputs[i], or_fatal(std::move(*read[i]))});
     audit::RunAudit out = or_fatal(report::merge_reports(std::move(reports)));
     for (const auto& [id, records] : out.conflicts) {
         std::string seen;
@@ -44,6 +65,24 @@ void write_out(const std::string& path, const std::string& bytes)
 }
 
 }  // namespace
+
+void reexec_with_huge_pages(char** argv)
+{
+    constexpr const char* kMarker = "QK_REPORT_HUGE_PAGES";
+    if (std::getenv(kMarker))
+        return;
+    const char* old = std::getenv("GLIBC_TUNABLES");
+    const std::string kept = old ? old : "";
+    std::string tunables = kept.empty() ? "glibc.malloc.hugetlb=1" : kept + ":glibc.malloc.hugetlb=1";
+    ::setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
+    ::setenv(kMarker, "1", 1);
+    ::execv("/proc/self/exe", argv);
+    // No exec (no /proc): go on as started.
+    if (old)
+        ::setenv("GLIBC_TUNABLES", kept.c_str(), 1);
+    else
+        ::unsetenv("GLIBC_TUNABLES");
+}
 
 int run_report_merge(const ReportOptions& options)
 {

@@ -122,14 +122,16 @@ Result<audit::RunAudit> merge_reports(std::vector<NamedReport> reports)
             for (TaskAudit& t : records)
                 add(t);
     }
+    out.tasks.reserve(by_task.size());
     for (auto& [id, hashes] : by_task) {
+        if (hashes.size() == 1) {
+            out.tasks.push_back(std::move(*best(hashes.begin()->second)));
+            continue;
+        }
         std::vector<TaskAudit> picked;
         for (auto& [hash, candidates] : hashes)
             picked.push_back(std::move(*best(candidates)));
-        if (picked.size() == 1)
-            out.tasks.push_back(std::move(picked.front()));
-        else
-            out.conflicts.emplace(id, std::move(picked));
+        out.conflicts.emplace(id, std::move(picked));
     }
     out.finish();
     return out;

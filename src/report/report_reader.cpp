@@ -48,7 +48,9 @@ public:
         out.landlock_only = optional_field_string(top, "landlockOnly");
         if (element abi; top["landlockAbi"].get(abi) == simdjson::SUCCESS)
             out.landlock_abi = static_cast<int>(integer(abi, "landlockAbi"));
-        for (auto [id, value] : as_object(field(top, "tasks", ""), "tasks")) {
+        object tasks = as_object(field(top, "tasks", ""), "tasks");
+        out.tasks.reserve(tasks.size());
+        for (auto [id, value] : tasks) {
             std::string where = fmt::format("tasks/{}", std::string_view(id));
             out.tasks.push_back(task(std::string(id), value, where));
         }
@@ -60,6 +62,7 @@ public:
                 for (element r : as_array(records, where))
                     list.push_back(task(std::string(id), r, fmt::format("{}/{}", where, i++)));
             }
+        out.finish();  // the counts and run-wide views, from the tasks, as when it was written
         return out;
     }
 
@@ -249,14 +252,17 @@ private:
 
 }  // namespace
 
-Result<audit::RunAudit> read_sandbox_report(std::string_view json, const std::string& name)
+namespace {
+
+Result<audit::RunAudit> read_padded(const simdjson::padded_string& padded, const std::string& name)
 {
-    simdjson::dom::parser parser;
-    simdjson::padded_string padded(json);
+    // One parser per thread, kept: its buffers, sized to the largest report yet, are reused rather than
+    // allocated and faulted in again for each shard.
+    thread_local simdjson::dom::parser parser;
     element doc;
     if (auto err = parser.parse(padded).get(doc); err != simdjson::SUCCESS) {
         // The configuration reader says where, which simdjson does not.
-        auto located = workspace::parse_json(json, name);
+        auto located = workspace::parse_json(std::string_view(padded.data(), padded.size()), name);
         if (!located)
             return error(located.error().message + " (not a --sandbox-report JSON document)");
         return error(fmt::format("{}: not a --sandbox-report JSON document: {}", name, simdjson::error_message(err)));
@@ -268,10 +274,22 @@ Result<audit::RunAudit> read_sandbox_report(std::string_view json, const std::st
     }
 }
 
+}  // namespace
+
+Result<audit::RunAudit> read_sandbox_report(std::string_view json, const std::string& name)
+{
+    return read_padded(simdjson::padded_string(json), name);
+}
+
 Result<audit::RunAudit> load_sandbox_report(const std::string& path)
 {
-    QK_TRY(text, read_file(path));
-    return read_sandbox_report(*text, path);
+    // Read straight into simdjson's padded buffer: a shard's report can be a megabyte or more.
+    simdjson::padded_string padded;
+    if (auto err = simdjson::padded_string::load(path).get(padded); err != simdjson::SUCCESS) {
+        QK_TRY(text, read_file(path));  // for its error, which says why the file cannot be read
+        return read_sandbox_report(*text, path);
+    }
+    return read_padded(padded, path);
 }
 
 }  // namespace qk::report

@@ -184,6 +184,7 @@ void summary(JsonWriter& w, const RunAudit& audit)
 std::string sandbox_report_json(const RunAudit& audit)
 {
     JsonWriter w(2);
+    w.reserve(1024 + audit.tasks.size() * 768);  // a task's object with its provenance and a few findings
     w.begin_object();
     w.key("schemaVersion").value(1);
     run_object(w.key("run"), audit.run);
@@ -226,7 +227,7 @@ std::string sandbox_report_json(const RunAudit& audit)
         w.begin_object().key("package").value(c.path).key("tasks").value(integer(c.tasks)).end_object();
     w.end_array();
     w.end_object();
-    return w.str() + "\n";
+    return std::move(w).take_line();
 }
 
 }  // namespace qk::report

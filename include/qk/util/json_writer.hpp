@@ -28,6 +28,8 @@ public:
     JsonWriter& strings(const std::vector<std::string>& items);
 
     const std::string& str() const { return out_; }
+    // Room for a document of about `bytes`, when the caller can tell: a large one then grows in place.
+    void reserve(std::size_t bytes) { out_.reserve(bytes); }
     // The document with a final newline, moved out: a large report is not copied.
     std::string take_line() &&
     {

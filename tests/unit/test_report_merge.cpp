@@ -1,0 +1,174 @@
+// Reports across shards: the run's identity from the environment, a report read back as written, and
+// merge's picks (the record that says most, conflicts, the least message, the lowest ABI) whatever the order.
+#include <catch2/catch.hpp>
+#include <algorithm>
+#include <map>
+
+#include "qk/report/report_merge.hpp"
+#include "qk/report/report_reader.hpp"
+#include "qk/report/run_identity.hpp"
+#include "qk/report/sandbox_report.hpp"
+
+using namespace qk::audit;
+
+namespace {
+
+qk::report::EnvLookup env_of(std::map<std::string, std::string> vars)
+{
+    return [vars = std::move(vars)](const char* name) -> const char* {
+        auto it = vars.find(name);
+        return it == vars.end() ? nullptr : it->second.c_str();
+    };
+}
+
+Provenance seen(std::string shard, std::optional<std::string> recorder = "ebpf")
+{
+    return {std::move(shard), "host-" + std::string(recorder.value_or("none")), "6.8.0", recorder, 4, std::nullopt, 0};
+}
+
+TaskAudit task(std::string id, TaskStatus status, std::string hash, Provenance p, TaskFindings f = {})
+{
+    TaskAudit t{std::move(id), status, "", std::move(f)};
+    t.hash = std::move(hash);
+    t.provenance = std::move(p);
+    return t;
+}
+
+RunAudit shard(std::string name, std::vector<TaskAudit> tasks, std::optional<std::string> recorder = "ebpf")
+{
+    RunAudit r;
+    r.run = {"run-1", "QK_RUN_ID", "abc", {name}};
+    r.recorder = std::move(recorder);
+    r.tasks = std::move(tasks);
+    r.finish();
+    return r;
+}
+
+// Written, read back, written again: what a merge of one report gives.
+std::string round_trip(const RunAudit& r)
+{
+    auto back = qk::report::read_sandbox_report(qk::report::sandbox_report_json(r), "r.json");
+    REQUIRE(back);
+    return qk::report::sandbox_report_json(*back);
+}
+
+std::string merged(std::vector<RunAudit> shards)
+{
+    std::vector<qk::report::NamedReport> named;
+    for (std::size_t i = 0; i < shards.size(); ++i)
+        named.push_back({"s" + std::to_string(i) + ".json", std::move(shards[i])});
+    auto out = qk::report::merge_reports(std::move(named));
+    REQUIRE(out);
+    return qk::report::sandbox_report_json(*out);
+}
+
+}  // namespace
+
+TEST_CASE("the run id comes from QK_RUN_ID, else the CI's, else is made up for this run", "[report-merge]")
+{
+    auto gh = qk::report::run_identity("/nonexistent",
+                                       env_of({{"GITHUB_RUN_ID", "991"}, {"GITHUB_RUN_ATTEMPT", "2"},
+                                               {"GITHUB_SHA", "f00d"}, {"CI_NODE_INDEX", "3"}}));
+    CHECK(gh.id == "991-2");
+    CHECK(gh.id_from == "GITHUB_RUN_ID");
+    CHECK(gh.commit == "f00d");
+    CHECK(gh.shards == std::vector<std::optional<std::string>>{"3"});
+
+    auto own = qk::report::run_identity("/nonexistent", env_of({{"QK_RUN_ID", "nightly-7"}, {"GITHUB_RUN_ID", "991"},
+                                                                {"QK_SHARD", "a"}, {"CI_NODE_INDEX", "3"}}));
+    CHECK(own.id == "nightly-7");
+    CHECK(own.id_from == "QK_RUN_ID");
+    CHECK(own.shards == std::vector<std::optional<std::string>>{"a"});
+
+    auto gitlab = qk::report::run_identity("/nonexistent", env_of({{"CI_PIPELINE_ID", "55"}, {"CI_COMMIT_SHA", "c1"}}));
+    CHECK(gitlab.id == "55");
+    CHECK(gitlab.commit == "c1");
+
+    auto local = qk::report::run_identity("/nonexistent", env_of({}));
+    CHECK(local.id_from == "local");
+    CHECK(local.id.starts_with("local-"));
+    CHECK_FALSE(local.commit);  // no git repository there
+    CHECK(local.shards == std::vector<std::optional<std::string>>{std::nullopt});
+    CHECK(qk::report::run_identity("/nonexistent", env_of({})).id != local.id);  // each run its own
+}
+
+TEST_CASE("a report reads back as it was written, writes in .git among its stray writes", "[report-merge]")
+{
+    TaskFindings f;
+    f.reads_outside_inputs = {"tools/x.js"};
+    f.stray_writes = {"out.txt"};
+    f.git_writes = {".git/index"};
+    f.dependency_reads = {{"lib", {"lib/a.ts"}}};
+    f.unkeyed_packages = {"left-pad"};
+    RunAudit r = shard("0", {task("app:build", TaskStatus::audited, "0123456789abcdef0123456789abcdef", seen("0"), f),
+                             task("app:test", TaskStatus::restored, "fedcba9876543210fedcba9876543210", seen("0", {}))});
+    r.recorder_fallback = "no CAP_BPF";
+    const std::string written = qk::report::sandbox_report_json(r);
+    CHECK(round_trip(r) == written);
+    auto back = qk::report::read_sandbox_report(written, "r.json");
+    REQUIRE(back);
+    CHECK(back->tasks[0].findings.git_writes == std::vector<std::string>{".git/index"});
+    CHECK(back->tasks[0].findings.stray_writes == std::vector<std::string>{"out.txt"});
+    CHECK(back->tasks[0].provenance == r.tasks[0].provenance);
+}
+
+TEST_CASE("a merge keeps the record that says most, lists conflicts, and does not depend on order",
+          "[report-merge]")
+{
+    const std::string h1(32, '1'), h2(32, '2');
+    RunAudit a = shard("0", {task("lib:build", TaskStatus::audited, h1, seen("0")),
+                             task("app:build", TaskStatus::audited, h1, seen("0"))});
+    RunAudit b = shard("1", {task("lib:build", TaskStatus::restored, h1, seen("1", {})),
+                             task("app:build", TaskStatus::audited, h2, seen("1", "strace"))},
+                       "strace");
+    b.landlock_abi = 3;  // given under enforce only
+    b.recorder_fallback = "zz";
+    RunAudit c = shard("2", {task("web:build", TaskStatus::not_audited, h1, seen("2"))});
+    c.landlock_abi = 6;
+    c.recorder_fallback = "aa";
+
+    for (RunAudit* r : {&a, &b, &c})
+        r->mode = "enforce";
+    const std::string abc = merged({a, b, c});
+    CHECK(merged({c, b, a}) == abc);
+    CHECK(merged({b, a, c}) == abc);
+    auto back = qk::report::read_sandbox_report(abc, "m.json");
+    REQUIRE(back);
+    CHECK(back->recorder == "mixed");
+    CHECK(back->landlock_abi == 3);           // the lowest
+    CHECK(back->recorder_fallback == "aa");   // the least
+    CHECK(back->run.shards == std::vector<std::optional<std::string>>{"0", "1", "2"});
+    REQUIRE(back->tasks.size() == 2);
+    CHECK(back->tasks[0].task == "lib:build");
+    CHECK(back->tasks[0].status == TaskStatus::audited);  // ran on shard 0, restored on 1: the run is kept
+    CHECK(back->tasks[0].provenance.shard == "0");
+    REQUIRE(back->conflicts.count("app:build") == 1);
+    CHECK(back->conflicts.at("app:build").size() == 2);
+    // Grouped either way, merged again like a shard's report.
+    RunAudit ab = *qk::report::read_sandbox_report(merged({a, b}), "ab.json");
+    RunAudit bc = *qk::report::read_sandbox_report(merged({b, c}), "bc.json");
+    CHECK(merged({ab, c}) == abc);
+    CHECK(merged({a, bc}) == abc);
+    CHECK(merged({*back, a}) == abc);  // merging a shard again adds nothing
+}
+
+TEST_CASE("reports of different runs or modes do not merge", "[report-merge]")
+{
+    RunAudit a = shard("0", {});
+    RunAudit b = shard("1", {});
+    b.run.id = "run-2";
+    std::vector<qk::report::NamedReport> two;
+    two.push_back({"a.json", a});
+    two.push_back({"b.json", b});
+    auto out = qk::report::merge_reports(std::move(two));
+    REQUIRE_FALSE(out);
+    CHECK(out.error().message.find("a.json is of run run-1 and b.json of run run-2") != std::string::npos);
+    b = shard("1", {});
+    b.mode = "enforce";
+    std::vector<qk::report::NamedReport> modes;
+    modes.push_back({"a.json", a});
+    modes.push_back({"b.json", b});
+    auto refused = qk::report::merge_reports(std::move(modes));
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message.find("--sandbox=enforce") != std::string::npos);
+}
