@@ -138,3 +138,27 @@ def test_the_page_fits_a_phone(page):
         assert len(_visible_tasks(driver)) == len(doc["tasks"])
     finally:
         driver.quit()
+
+
+def test_paths_that_look_like_markup_stay_text(page, tmp_path):
+    """A file may be named `</script><b id=evil>.txt`: the page shows the name and runs none of it."""
+    _, doc = page
+    evil = '</script><b id="evil">x</b><img src=x onerror="document.title=1">.txt'
+    doc = json.loads(json.dumps(doc))
+    doc["tasks"]["a:build"]["findings"]["readsOutsideInputs"].append(evil)
+    doc["tasks"]["a:build"]["findings"]["readsOutsideInputs"].sort()
+    (tmp_path / "evil.json").write_text(json.dumps(doc))
+    r = h_run_html(tmp_path / "evil.json", out=tmp_path / "evil.html")
+    assert r.returncode == 0, r.stderr
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver = _browser(1280, 800)
+    try:
+        driver.get((tmp_path / "evil.html").as_uri())
+        WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+        driver.find_element(By.CSS_SELECTOR, "tr[data-task='a:build'] button.task").click()
+        assert driver.find_elements(By.ID, "evil") == [] and driver.title == "qk sandbox report"
+        detail = driver.find_element(By.CSS_SELECTOR, "tr[data-task='a:build'] + tr.detail").text
+        assert 'x</b><img src=x onerror="document.title=1">.txt' in detail, detail
+    finally:
+        driver.quit()
