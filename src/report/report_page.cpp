@@ -14,7 +14,7 @@ std::string report_page(const audit::RunAudit& report)
 {
     constexpr std::string_view kSlot = "/*QK_REPORT_DATA*/";
     const std::string_view page = kReportPage;
-    const std::string json = sandbox_report_json(report);
+    const std::string json = sandbox_report_json(report, 0);
     std::string out;
     out.reserve(page.size() + json.size() + json.size() / 16);
     const std::size_t slot = page.find(kSlot);

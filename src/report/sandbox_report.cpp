@@ -181,10 +181,10 @@ void summary(JsonWriter& w, const RunAudit& audit)
 
 // Expects a finished audit: finish() sorts the tasks, so their keys come in order, and each list of
 // paths, so the arrays are sorted and hold each path once as the schema promises.
-std::string sandbox_report_json(const RunAudit& audit)
+std::string sandbox_report_json(const RunAudit& audit, int indent)
 {
-    JsonWriter w(2);
-    w.reserve(1024 + audit.tasks.size() * 768);  // a task's object with its provenance and a few findings
+    JsonWriter w(indent);
+    w.reserve(1024 + audit.tasks.size() * (indent > 0 ? 768 : 512));  // a task's object with its provenance and a few findings
     w.begin_object();
     w.key("schemaVersion").value(1);
     run_object(w.key("run"), audit.run);

@@ -62,7 +62,7 @@ def h_run_html(*reports: Path, out: Path):
 
 def _visible_tasks(driver) -> list[str]:
     return driver.execute_script(
-        "return [...document.querySelectorAll('tr.task-row')].filter(r => !r.hidden).map(r => r.dataset.task)")
+        "return [...document.querySelectorAll('.task-row')].filter(r => !r.hidden).map(r => r.dataset.task)")
 
 
 def test_the_page_is_self_contained(page):
@@ -107,12 +107,12 @@ def test_rows_summary_filters_and_keyboard_in_chromium(page):
         assert len(_visible_tasks(driver)) == 4
 
         # From the keyboard: a task's button, focused, opens its findings and fix with Enter, closes with Space.
-        button = driver.find_element(By.CSS_SELECTOR, "tr[data-task='d:build'] button.task")
+        button = driver.find_element(By.CSS_SELECTOR, "[data-task='d:build'] button.task")
         driver.execute_script("arguments[0].focus()", button)
         assert driver.switch_to.active_element == button
         button.send_keys(Keys.ENTER)
         assert button.get_attribute("aria-expanded") == "true"
-        detail = driver.find_element(By.CSS_SELECTOR, "tr[data-task='d:build'] + tr.detail")
+        detail = driver.find_element(By.CSS_SELECTOR, "[data-task='d:build'] + .detail")
         text = detail.text
         assert "stray.txt" in text and "tools/config.txt" in text, text
         assert '"outputs": ["{workspaceRoot}/stray.txt"]' in text, text  # the suggested fix
@@ -156,9 +156,9 @@ def test_paths_that_look_like_markup_stay_text(page, tmp_path):
     try:
         driver.get((tmp_path / "evil.html").as_uri())
         WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
-        driver.find_element(By.CSS_SELECTOR, "tr[data-task='a:build'] button.task").click()
+        driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] button.task").click()
         assert driver.find_elements(By.ID, "evil") == [] and driver.title == "qk sandbox report"
-        detail = driver.find_element(By.CSS_SELECTOR, "tr[data-task='a:build'] + tr.detail").text
+        detail = driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] + .detail").text
         assert 'x</b><img src=x onerror="document.title=1">.txt' in detail, detail
     finally:
         driver.quit()

@@ -9,8 +9,9 @@
 
 namespace qk::report {
 
-// The --sandbox-report document (schemaVersion 1), ending in '\n'.
-std::string sandbox_report_json(const audit::RunAudit& audit);
+// The --sandbox-report document (schemaVersion 1), ending in '\n'; indented by `indent` spaces, or on
+// one line with 0 (the report page embeds it so: a third smaller for the browser to read).
+std::string sandbox_report_json(const audit::RunAudit& audit, int indent = 2);
 
 // A task's findings as an object of the kinds it has, each a sorted array ({} for none): the report's
 // "findings", and the run report's "audit".
