@@ -140,9 +140,9 @@ int main(int argc, char** argv)
     doc->add_option("--sandbox-mode", doctor.mode, "audit or enforce (written --sandbox=MODE)")->group("");
 
     qk::cli::ReportOptions report;
-    CLI::App* rp = app.add_subcommand("report", "merge --sandbox-reports of one run's shards, or write one as a page");
+    CLI::App* rp = app.add_subcommand("report", "merge the reports of one run's shards, or write one as a page");
     rp->require_subcommand(1);
-    CLI::App* rp_merge = rp->add_subcommand("merge", "merge the --sandbox-reports of one run's shards into one report");
+    CLI::App* rp_merge = rp->add_subcommand("merge", "merge the reports of one run's shards (--sandbox-report or --report) into one");
     rp_merge->add_option("reports", report.inputs, "the shards' reports")->required()->check(CLI::ExistingFile);
     rp_merge->add_option("-o,--output", report.output, "where to write the merged report (default: stdout)");
     CLI::App* rp_html = rp->add_subcommand("html", "write a --sandbox-report (several: merged first) as one self-contained page");

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -21,15 +22,14 @@
 namespace qk::cli {
 namespace {
 
-// The reports read and, when there are several, merged; the conflicts said on stderr.
-audit::RunAudit merged(const std::vector<std::string>& inputs)
+// Every report read, on every core: parsing is most of a large merge, and each report is its own.
+std::vector<report::AnyReport> read_all(const std::vector<std::string>& inputs)
 {
-    // Read on every core: parsing is most of a large merge, and each report is its own.
-    std::vector<std::optional<Result<audit::RunAudit>>> read(inputs.size());
+    std::vector<std::optional<Result<report::AnyReport>>> read(inputs.size());
     std::atomic<std::size_t> next{0};
     auto reader = [&] {
         for (std::size_t i; (i = next++) < inputs.size();)
-            read[i] = report::load_sandbox_report(inputs[i]);
+            read[i] = report::load_report(inputs[i]);
     };
     const unsigned threads = std::clamp<unsigned>(std::thread::hardware_concurrency(), 1, 8);
     std::vector<std::jthread> pool;
@@ -37,20 +37,48 @@ audit::RunAudit merged(const std::vector<std::string>& inputs)
         pool.emplace_back(reader);
     reader();
     pool.clear();  // joined
-    std::vector<report::NamedReport> reports;
-    reports.reserve(inputs.size());  // a report is large: never copied as the vector grows
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        reports.push_back({inputs[i], or_fatal(std::move(*read[i]))});
-    audit::RunAudit out = or_fatal(report::merge_reports(std::move(reports)));
-    for (const auto& [id, records] : out.conflicts) {
+    std::vector<report::AnyReport> out;
+    out.reserve(inputs.size());  // a report is large: never copied as the vector grows
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        out.push_back(or_fatal(std::move(*read[i])));
+        const bool sandbox = out.back().sandbox.has_value(), first = out.front().sandbox.has_value();
+        if (sandbox != first)
+            throw FatalError(fmt::format("{} is a {} and {} a {}: merge one kind of report at a time", inputs[0],
+                                         first ? "--sandbox-report" : "--report", inputs[i],
+                                         sandbox ? "--sandbox-report" : "--report"));
+    }
+    return out;
+}
+
+// Each task the shards disagree on, on stderr: the merge goes on, with the task under "conflicts".
+template <class Record>
+void say_conflicts(const std::map<std::string, std::vector<Record>>& conflicts)
+{
+    for (const auto& [id, records] : conflicts) {
         std::string seen;
-        for (const audit::TaskAudit& t : records)
+        for (const Record& t : records)
             seen += fmt::format("{}{} on shard {} ({})", seen.empty() ? "" : ", ", t.hash.empty() ? "no hash" : t.hash,
                                 t.provenance.shard.value_or("(none)"), t.provenance.host);
         std::fprintf(stderr, "qk report: %s has different key hashes on different shards: %s; listed under "
                              "\"conflicts\", not counted in the summary\n",
                      id.c_str(), seen.c_str());
     }
+}
+
+// The sandbox reports given, merged; a --report is refused.
+audit::RunAudit merged_sandbox(const std::vector<std::string>& inputs, std::vector<report::AnyReport> all)
+{
+    std::vector<report::NamedReport> reports;
+    reports.reserve(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        if (!all[i].sandbox)
+            throw FatalError(fmt::format("{} is a --report (the run report): qk report html shows --sandbox-report "
+                                         "files",
+                                         inputs[i]));
+        reports.push_back({inputs[i], std::move(*all[i].sandbox)});
+    }
+    audit::RunAudit out = or_fatal(report::merge_reports(std::move(reports)));
+    say_conflicts(out.conflicts);
     return out;
 }
 
@@ -86,13 +114,24 @@ void reexec_with_huge_pages(char** argv)
 
 int run_report_merge(const ReportOptions& options)
 {
-    write_out(options.output, report::sandbox_report_json(merged(options.inputs)));
+    std::vector<report::AnyReport> all = read_all(options.inputs);
+    if (all.front().sandbox) {
+        write_out(options.output, report::sandbox_report_json(merged_sandbox(options.inputs, std::move(all))));
+        return 0;
+    }
+    std::vector<report::NamedRunReport> reports;
+    reports.reserve(all.size());
+    for (std::size_t i = 0; i < all.size(); ++i)
+        reports.push_back({options.inputs[i], std::move(*all[i].run)});
+    report::RunReport out = or_fatal(report::merge_run_reports(std::move(reports)));
+    say_conflicts(out.conflicts);
+    write_out(options.output, report::run_report_json(out));
     return 0;
 }
 
 int run_report_html(const ReportOptions& options)
 {
-    write_out(options.output, report::report_page(merged(options.inputs)));
+    write_out(options.output, report::report_page(merged_sandbox(options.inputs, read_all(options.inputs))));
     return 0;
 }
 

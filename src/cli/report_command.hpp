@@ -1,4 +1,5 @@
-// qk report merge | html: shards' --sandbox-reports as one report, and a report as a page.
+// qk report merge | html: shards' reports (--sandbox-report or --report) as one report, and a
+// --sandbox-report as a page.
 #pragma once
 
 #include <string>
@@ -17,7 +18,8 @@ struct ReportOptions {
 // once. It spawns nothing, so no other program sees the setting. Returns only when it did not exec.
 void reexec_with_huge_pages(char** argv);
 
-// Merges the reports of one run's shards; prints a warning for each task the shards disagree on.
+// Merges the reports of one run's shards, either kind; prints a warning for each task the shards
+// disagree on.
 int run_report_merge(const ReportOptions& options);
 // Writes the page of a report, or of several merged first.
 int run_report_html(const ReportOptions& options);

@@ -16,11 +16,11 @@ namespace {
 using audit::TaskAudit;
 using audit::TaskStatus;
 
-// What a record is worth when two shards hold a task with one hash: one that ran sandboxed says
-// what it did; a restore says nothing.
-int rank(TaskStatus s)
+// What a sandbox record is worth when two shards hold a task with one hash: one that ran sandboxed
+// says what it did; a restore says nothing.
+int rank(const TaskAudit& t)
 {
-    switch (s) {
+    switch (t.status) {
     case TaskStatus::audited:
     case TaskStatus::enforced: return 0;
     case TaskStatus::not_audited: return 1;
@@ -31,16 +31,31 @@ int rank(TaskStatus s)
     return 5;
 }
 
+// A run record: one whose commands ran, then one restored, then one that never started; one that
+// succeeded before one that failed.
+int rank(const TaskRun& t)
+{
+    const int source = t.source == "ran" ? 0 : t.source.empty() ? 2 : 1;
+    const int status = t.status == "succeeded" ? 0 : t.status == "failed" ? 1 : 2;
+    return source * 3 + status;
+}
+
+std::string record_json(const TaskAudit& t) { return task_json(t); }
+std::string record_json(const TaskRun& t) { return task_run_json(t); }
+const std::string& id_of(const TaskAudit& t) { return t.task; }
+const std::string& id_of(const TaskRun& t) { return t.task; }
+
 // The best of a task's records with one hash, by a total order so that the pick does not depend on
 // which shard came first: rank, then the record as JSON.
-TaskAudit* best(const std::vector<TaskAudit*>& records)
+template <class T>
+T* best(const std::vector<T*>& records)
 {
     if (records.size() == 1)
         return records.front();
-    TaskAudit* out = nullptr;
+    T* out = nullptr;
     std::pair<int, std::string> out_key;
-    for (TaskAudit* t : records) {
-        std::pair<int, std::string> key{rank(t->status), task_json(*t)};
+    for (T* t : records) {
+        std::pair<int, std::string> key{rank(*t), record_json(*t)};
         if (!out || key < out_key) {
             out = t;
             out_key = std::move(key);
@@ -49,6 +64,36 @@ TaskAudit* best(const std::vector<TaskAudit*>& records)
     return out;
 }
 
+// Every record of every report, tasks and earlier conflicts alike, by id and then by hash: one hash
+// gives the task its best record, several make it a conflict of each hash's best.
+template <class T>
+struct Records {
+    std::map<std::string, std::map<std::string, std::vector<T*>>> by_task;
+
+    void add(std::vector<T>& tasks, std::map<std::string, std::vector<T>>& conflicts)
+    {
+        for (T& t : tasks)
+            by_task[id_of(t)][t.hash].push_back(&t);
+        for (auto& [id, records] : conflicts)
+            for (T& t : records)
+                by_task[id][t.hash].push_back(&t);
+    }
+    void pick(std::vector<T>& tasks, std::map<std::string, std::vector<T>>& conflicts)
+    {
+        tasks.reserve(by_task.size());
+        for (auto& [id, hashes] : by_task) {
+            if (hashes.size() == 1) {
+                tasks.push_back(std::move(*best(hashes.begin()->second)));
+                continue;
+            }
+            std::vector<T> picked;
+            for (auto& [hash, candidates] : hashes)
+                picked.push_back(std::move(*best(candidates)));
+            conflicts.emplace(id, std::move(picked));
+        }
+    }
+};
+
 // The least non-empty value: shards' messages differ by host and path, and any one of them will do.
 void least(std::string& into, const std::string& value)
 {
@@ -56,41 +101,55 @@ void least(std::string& into, const std::string& value)
         into = value;
 }
 
+// The run the reports share, with every shard: an Error when their run ids or commits differ.
+template <class Named, class RunOf>
+Result<audit::RunIdentity> one_run(const std::vector<Named>& reports, RunOf run_of)
+{
+    if (reports.empty())
+        return error("no reports to merge");
+    const Named& first = reports.front();
+    audit::RunIdentity out;
+    out.id = run_of(first).id;
+    out.id_from = run_of(first).id_from;
+    std::set<std::optional<std::string>> shards;
+    const Named* commit_from = nullptr;
+    for (const Named& r : reports) {
+        const audit::RunIdentity& run = run_of(r);
+        if (run.id != out.id)
+            return error(fmt::format("{} is of run {} and {} of run {}: only the shards of one run merge (their "
+                                     "QK_RUN_ID, or the CI's run id, must be the same)",
+                                     first.name, out.id, r.name, run.id));
+        if (run.commit) {
+            if (out.commit && *out.commit != *run.commit)
+                return error(fmt::format("{} ran commit {} and {} commit {}, under one run id: a run's shards "
+                                         "check out one commit",
+                                         commit_from->name, *out.commit, r.name, *run.commit));
+            out.commit = run.commit;
+            commit_from = &r;
+        }
+        // The least id source too: shards of one run name the same, but a merge must not depend on order.
+        out.id_from = std::min(out.id_from, run.id_from);
+        shards.insert(run.shards.begin(), run.shards.end());
+    }
+    out.shards.assign(shards.begin(), shards.end());
+    return out;
+}
+
 }  // namespace
 
 Result<audit::RunAudit> merge_reports(std::vector<NamedReport> reports)
 {
-    if (reports.empty())
-        return error("no reports to merge");
-    const NamedReport& first = reports.front();
+    QK_TRY(run, one_run(reports, [](const NamedReport& r) -> const audit::RunIdentity& { return r.report.run; }));
     audit::RunAudit out;
-    out.mode = first.report.mode;
-    out.run.id = first.report.run.id;
-    out.run.id_from = first.report.run.id_from;
-    std::set<std::optional<std::string>> shards;
-    std::set<std::string> commits, recorders;
-    const NamedReport* commit_from = nullptr;
+    out.run = std::move(run).value();
+    out.mode = reports.front().report.mode;
+    std::set<std::string> recorders;
     for (const NamedReport& r : reports) {
         const audit::RunAudit& a = r.report;
-        if (a.run.id != out.run.id)
-            return error(fmt::format("{} is of run {} and {} of run {}: only the shards of one run merge (their "
-                                     "QK_RUN_ID, or the CI's run id, must be the same)",
-                                     first.name, out.run.id, r.name, a.run.id));
         if (a.mode != out.mode)
             return error(fmt::format("{} was written under --sandbox={} and {} under --sandbox={}: the shards of "
                                      "one run share a mode",
-                                     first.name, out.mode, r.name, a.mode));
-        if (a.run.commit) {
-            if (!commits.empty() && !commits.contains(*a.run.commit))
-                return error(fmt::format("{} ran commit {} and {} commit {}, under one run id: a run's shards "
-                                         "check out one commit",
-                                         commit_from->name, *commits.begin(), r.name, *a.run.commit));
-            commits.insert(*a.run.commit);
-            commit_from = &r;
-        }
-        // The least id source too: shards of one run name the same, but a merge must not depend on order.
-        out.run.id_from = std::min(out.run.id_from, a.run.id_from);
-        shards.insert(a.run.shards.begin(), a.run.shards.end());
+                                     reports.front().name, out.mode, r.name, a.mode));
         if (a.recorder) {
             if (*a.recorder == "mixed")
                 recorders.insert({"ebpf", "strace"});
@@ -104,36 +163,27 @@ Result<audit::RunAudit> merge_reports(std::vector<NamedReport> reports)
             out.landlock_abi = a.landlock_abi;
         out.stale_sandboxes += a.stale_sandboxes;
     }
-    if (!commits.empty())
-        out.run.commit = *commits.begin();
-    out.run.shards.assign(shards.begin(), shards.end());
     if (recorders.size() == 1)
         out.recorder = *recorders.begin();
     else if (recorders.size() > 1)
         out.recorder = "mixed";
-
-    // Every record of every report, tasks and earlier conflicts alike, by id and then by hash.
-    std::map<std::string, std::map<std::string, std::vector<TaskAudit*>>> by_task;
-    for (NamedReport& r : reports) {
-        auto add = [&](TaskAudit& t) { by_task[t.task][t.hash].push_back(&t); };
-        for (TaskAudit& t : r.report.tasks)
-            add(t);
-        for (auto& [id, records] : r.report.conflicts)
-            for (TaskAudit& t : records)
-                add(t);
-    }
-    out.tasks.reserve(by_task.size());
-    for (auto& [id, hashes] : by_task) {
-        if (hashes.size() == 1) {
-            out.tasks.push_back(std::move(*best(hashes.begin()->second)));
-            continue;
-        }
-        std::vector<TaskAudit> picked;
-        for (auto& [hash, candidates] : hashes)
-            picked.push_back(std::move(*best(candidates)));
-        out.conflicts.emplace(id, std::move(picked));
-    }
+    Records<TaskAudit> records;
+    for (NamedReport& r : reports)
+        records.add(r.report.tasks, r.report.conflicts);
+    records.pick(out.tasks, out.conflicts);
     out.finish();
+    return out;
+}
+
+Result<RunReport> merge_run_reports(std::vector<NamedRunReport> reports)
+{
+    QK_TRY(run, one_run(reports, [](const NamedRunReport& r) -> const audit::RunIdentity& { return r.report.run; }));
+    RunReport out;
+    out.run = std::move(run).value();
+    Records<TaskRun> records;
+    for (NamedRunReport& r : reports)
+        records.add(r.report.tasks, r.report.conflicts);
+    records.pick(out.tasks, out.conflicts);  // by id: the shards' plans do not make one order
     return out;
 }
 

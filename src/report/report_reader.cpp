@@ -2,6 +2,8 @@
 // document it refuses is read again by the configuration reader, whose error says line and column.
 #include "qk/report/report_reader.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <simdjson.h>
 
@@ -33,9 +35,7 @@ public:
     audit::RunAudit document(element doc)
     {
         object top = as_object(doc, "");
-        auto version = field(top, "schemaVersion", "");
-        if (!version.is_int64() || version.get_int64().value() != 1)
-            fail("schemaVersion", "this qk reads schemaVersion 1 reports; this one was written by another version");
+        version(top);
         audit::RunAudit out;
         run(field(top, "run", ""), out.run);
         out.mode = string(field(top, "mode", ""), "mode");
@@ -66,7 +66,60 @@ public:
         return out;
     }
 
+    RunReport run_document(element doc)
+    {
+        object top = as_object(doc, "");
+        version(top);
+        RunReport out;
+        run(field(top, "run", ""), out.run);
+        object tasks = as_object(field(top, "tasks", ""), "tasks");
+        out.tasks.reserve(tasks.size());
+        for (auto [id, value] : tasks)
+            out.tasks.push_back(task_run(std::string(id), value, fmt::format("tasks/{}", std::string_view(id))));
+        if (element conflicts; top["conflicts"].get(conflicts) == simdjson::SUCCESS)
+            for (auto [id, records] : as_object(conflicts, "conflicts")) {
+                std::string where = fmt::format("conflicts/{}", std::string_view(id));
+                auto& list = out.conflicts[std::string(id)];
+                std::size_t i = 0;
+                for (element r : as_array(records, where))
+                    list.push_back(task_run(std::string(id), r, fmt::format("{}/{}", where, i++)));
+            }
+        return out;
+    }
+
 private:
+    void version(object top) const
+    {
+        auto v = field(top, "schemaVersion", "");
+        if (!v.is_int64() || v.get_int64().value() != 1)
+            fail("schemaVersion", "this qk reads schemaVersion 1 reports; this one was written by another version");
+    }
+
+    TaskRun task_run(std::string id, element e, const std::string& where) const
+    {
+        static constexpr std::string_view kStatus[] = {"succeeded", "failed", "skipped", "cancelled", "notRun"};
+        static constexpr std::string_view kSource[] = {"ran", "restored", "restoredInPlace"};
+        object o = as_object(e, where);
+        TaskRun t;
+        t.task = std::move(id);
+        t.status = string(field(o, "status", where), where + "/status");
+        if (std::find(std::begin(kStatus), std::end(kStatus), t.status) == std::end(kStatus))
+            fail(where + "/status", "expected one of succeeded, failed, skipped, cancelled, notRun; got \"" + t.status +
+                                        "\"");
+        t.hash = optional_field_string(o, "hash");
+        t.source = optional_field_string(o, "source");
+        if (!t.source.empty() && std::find(std::begin(kSource), std::end(kSource), t.source) == std::end(kSource))
+            fail(where + "/source", "expected one of ran, restored, restoredInPlace; got \"" + t.source + "\"");
+        t.ran_because = optional_field_string(o, "ranBecause");
+        t.duration_ms = integer(field(o, "durationMs", where), where + "/durationMs");
+        t.provenance = provenance(field(o, "provenance", where), where + "/provenance");
+        if (element f; o["audit"].get(f) == simdjson::SUCCESS) {
+            t.audit.emplace();
+            findings(f, where + "/audit", *t.audit);
+        }
+        return t;
+    }
+
     const std::string& name_;
 
     [[noreturn]] void fail(std::string_view where, std::string_view what) const
@@ -254,7 +307,9 @@ private:
 
 namespace {
 
-Result<audit::RunAudit> read_padded(const simdjson::padded_string& padded, const std::string& name)
+// Parses `padded` and reads it with `read` (a Reader's document or run_document).
+template <class T, class Read>
+Result<T> read_padded(const simdjson::padded_string& padded, const std::string& name, Read read)
 {
     // One parser per thread, kept: its buffers, sized to the largest report yet, are reused rather than
     // allocated and faulted in again for each shard.
@@ -264,32 +319,63 @@ Result<audit::RunAudit> read_padded(const simdjson::padded_string& padded, const
         // The configuration reader says where, which simdjson does not.
         auto located = workspace::parse_json(std::string_view(padded.data(), padded.size()), name);
         if (!located)
-            return error(located.error().message + " (not a --sandbox-report JSON document)");
-        return error(fmt::format("{}: not a --sandbox-report JSON document: {}", name, simdjson::error_message(err)));
+            return error(located.error().message + " (not a qk report)");
+        return error(fmt::format("{}: not a qk report: {}", name, simdjson::error_message(err)));
     }
     try {
-        return Reader(name).document(doc);
+        Reader reader(name);
+        return read(reader, doc);
     } catch (const Bad& bad) {
         return error(bad.message);
     }
+}
+
+auto sandbox_document = [](Reader& r, element doc) { return r.document(doc); };
+auto run_document = [](Reader& r, element doc) { return r.run_document(doc); };
+
+// Read straight into simdjson's padded buffer: a shard's report can be a megabyte or more.
+Result<simdjson::padded_string> load_padded(const std::string& path)
+{
+    simdjson::padded_string padded;
+    if (simdjson::padded_string::load(path).get(padded) != simdjson::SUCCESS) {
+        QK_TRY(text, read_file(path));  // for its error, which says why the file cannot be read
+        return simdjson::padded_string(*text);
+    }
+    return padded;
 }
 
 }  // namespace
 
 Result<audit::RunAudit> read_sandbox_report(std::string_view json, const std::string& name)
 {
-    return read_padded(simdjson::padded_string(json), name);
+    return read_padded<audit::RunAudit>(simdjson::padded_string(json), name, sandbox_document);
+}
+
+Result<RunReport> read_run_report(std::string_view json, const std::string& name)
+{
+    return read_padded<RunReport>(simdjson::padded_string(json), name, run_document);
 }
 
 Result<audit::RunAudit> load_sandbox_report(const std::string& path)
 {
-    // Read straight into simdjson's padded buffer: a shard's report can be a megabyte or more.
-    simdjson::padded_string padded;
-    if (auto err = simdjson::padded_string::load(path).get(padded); err != simdjson::SUCCESS) {
-        QK_TRY(text, read_file(path));  // for its error, which says why the file cannot be read
-        return read_sandbox_report(*text, path);
-    }
-    return read_padded(padded, path);
+    QK_TRY(padded, load_padded(path));
+    return read_padded<audit::RunAudit>(*padded, path, sandbox_document);
+}
+
+Result<AnyReport> load_report(const std::string& path)
+{
+    QK_TRY(padded, load_padded(path));
+    return read_padded<AnyReport>(*padded, path, [](Reader& r, element doc) {
+        AnyReport out;
+        // A --sandbox-report names its mode; a --report does not.
+        simdjson::dom::object top;
+        element mode;
+        if (doc.get(top) == simdjson::SUCCESS && top["mode"].get(mode) == simdjson::SUCCESS)
+            out.sandbox = r.document(doc);
+        else
+            out.run = r.run_document(doc);
+        return out;
+    });
 }
 
 }  // namespace qk::report

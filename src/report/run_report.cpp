@@ -7,6 +7,74 @@
 #include "qk/util/json_writer.hpp"
 
 namespace qk::report {
+namespace {
+
+void task_fields(JsonWriter& w, const TaskRun& t)
+{
+    w.begin_object();
+    w.key("status").value(t.status);
+    if (!t.hash.empty())
+        w.key("hash").value(t.hash);
+    if (!t.source.empty())
+        w.key("source").value(t.source);
+    if (!t.ran_because.empty())
+        w.key("ranBecause").value(t.ran_because);
+    w.key("durationMs").value(t.duration_ms);
+    provenance_object(w.key("provenance"), t.provenance);
+    if (t.audit)
+        findings_object(w.key("audit"), *t.audit);
+    w.end_object();
+}
+
+}  // namespace
+
+std::string task_run_json(const TaskRun& t)
+{
+    JsonWriter w(0);
+    task_fields(w, t);
+    return w.str();
+}
+
+std::string run_report_json(const RunReport& report)
+{
+    JsonWriter w(2);
+    w.reserve(512 + report.tasks.size() * 512);
+    w.begin_object();
+    w.key("schemaVersion").value(1);
+    run_object(w.key("run"), report.run);
+    std::size_t counts[4] = {};  // succeeded, failed, restored, ran
+    for (const TaskRun& t : report.tasks) {
+        counts[0] += t.status == "succeeded";
+        counts[1] += t.status == "failed";
+        counts[2] += t.source == "restored" || t.source == "restoredInPlace";
+        counts[3] += t.source == "ran";
+    }
+    w.key("summary").begin_object();
+    w.key("tasks").value(static_cast<std::int64_t>(report.tasks.size()));
+    w.key("succeeded").value(static_cast<std::int64_t>(counts[0]));
+    w.key("failed").value(static_cast<std::int64_t>(counts[1]));
+    w.key("restored").value(static_cast<std::int64_t>(counts[2]));
+    w.key("ran").value(static_cast<std::int64_t>(counts[3]));
+    if (!report.conflicts.empty())
+        w.key("conflicts").value(static_cast<std::int64_t>(report.conflicts.size()));
+    w.end_object();
+    w.key("tasks").begin_object();
+    for (const TaskRun& t : report.tasks)
+        task_fields(w.key(t.task), t);
+    w.end_object();
+    if (!report.conflicts.empty()) {
+        w.key("conflicts").begin_object();
+        for (const auto& [id, records] : report.conflicts) {
+            w.key(id).begin_array();
+            for (const TaskRun& t : records)
+                task_fields(w, t);
+            w.end_array();
+        }
+        w.end_object();
+    }
+    w.end_object();
+    return std::move(w).take_line();
+}
 
 std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit,
                             const audit::RunIdentity& run)
@@ -16,43 +84,11 @@ std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunA
         for (const audit::TaskAudit& t : audit->tasks)
             if (t.status == audit::TaskStatus::audited)
                 audited.emplace(t.task, &t);
-    JsonWriter w(2);
-    w.begin_object();
-    w.key("schemaVersion").value(1);
-    run_object(w.key("run"), run);
-    std::size_t counts[4] = {};  // succeeded, failed, restored, ran
-    for (const TaskRun& t : tasks) {
-        counts[0] += t.status == "succeeded";
-        counts[1] += t.status == "failed";
-        counts[2] += t.source == "restored" || t.source == "restoredInPlace";
-        counts[3] += t.source == "ran";
-    }
-    w.key("summary").begin_object();
-    w.key("tasks").value(static_cast<std::int64_t>(tasks.size()));
-    w.key("succeeded").value(static_cast<std::int64_t>(counts[0]));
-    w.key("failed").value(static_cast<std::int64_t>(counts[1]));
-    w.key("restored").value(static_cast<std::int64_t>(counts[2]));
-    w.key("ran").value(static_cast<std::int64_t>(counts[3]));
-    w.end_object();
-    w.key("tasks").begin_object();
-    for (const TaskRun& t : tasks) {
-        w.key(t.task).begin_object();
-        w.key("status").value(t.status);
-        if (!t.hash.empty())
-            w.key("hash").value(t.hash);
-        if (!t.source.empty())
-            w.key("source").value(t.source);
-        if (!t.ran_because.empty())
-            w.key("ranBecause").value(t.ran_because);
-        w.key("durationMs").value(t.duration_ms);
-        provenance_object(w.key("provenance"), t.provenance);
+    RunReport report{run, tasks, {}};
+    for (TaskRun& t : report.tasks)
         if (auto it = audited.find(t.task); it != audited.end())
-            findings_object(w.key("audit"), it->second->findings);
-        w.end_object();
-    }
-    w.end_object();
-    w.end_object();
-    return std::move(w).take_line();
+            t.audit = it->second->findings;
+    return run_report_json(report);
 }
 
 }  // namespace qk::report

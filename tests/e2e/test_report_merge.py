@@ -170,3 +170,53 @@ def test_bad_reports_say_what_and_where(tmp_path):
     assert re.search(r"truncated\.json:\d+:\d+: malformed JSON", r.stderr), r.stderr
     r = merge(tmp_path / "missing.json")
     assert r.returncode != 0 and "missing.json" in r.stderr, r.stderr
+
+
+def run_report_shard(ws: Path, report: Path, projects: str, shard: str, run_id: str = "run-7") -> dict:
+    r = qk(ws, "run-many", "-t", "build", "-p", projects, "--report", str(report),
+           env={"QK_RUN_ID": run_id, "QK_SHARD": shard, "GITHUB_SHA": "c0ffee"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(report.read_text())
+
+
+@pytest.mark.privileged("strace")
+def test_run_reports_merge_too(tmp_path):
+    """--report files merge as sandbox reports do: one record per task (the one that ran before one
+    restored), conflicts apart, the summary counted again; a --report and a --sandbox-report do not mix,
+    and the page shows only sandbox reports."""
+    import jsonschema
+    schema = json.loads((Path(__file__).resolve().parents[2] / "schemas/run-report.schema.json").read_text())
+    first = shard_workspace(tmp_path / "one")
+    second = shard_workspace(tmp_path / "two")
+    third = shard_workspace(tmp_path / "three")
+    (third / "libs/a/src.txt").write_text("a, changed\n")
+    run_report_shard(first, tmp_path / "r0.json", "a,b", "0")
+    run_report_shard(second, tmp_path / "r1.json", "c,d", "1")
+    again = run_report_shard(first, tmp_path / "r2.json", "a", "2")
+    assert again["tasks"]["a:build"]["source"] in ("restored", "restoredInPlace")
+    r = merge(tmp_path / "r2.json", tmp_path / "r1.json", tmp_path / "r0.json", out=tmp_path / "run.json")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    doc = json.loads((tmp_path / "run.json").read_text())
+    jsonschema.validate(doc, schema)
+    assert doc["run"]["shards"] == ["0", "1", "2"]
+    assert list(doc["tasks"]) == ["a:build", "b:build", "c:build", "d:build"]
+    assert doc["tasks"]["a:build"]["source"] == "ran" and doc["tasks"]["a:build"]["provenance"]["shard"] == "0"
+    assert doc["summary"] == {"tasks": 4, "succeeded": 4, "failed": 0, "restored": 0, "ran": 4}
+    assert merge(tmp_path / "r0.json", tmp_path / "r1.json", tmp_path / "r2.json").stdout == \
+        (tmp_path / "run.json").read_text()
+
+    run_report_shard(third, tmp_path / "r3.json", "a", "3")
+    r = merge(tmp_path / "r0.json", tmp_path / "r3.json", out=tmp_path / "conflict.json")
+    assert r.returncode == 0 and "a:build has different key hashes on different shards" in r.stderr, r.stderr
+    doc = json.loads((tmp_path / "conflict.json").read_text())
+    jsonschema.validate(doc, schema)
+    assert list(doc["tasks"]) == ["b:build"] and len(doc["conflicts"]["a:build"]) == 2
+    assert doc["summary"]["conflicts"] == 1
+
+    sandbox = tmp_path / "s.json"
+    run_shard(first, sandbox, "a", "4", "strace")
+    r = merge(tmp_path / "r0.json", sandbox)
+    assert r.returncode != 0 and "is a --report and" in r.stderr and "a --sandbox-report" in r.stderr, r.stderr
+    r = subprocess.run([str(QK), "report", "html", str(tmp_path / "r0.json"), "-o", str(tmp_path / "p.html")],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "qk report html shows --sandbox-report files" in r.stderr, r.stderr

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,11 +21,26 @@ struct TaskRun {
     std::string ran_because;
     std::int64_t duration_ms = 0;   // of its commands, or of the run that stored what was restored
     audit::Provenance provenance;   // the machine, and how the sandbox saw it if it did
+    std::optional<audit::TaskFindings> audit;  // its findings, when it was audited
 };
 
-// The --report document (schemaVersion 1), ending in '\n'. `audit`, when the run was audited, gives
-// each audited task its findings as "audit"; a task not audited has none.
+// A --report as written or read back: in a merge of shards' reports, tasks met with different hashes
+// are in `conflicts` (by id, sorted by hash), not in `tasks`.
+struct RunReport {
+    audit::RunIdentity run;
+    std::vector<TaskRun> tasks;  // in the order planned; a merge's by id
+    std::map<std::string, std::vector<TaskRun>> conflicts;
+};
+
+// The --report document (schemaVersion 1), ending in '\n'.
+std::string run_report_json(const RunReport& report);
+
+// RunMany's: `audit`, when the run was audited, gives each audited task its findings as "audit"; a task
+// not audited has none.
 std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunAudit* audit,
                             const audit::RunIdentity& run);
+
+// One task's object on one line: what a merge compares records by.
+std::string task_run_json(const TaskRun& task);
 
 }  // namespace qk::report
