@@ -223,3 +223,35 @@ def test_without_ptrace_or_bpf_enforce_still_holds(tmp_path):
     r, checks = doctor(seccomp("ptrace", "bpf"), tmp_path)
     assert r.returncode == 1, r.stdout + r.stderr  # audit cannot record: the default mode fails
     assert "audit cannot record here: neither eBPF nor strace works" in r.stdout
+
+
+def test_an_ordinary_user_without_user_namespaces_is_held_by_landlock_alone():
+    """As Ubuntu 24.04's AppArmor does to unprivileged users (here a seccomp filter): the user namespace
+    the overlay needs cannot be made, so enforce holds by Landlock alone and says why."""
+    import pwd
+    import tempfile
+    if shutil.which("setpriv") is None:
+        h.skip_or_fail("setpriv (util-linux) is not installed")
+    base = Path(tempfile.mkdtemp(prefix="qk-matrix-user-"))  # outside /tmp's pytest tree, which nobody cannot enter
+    try:
+        os.chmod(base, 0o755)
+        ws = workspace(base, KEPT)
+        nobody = pwd.getpwnam("nobody")
+        for dirpath, dirnames, filenames in os.walk(base):
+            for name in [dirpath, *[os.path.join(dirpath, n) for n in dirnames + filenames]]:
+                os.lchown(name, nobody.pw_uid, nobody.pw_gid)
+        env = {k: v for k, v in os.environ.items() if k not in ("QK_RECORDER", "XDG_CACHE_HOME")}
+        env["HOME"] = str(base)
+        report = base / "r.json"
+        r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups", *seccomp("namespaces"),
+                            str(QK), "run-many", "-t", "build,stray", "--sandbox=enforce", "--sandbox-report",
+                            str(report)], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+        doc = json.loads(report.read_text())
+        assert "cannot make a user namespace" in doc["landlockOnly"], doc
+        assert "qk: enforce holds tasks by Landlock alone" in r.stdout, r.stdout
+        assert doc["recorder"] == "strace" and "recorderFallback" in doc  # no eBPF for nobody
+        assert (ws / "dist/main.txt").read_text() == "main\n"
+        assert doc["tasks"]["app:stray"]["findings"]["refusedWrites"] == ["stray.txt"], doc
+        assert not (ws / "stray.txt").exists()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
