@@ -3,6 +3,7 @@
 #include "qk/report/report_reader.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -48,20 +49,7 @@ public:
         out.landlock_only = optional_field_string(top, "landlockOnly");
         if (element abi; top["landlockAbi"].get(abi) == simdjson::SUCCESS)
             out.landlock_abi = static_cast<int>(integer(abi, "landlockAbi"));
-        object tasks = as_object(field(top, "tasks", ""), "tasks");
-        out.tasks.reserve(tasks.size());
-        for (auto [id, value] : tasks) {
-            std::string where = fmt::format("tasks/{}", std::string_view(id));
-            out.tasks.push_back(task(std::string(id), value, where));
-        }
-        if (element conflicts; top["conflicts"].get(conflicts) == simdjson::SUCCESS)
-            for (auto [id, records] : as_object(conflicts, "conflicts")) {
-                std::string where = fmt::format("conflicts/{}", std::string_view(id));
-                auto& list = out.conflicts[std::string(id)];
-                std::size_t i = 0;
-                for (element r : as_array(records, where))
-                    list.push_back(task(std::string(id), r, fmt::format("{}/{}", where, i++)));
-            }
+        tasks(top, out.tasks, out.conflicts, &Reader::task);
         out.finish();  // the counts and run-wide views, from the tasks, as when it was written
         return out;
     }
@@ -72,22 +60,32 @@ public:
         version(top);
         RunReport out;
         run(field(top, "run", ""), out.run);
-        object tasks = as_object(field(top, "tasks", ""), "tasks");
-        out.tasks.reserve(tasks.size());
-        for (auto [id, value] : tasks)
-            out.tasks.push_back(task_run(std::string(id), value, fmt::format("tasks/{}", std::string_view(id))));
-        if (element conflicts; top["conflicts"].get(conflicts) == simdjson::SUCCESS)
-            for (auto [id, records] : as_object(conflicts, "conflicts")) {
-                std::string where = fmt::format("conflicts/{}", std::string_view(id));
-                auto& list = out.conflicts[std::string(id)];
-                std::size_t i = 0;
-                for (element r : as_array(records, where))
-                    list.push_back(task_run(std::string(id), r, fmt::format("{}/{}", where, i++)));
-            }
+        tasks(top, out.tasks, out.conflicts, &Reader::task_run);
         return out;
     }
 
 private:
+    // "tasks", and "conflicts" when there are any, each record read by `read`.
+    template <class T>
+    void tasks(object top, std::vector<T>& out, std::map<std::string, std::vector<T>>& conflicts,
+               T (Reader::*read)(std::string, element, const std::string&) const) const
+    {
+        object all = as_object(field(top, "tasks", ""), "tasks");
+        out.reserve(all.size());
+        for (auto [id, value] : all)
+            out.push_back((this->*read)(std::string(id), value, fmt::format("tasks/{}", std::string_view(id))));
+        element disputed;
+        if (top["conflicts"].get(disputed) != simdjson::SUCCESS)
+            return;
+        for (auto [id, records] : as_object(disputed, "conflicts")) {
+            std::string where = fmt::format("conflicts/{}", std::string_view(id));
+            auto& list = conflicts[std::string(id)];
+            std::size_t i = 0;
+            for (element r : as_array(records, where))
+                list.push_back((this->*read)(std::string(id), r, fmt::format("{}/{}", where, i++)));
+        }
+    }
+
     void version(object top) const
     {
         auto v = field(top, "schemaVersion", "");

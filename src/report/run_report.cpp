@@ -58,20 +58,7 @@ std::string run_report_json(const RunReport& report)
     if (!report.conflicts.empty())
         w.key("conflicts").value(static_cast<std::int64_t>(report.conflicts.size()));
     w.end_object();
-    w.key("tasks").begin_object();
-    for (const TaskRun& t : report.tasks)
-        task_fields(w.key(t.task), t);
-    w.end_object();
-    if (!report.conflicts.empty()) {
-        w.key("conflicts").begin_object();
-        for (const auto& [id, records] : report.conflicts) {
-            w.key(id).begin_array();
-            for (const TaskRun& t : records)
-                task_fields(w, t);
-            w.end_array();
-        }
-        w.end_object();
-    }
+    tasks_object(w, report.tasks, report.conflicts, task_fields);
     w.end_object();
     return std::move(w).take_line();
 }

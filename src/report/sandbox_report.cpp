@@ -143,10 +143,6 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
     w.end_object();
 }
 
-void task(JsonWriter& w, const TaskAudit& t)
-{
-    task_fields(w.key(t.task), t);
-}
 
 }  // namespace
 
@@ -204,20 +200,7 @@ std::string sandbox_report_json(const RunAudit& audit, int indent)
             w.key("landlockOnly").value(audit.landlock_only);
     }
     summary(w, audit);
-    w.key("tasks").begin_object();
-    for (const auto& t : audit.tasks)
-        task(w, t);
-    w.end_object();
-    if (!audit.conflicts.empty()) {
-        w.key("conflicts").begin_object();
-        for (const auto& [id, records] : audit.conflicts) {
-            w.key(id).begin_array();
-            for (const TaskAudit& t : records)
-                task_fields(w, t);
-            w.end_array();
-        }
-        w.end_object();
-    }
+    tasks_object(w, audit.tasks, audit.conflicts, task_fields);
     w.key("readByMany").begin_array();
     for (const auto& c : audit.read_by_many)
         w.begin_object().key("path").value(c.path).key("tasks").value(integer(c.tasks)).end_object();

@@ -226,6 +226,16 @@ def skip_or_fail(reason: str):
     pytest.skip(reason)
 
 
+NOT_APPLICABLE = "not applicable on this machine: "
+
+
+def not_applicable(reason: str):
+    """Skips a test of something this machine's kernel cannot do at all (no 32-bit system call entry):
+    no program can then do it, so there is no hole to test. Not a missing privilege, so
+    QK_REQUIRE_PRIVILEGED=1 keeps it a skip (conftest.py), and the summary counts it."""
+    pytest.skip(NOT_APPLICABLE + reason)
+
+
 def require_privileges(recorder: str | None = None):
     problems = privilege_problems(recorder)
     if problems:

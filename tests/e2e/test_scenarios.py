@@ -28,7 +28,7 @@ def skip_if_unsupported(scenario, returncode: int):
         required = scenario.unsupported[2] if len(scenario.unsupported) > 2 else True
         if required:
             h.skip_or_fail(scenario.unsupported[1])
-        pytest.skip(scenario.unsupported[1])
+        h.not_applicable(scenario.unsupported[1])
 
 
 def test_every_scenario_program_has_expectations():
