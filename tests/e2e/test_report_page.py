@@ -60,6 +60,13 @@ def h_run_html(*reports: Path, out: Path):
                           capture_output=True, text=True, timeout=60)
 
 
+def _load(driver, path: Path) -> None:
+    """Opens the page and waits until its script has drawn it (it marks the document ready)."""
+    from selenium.webdriver.support.ui import WebDriverWait
+    driver.get(path.as_uri())
+    WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+
+
 def _visible_tasks(driver) -> list[str]:
     return driver.execute_script(
         "return [...document.querySelectorAll('.task-row')].filter(r => !r.hidden).map(r => r.dataset.task)")
@@ -74,13 +81,12 @@ def test_the_page_is_self_contained(page):
 def test_rows_summary_filters_and_keyboard_in_chromium(page):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import Select, WebDriverWait
+    from selenium.webdriver.support.ui import Select
 
     path, doc = page
     driver = _browser(1280, 800)
     try:
-        driver.get(path.as_uri())
-        WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+        _load(driver, path)
         assert _visible_tasks(driver) == sorted(doc["tasks"])
         assert driver.find_element(By.ID, "count").text == "4 of 4 tasks shown"
         cards = {c.find_element(By.TAG_NAME, "span").text: c.find_element(By.TAG_NAME, "b").text
@@ -130,9 +136,7 @@ def test_the_page_fits_a_phone(page):
     path, doc = page
     driver = _browser(390, 844)
     try:
-        driver.get(path.as_uri())
-        from selenium.webdriver.support.ui import WebDriverWait
-        WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+        _load(driver, path)
         overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow}px at a phone's width"
         assert len(_visible_tasks(driver)) == len(doc["tasks"])
@@ -151,11 +155,9 @@ def test_paths_that_look_like_markup_stay_text(page, tmp_path):
     r = h_run_html(tmp_path / "evil.json", out=tmp_path / "evil.html")
     assert r.returncode == 0, r.stderr
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support.ui import WebDriverWait
     driver = _browser(1280, 800)
     try:
-        driver.get((tmp_path / "evil.html").as_uri())
-        WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+        _load(driver, tmp_path / "evil.html")
         driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] button.task").click()
         assert driver.find_elements(By.ID, "evil") == [] and driver.title == "qk sandbox report"
         detail = driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] + .detail").text
