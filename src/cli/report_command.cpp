@@ -50,6 +50,13 @@ std::vector<report::AnyReport> read_all(const std::vector<std::string>& inputs)
     return out;
 }
 
+const audit::Provenance& provenance_of(const audit::TaskAudit& t) { return t.provenance; }
+const audit::Provenance& provenance_of(const report::TaskRun& t)
+{
+    static const audit::Provenance none;
+    return t.provenance ? *t.provenance : none;
+}
+
 // Each task the shards disagree on, on stderr: the merge goes on, with the task under "conflicts".
 template <class Record>
 void say_conflicts(const std::map<std::string, std::vector<Record>>& conflicts)
@@ -58,7 +65,7 @@ void say_conflicts(const std::map<std::string, std::vector<Record>>& conflicts)
         std::string seen;
         for (const Record& t : records)
             seen += fmt::format("{}{} on shard {} ({})", seen.empty() ? "" : ", ", t.hash.empty() ? "no hash" : t.hash,
-                                t.provenance.shard.value_or("(none)"), t.provenance.host);
+                                provenance_of(t).shard.value_or("(none)"), provenance_of(t).host);
         std::fprintf(stderr, "qk report: %s has different key hashes on different shards: %s; listed under "
                              "\"conflicts\", not counted in the summary\n",
                      id.c_str(), seen.c_str());

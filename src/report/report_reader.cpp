@@ -110,10 +110,12 @@ private:
             fail(where + "/source", "expected one of ran, restored, restoredInPlace; got \"" + t.source + "\"");
         t.ran_because = optional_field_string(o, "ranBecause");
         t.duration_ms = integer(field(o, "durationMs", where), where + "/durationMs");
-        t.provenance = provenance(field(o, "provenance", where), where + "/provenance");
+        t.provenance = std::make_shared<const audit::Provenance>(
+            provenance(field(o, "provenance", where), where + "/provenance"));
         if (element f; o["audit"].get(f) == simdjson::SUCCESS) {
-            t.audit.emplace();
-            findings(f, where + "/audit", *t.audit);
+            auto read = std::make_shared<audit::TaskFindings>();
+            findings(f, where + "/audit", *read);
+            t.audit = std::move(read);
         }
         return t;
     }

@@ -20,7 +20,7 @@ void task_fields(JsonWriter& w, const TaskRun& t)
     if (!t.ran_because.empty())
         w.key("ranBecause").value(t.ran_because);
     w.key("durationMs").value(t.duration_ms);
-    provenance_object(w.key("provenance"), t.provenance);
+    provenance_object(w.key("provenance"), t.provenance ? *t.provenance : audit::Provenance{});
     if (t.audit)
         findings_object(w.key("audit"), *t.audit);
     w.end_object();
@@ -74,7 +74,7 @@ std::string run_report_json(const std::vector<TaskRun>& tasks, const audit::RunA
     RunReport report{run, tasks, {}};
     for (TaskRun& t : report.tasks)
         if (auto it = audited.find(t.task); it != audited.end())
-            t.audit = it->second->findings;
+            t.audit = std::make_shared<const audit::TaskFindings>(it->second->findings);
     return run_report_json(report);
 }
 

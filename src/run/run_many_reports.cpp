@@ -48,7 +48,7 @@ bool RunMany::write_run_report()
     if (sandbox_ && request_.sandbox != SandboxMode::off)
         audit = sandbox_->result();
     const audit::RunIdentity& run = run_identity();
-    const audit::Provenance machine = report::machine_provenance(run);
+    auto machine = std::make_shared<const audit::Provenance>(report::machine_provenance(run));
     for (report::TaskRun& r : runs_)
         r.provenance = machine;
     if (audit) {
@@ -57,9 +57,11 @@ bool RunMany::write_run_report()
             seen.emplace(t.task, &t);
         for (report::TaskRun& r : runs_)
             if (auto it = seen.find(r.task); it != seen.end()) {
-                r.provenance.recorder = it->second->provenance.recorder;
-                r.provenance.lost_events = it->second->provenance.lost_events;
-                r.provenance.overlay = it->second->provenance.overlay;
+                auto own = std::make_shared<audit::Provenance>(*machine);
+                own->recorder = it->second->provenance.recorder;
+                own->lost_events = it->second->provenance.lost_events;
+                own->overlay = it->second->provenance.overlay;
+                r.provenance = std::move(own);
             }
     }
     Status written = write_file_atomically(request_.report,

@@ -173,8 +173,10 @@ TEST_CASE("the run report gives each task its status, source, why it ran and its
     const qk::audit::RunIdentity run{"1234-1", "GITHUB_RUN_ID", "abc123", {"2"}};
     const qk::audit::Provenance machine{"2", "ci-7", "6.8.0", std::nullopt, 4, std::nullopt, 0};
     for (auto* t : {&built, &restored, &skipped})
-        t->provenance = machine;
-    built.provenance.recorder = "ebpf";
+        t->provenance = std::make_shared<const qk::audit::Provenance>(machine);
+    auto recorded = machine;
+    recorded.recorder = "ebpf";
+    built.provenance = std::make_shared<const qk::audit::Provenance>(recorded);
     auto doc = qk::workspace::parse_json(qk::report::run_report_json({restored, built, skipped}, &audit, run),
                                          "report");
     REQUIRE(doc);

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,8 +21,10 @@ struct TaskRun {
     // Why it ran: the recorded read that changed, no entry for its key, caching off or skipped.
     std::string ran_because;
     std::int64_t duration_ms = 0;   // of its commands, or of the run that stored what was restored
-    audit::Provenance provenance;   // the machine, and how the sandbox saw it if it did
-    std::optional<audit::TaskFindings> audit;  // its findings, when it was audited
+    // Shared and filled only when a report is written: a run of 5,000 tasks keeps 5,000 of these, and
+    // most tasks share one machine's provenance.
+    std::shared_ptr<const audit::Provenance> provenance;   // the machine, and how the sandbox saw it
+    std::shared_ptr<const audit::TaskFindings> audit;       // its findings, when it was audited
 };
 
 // A --report as written or read back: in a merge of shards' reports, tasks met with different hashes
