@@ -45,7 +45,7 @@ int show_project(const run::Session& s, const std::string& name, bool json)
         deps.push_back(ws.projects()[d].name);
     if (json) {
         // The merged configuration, as `nx show project --json` prints it, plus the graph's edges.
-        workspace::Json out = p->raw;
+        workspace::Json out = p->raw();
         workspace::Json d = workspace::Json::array();
         for (const std::string& n : deps)
             d.as_array().push_back(workspace::Json::string(n));

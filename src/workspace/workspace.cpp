@@ -117,16 +117,23 @@ Result<Workspace> WorkspaceLoader::load(const fs::path& root_in, const std::vect
         const Json* named = raw.merged.find("namedInputs");
         p.named_inputs = named ? *named : Json::object();
         QK_TRY_STATUS(detail::resolve_targets(p, raw, ws.nx_, names));
-        p.raw = raw.merged;
-        p.raw.set("name", Json::string(p.name));
-        Json targets = Json::object();
-        for (const auto& t : p.targets)
-            targets.set(t.name, t.raw);
-        p.raw.set("targets", std::move(targets));
+        p.raw_without_targets = raw.merged;
+        p.raw_without_targets.set("name", Json::string(p.name));
+        p.raw_without_targets.set("targets", Json::object());  // keeps its place among the keys
     }
     std::sort(ws.projects_.begin(), ws.projects_.end(),
               [](const Project& a, const Project& b) { return a.name < b.name; });
     return ws;
+}
+
+Json Project::raw() const
+{
+    Json out = raw_without_targets;
+    Json all = Json::object();
+    for (const auto& t : targets)
+        all.set(t.name, t.raw);
+    out.set("targets", std::move(all));
+    return out;
 }
 
 const Target* Project::find_target(std::string_view name) const

@@ -228,4 +228,15 @@ TEST_CASE("outputs: tokens, options, dropped unresolved ones, defaults and error
     CHECK_FALSE(resolve_outputs(a, t).ok());
     t.outputs = *parse_json(R"([1])", "o");
     CHECK(resolve_outputs(a, t).error().message == "a:test: outputs holds a number, expected paths");
+
+    // {project.x}: the project's merged configuration, a target's fields from that target; objects,
+    // and what is not there, drop the output.
+    t.outputs = *parse_json(R"(["{project.root}/out", "{project.name}-x/{project.targets.build.executor}",
+                               "{project.targets.build}", "{project.targets.nope.executor}", "{project.nothing}"])",
+                            "o");
+    auto project = resolve_outputs(a, t);
+    REQUIRE(project.ok());
+    CHECK(project->paths == Strings{"packages/a/out", "a-x/" + ws->target("a", "build").value()->executor});
+    CHECK(project->dropped ==
+          Strings{"{project.targets.build}", "{project.targets.nope.executor}", "{project.nothing}"});
 }

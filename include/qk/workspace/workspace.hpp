@@ -111,9 +111,13 @@ struct Project {
     // The configuration files read, workspace-relative, each present only if it exists.
     std::string package_json, project_json, project_local_json;
     Json package_manifest;  // the parsed package.json (object), null without one
-    Json raw;               // the merged configuration (name, root, tags, namedInputs, targets...)
+    // The merged configuration with its targets left empty: raw() puts them in from each target's own,
+    // so a workspace of 5,000 projects does not hold every target's configuration twice.
+    Json raw_without_targets;
 
     const Target* find_target(std::string_view name) const;
+    // The merged configuration (name, root, tags, namedInputs, targets...), as `nx show project --json`.
+    Json raw() const;
 };
 
 // nx.json as qk reads it: the file it extends underneath, nx.local.json on top.

@@ -18,6 +18,17 @@ const Json* lookup(const Json& root, std::string_view dotted)
     return nullptr;
 }
 
+// {project.x.y}: the project's merged configuration, its targets' from each target's own.
+const Json* project_field(const Project& project, std::string_view path)
+{
+    if (!path.starts_with("targets."))
+        return lookup(project.raw_without_targets, path);
+    std::string_view rest = path.substr(8);
+    const std::size_t dot = rest.find('.');
+    const Target* target = project.find_target(rest.substr(0, dot));
+    return target && dot != std::string_view::npos ? lookup(target->raw, rest.substr(dot + 1)) : nullptr;
+}
+
 }  // namespace
 
 Result<ResolvedTokens> resolve_tokens(std::string_view s, const Project& project, const TokenPolicy& policy)
@@ -61,7 +72,7 @@ Result<ResolvedTokens> resolve_tokens(std::string_view s, const Project& project
                    (token.starts_with("options.") || token.starts_with("project."))) {
             const bool option = token.starts_with("options.");
             const Json* v = option ? (policy.options ? lookup(*policy.options, token.substr(8)) : nullptr)
-                                   : lookup(project.raw, token.substr(8));
+                                   : project_field(project, token.substr(8));
             if (!v || v->is_null() || v->is_object() || v->is_array() || (!option && !v->is_string())) {
                 out.unresolved = true;
                 return out;
