@@ -7,16 +7,22 @@
 
 namespace qk::run {
 
-OutputDirectories OutputDirectories::create(const std::filesystem::path& root, const std::vector<std::string>& dirs)
+std::vector<std::string> MadeDirectories::acquire(const std::filesystem::path& root,
+                                                  const std::vector<std::string>& dirs)
 {
-    OutputDirectories out;
-    out.root_ = root;
+    std::vector<std::string> held;
+    std::lock_guard lock(mutex_);
     for (const std::string& dir : dirs) {
         // Each component from the root down: stop at a link or a file, which the output walk refuses too.
         bool ok = true;
         for (std::size_t end = 0; ok && end != std::string::npos;) {
             end = dir.find('/', end + 1);
             std::string part = dir.substr(0, end);
+            if (auto it = holders_.find(part); it != holders_.end()) {
+                ++it->second;  // made for a task still running: hold it too
+                held.push_back(part);
+                continue;
+            }
             std::string full = (root / part).string();
             struct stat st {};
             if (::lstat(full.c_str(), &st) == 0) {
@@ -27,9 +33,33 @@ OutputDirectories OutputDirectories::create(const std::filesystem::path& root, c
                 ok = false;
                 continue;
             }
-            out.created_.push_back(part);
+            holders_.emplace(part, 1);
+            held.push_back(part);
         }
     }
+    return held;
+}
+
+void MadeDirectories::release(const std::filesystem::path& root, const std::vector<std::string>& held)
+{
+    std::lock_guard lock(mutex_);
+    // Held parents first, so the reverse removes children first; rmdir leaves a non-empty one.
+    for (auto it = held.rbegin(); it != held.rend(); ++it) {
+        auto h = holders_.find(*it);
+        if (h == holders_.end() || --h->second > 0)
+            continue;
+        holders_.erase(h);
+        ::rmdir((root / *it).c_str());
+    }
+}
+
+OutputDirectories OutputDirectories::create(const std::filesystem::path& root, const std::vector<std::string>& dirs,
+                                            MadeDirectories& shared)
+{
+    OutputDirectories out;
+    out.root_ = root;
+    out.shared_ = &shared;
+    out.created_ = shared.acquire(root, dirs);
     return out;
 }
 
@@ -45,11 +75,28 @@ OutputDirectories OutputDirectories::missing(const std::filesystem::path& root, 
     return out;
 }
 
+OutputDirectories& OutputDirectories::operator=(OutputDirectories&& o) noexcept
+{
+    if (this != &o) {
+        remove_empty();
+        root_ = std::move(o.root_);
+        created_ = std::move(o.created_);
+        shared_ = o.shared_;
+        o.created_.clear();
+        o.shared_ = nullptr;
+    }
+    return *this;
+}
+
 void OutputDirectories::remove_empty()
 {
-    // Created parents first, so the reverse removes children first; rmdir leaves a non-empty one.
-    for (auto it = created_.rbegin(); it != created_.rend(); ++it)
-        ::rmdir((root_ / *it).c_str());
+    if (shared_) {
+        shared_->release(root_, created_);
+    } else {
+        // Created parents first, so the reverse removes children first; rmdir leaves a non-empty one.
+        for (auto it = created_.rbegin(); it != created_.rend(); ++it)
+            ::rmdir((root_ / *it).c_str());
+    }
     created_.clear();
 }
 

@@ -83,6 +83,7 @@ protected:
     std::shared_ptr<const rules::InstalledPackages> installed_;
     std::mutex mutex_;
     audit::RunAudit audit_;
+    MadeDirectories made_directories_;  // shared by the tasks running at once
 };
 
 // `qk run-many --sandbox=<mode>`'s sandbox; an Error when the mode cannot work here (enforce without

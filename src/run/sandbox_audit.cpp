@@ -55,7 +55,8 @@ Sandbox::Start SandboxAudit::start(std::size_t i, const std::vector<std::string>
         return {};
     }
     auto run = std::make_unique<Recorded>(i, std::move(rules).value(), *recorder_, for_cache(i));
-    run->directories = OutputDirectories::create(session_.workspace().root(), run->rules.output_directories());
+    run->directories =
+        OutputDirectories::create(session_.workspace().root(), run->rules.output_directories(), made_directories_);
     return {std::move(run), std::nullopt};
 }
 

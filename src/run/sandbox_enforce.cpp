@@ -160,7 +160,8 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
     dirs.insert(dirs.end(), directory_outputs.begin(), directory_outputs.end());
     std::sort(dirs.begin(), dirs.end());  // parents first
     dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
-    OutputDirectories made = overlay_ ? OutputDirectories::missing(root, dirs) : OutputDirectories::create(root, dirs);
+    OutputDirectories made = overlay_ ? OutputDirectories::missing(root, dirs)
+                                       : OutputDirectories::create(root, dirs, made_directories_);
 
     enforce::SandboxPlan plan;
     plan.root = root;

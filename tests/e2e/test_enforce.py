@@ -294,3 +294,35 @@ def test_a_workspace_in_tmp_gets_a_temporary_directory_of_its_own(mode, tmp_path
     r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (ws / "dist/tmp.txt").read_text() == "scratch\n"
+
+
+# Not over an overlay: there each command makes its missing directories in its own upper layer, and a
+# command does not see the workspace change under it (the waiting task would never see the mark).
+@pytest.mark.parametrize("sandbox", ["audit", "landlock"])
+@pytest.mark.parametrize("ender,waiter", [("a", "b"), ("y", "x")])
+def test_a_directory_made_for_two_running_tasks_stays_until_both_end(sandbox, ender, waiter, tmp_path):
+    """Two tasks declare outputs in out/, which does not exist: qk makes it for them as they start (under
+    audit the directory their file outputs lie in; under enforce the directory output itself), whichever
+    starts first. The ender writes nothing and ends first; the mark task, which depends on it, starts only
+    once it has ended; the waiter waits for the mark, then writes in out/. When the ender ended out/ was
+    empty, but the waiter still held it: it must still be there (and, under Landlock alone, be the very
+    directory the waiter's rules allow). Run with the names both ways round, so that the task that made
+    out/ ends first in one of the two, whichever order the tasks start in."""
+    def out(name):
+        return [f"{{projectRoot}}/out/{name}.txt"] if sandbox == "audit" else ["{projectRoot}/out"]
+    # Bounded: should the mark never come, the waiter gives up after 30 s instead of hanging the run.
+    wait = "i=0; while [ ! -e marks/m ] && [ $i -lt 1500 ]; do sleep 0.02; i=$((i+1)); done"
+    targets = {
+        ender: {"command": "true", "outputs": out(ender), "inputs": ["{projectRoot}/src"]},
+        "mark": {"command": "mkdir -p marks && echo m > marks/m", "dependsOn": [ender],
+                 "outputs": ["{projectRoot}/marks"], "inputs": ["{projectRoot}/src"]},
+        waiter: {"command": f"{wait}; echo w > out/{waiter}.txt", "outputs": out(waiter),
+                 "inputs": ["{projectRoot}/src"]},
+    }
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": ".", "targets": targets}}, {"src/x": "x\n"})
+    mode = ["--sandbox"] if sandbox == "audit" else ["--sandbox=enforce"]
+    env = {"QK_SANDBOX_OVERLAY": "0"} if sandbox == "landlock" else {}
+    r = qk(ws, "run-many", "-t", f"{ender},{waiter},mark", "--parallel", "2", *mode, env=env, timeout=90)
+    assert (ws / "marks/m").exists(), "the mark task never ran: the test proves nothing\n" + r.stdout + r.stderr
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / f"out/{waiter}.txt").read_text() == "w\n"
