@@ -94,6 +94,15 @@ const char* status_name(TaskStatus status)
     return "audited";  // unreachable: every enumerator is handled above
 }
 
+std::optional<TaskStatus> parse_status(std::string_view name)
+{
+    for (TaskStatus s : {TaskStatus::audited, TaskStatus::restored, TaskStatus::not_audited, TaskStatus::unsandboxed,
+                         TaskStatus::refused, TaskStatus::enforced})
+        if (name == status_name(s))
+            return s;
+    return std::nullopt;
+}
+
 void RunAudit::finish()
 {
     auto by_id = [](const TaskAudit& a, const TaskAudit& b) { return a.task < b.task; };

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "qk/report/sandbox_report.hpp"
 #include "qk/util/io.hpp"
 #include "qk/workspace/json.hpp"
 
@@ -16,11 +17,6 @@ namespace {
 
 using simdjson::dom::element;
 using simdjson::dom::object;
-
-constexpr std::string_view kStatuses[] = {"audited", "restored", "notAudited", "unsandboxed", "refused", "enforced"};
-constexpr audit::TaskStatus kStatusValues[] = {audit::TaskStatus::audited,     audit::TaskStatus::restored,
-                                               audit::TaskStatus::not_audited, audit::TaskStatus::unsandboxed,
-                                               audit::TaskStatus::refused,     audit::TaskStatus::enforced};
 
 // A field that breaks the schema, thrown only within this file and returned as an Error by
 // read_sandbox_report: the reader is a deep descent where every step can fail, and a Result at each
@@ -224,13 +220,10 @@ private:
         audit::TaskAudit t;
         t.task = std::move(id);
         std::string status = string(field(o, "status", where), where + "/status");
-        bool known = false;
-        for (std::size_t i = 0; i < std::size(kStatuses); ++i)
-            if (status == kStatuses[i]) {
-                t.status = kStatusValues[i];
-                known = true;
-            }
-        if (!known)
+        auto known = audit::parse_status(status);
+        if (known)
+            t.status = *known;
+        else
             fail(where + "/status", "expected one of audited, restored, notAudited, unsandboxed, refused, enforced; "
                                     "got \"" + status + "\"");
         t.reason = optional_field_string(o, "reason");
@@ -259,38 +252,20 @@ private:
 
     void findings(element e, const std::string& where, audit::TaskFindings& f) const
     {
-        struct Kind {
-            std::string_view name;
-            std::vector<std::string> audit::TaskFindings::*list;
-        };
-        static constexpr Kind kKinds[] = {
-            {"readsOutsideInputs", &audit::TaskFindings::reads_outside_inputs},
-            {"tsconfigReads", &audit::TaskFindings::tsconfig_reads},
-            {"strayWrites", &audit::TaskFindings::stray_writes},
-            {"temporaryFiles", &audit::TaskFindings::temporary_files},
-            {"unkeyedReads", &audit::TaskFindings::unkeyed_reads},
-            {"manifestReads", &audit::TaskFindings::manifest_reads},
-            {"toolchainReads", &audit::TaskFindings::toolchain_reads},
-            {"unkeyedPackages", &audit::TaskFindings::unkeyed_packages},
-            {"hoistedPackages", &audit::TaskFindings::hoisted_packages},
-            {"refusedReads", &audit::TaskFindings::refused_reads},
-            {"refusedWrites", &audit::TaskFindings::refused_writes},
-            {"discardedWrites", &audit::TaskFindings::discarded_writes},
-        };
         for (auto [key, value] : as_object(e, where)) {
             std::string at = fmt::format("{}/{}", where, std::string_view(key));
-            if (key == "dependencyReads") {
+            const FindingKind* kind = nullptr;
+            for (const FindingKind& k : finding_kinds())
+                if (key == k.name)
+                    kind = &k;
+            if (!kind)
+                fail(at, "not a kind of finding this qk knows");
+            if (!kind->list) {  // dependencyReads
                 for (auto [project, paths] : as_object(value, at))
                     f.dependency_reads[std::string(project)] =
                         strings(paths, fmt::format("{}/{}", at, std::string_view(project)));
                 continue;
             }
-            const Kind* kind = nullptr;
-            for (const Kind& k : kKinds)
-                if (k.name == key)
-                    kind = &k;
-            if (!kind)
-                fail(at, "not a kind of finding this qk knows");
             f.*(kind->list) = strings(value, at);
         }
         // The report lists writes in .git among strayWrites; the audit keeps them apart (enforce allows them).

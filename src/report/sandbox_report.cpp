@@ -27,37 +27,53 @@ void kind(JsonWriter& w, const char* name, const std::vector<std::string>& paths
 
 }  // namespace
 
+std::span<const FindingKind> finding_kinds()
+{
+    static constexpr FindingKind kKinds[] = {
+        {"readsOutsideInputs", &TaskFindings::reads_outside_inputs},
+        {"tsconfigReads", &TaskFindings::tsconfig_reads},
+        {"strayWrites", &TaskFindings::stray_writes},
+        {"temporaryFiles", &TaskFindings::temporary_files},
+        {"unkeyedReads", &TaskFindings::unkeyed_reads},
+        {"manifestReads", &TaskFindings::manifest_reads},
+        {"toolchainReads", &TaskFindings::toolchain_reads},
+        {"dependencyReads", nullptr},
+        {"unkeyedPackages", &TaskFindings::unkeyed_packages},
+        {"hoistedPackages", &TaskFindings::hoisted_packages},
+        {"refusedReads", &TaskFindings::refused_reads},
+        {"refusedWrites", &TaskFindings::refused_writes},
+        {"discardedWrites", &TaskFindings::discarded_writes},
+    };
+    return kKinds;
+}
+
 // Only the kinds the task has: a reader tells a task that kept to its declarations by "{}".
 void findings_object(JsonWriter& w, const TaskFindings& f)
 {
     w.begin_object();
-    kind(w, "readsOutsideInputs", f.reads_outside_inputs);
-    kind(w, "tsconfigReads", f.tsconfig_reads);
-    // .git writes included: the task made them, though enforce allows them.
-    std::vector<std::string> writes;
-    std::merge(f.stray_writes.begin(), f.stray_writes.end(), f.git_writes.begin(), f.git_writes.end(),
-               std::back_inserter(writes));
-    kind(w, "strayWrites", writes);
-    kind(w, "temporaryFiles", f.temporary_files);
-    kind(w, "unkeyedReads", f.unkeyed_reads);
-    kind(w, "manifestReads", f.manifest_reads);
-    kind(w, "toolchainReads", f.toolchain_reads);
-    bool any_project = false;
-    for (const auto& [project, paths] : f.dependency_reads) {
-        if (paths.empty())
-            continue;
-        if (!any_project)
-            w.key("dependencyReads").begin_object();
-        any_project = true;
-        w.key(project).strings(paths);
+    for (const FindingKind& k : finding_kinds()) {
+        if (!k.list) {
+            bool any_project = false;
+            for (const auto& [project, paths] : f.dependency_reads) {
+                if (paths.empty())
+                    continue;
+                if (!any_project)
+                    w.key(k.name).begin_object();
+                any_project = true;
+                w.key(project).strings(paths);
+            }
+            if (any_project)
+                w.end_object();
+        } else if (k.list == &TaskFindings::stray_writes) {
+            // .git writes included: the task made them, though enforce allows them.
+            std::vector<std::string> writes;
+            std::merge(f.stray_writes.begin(), f.stray_writes.end(), f.git_writes.begin(), f.git_writes.end(),
+                       std::back_inserter(writes));
+            kind(w, k.name, writes);
+        } else {
+            kind(w, k.name, f.*k.list);
+        }
     }
-    if (any_project)
-        w.end_object();
-    kind(w, "unkeyedPackages", f.unkeyed_packages);
-    kind(w, "hoistedPackages", f.hoisted_packages);
-    kind(w, "refusedReads", f.refused_reads);
-    kind(w, "refusedWrites", f.refused_writes);
-    kind(w, "discardedWrites", f.discarded_writes);
     w.end_object();
 }
 
@@ -127,7 +143,8 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
     // A task that did not run under the sandbox has nothing to report, not "nothing found".
     if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced) {
         findings(w, t.findings);
-        auto suggestions = t.given_suggestions ? *t.given_suggestions : audit::suggest(t);
+        std::vector<audit::Suggestion> made;
+        const auto& suggestions = t.given_suggestions ? *t.given_suggestions : (made = audit::suggest(t));
         if (!suggestions.empty()) {
             w.key("suggestions").begin_array();
             for (const audit::Suggestion& s : suggestions) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qk/audit/provenance.hpp"
@@ -52,6 +53,8 @@ enum class TaskStatus { audited, restored, not_audited, unsandboxed, refused, en
 
 // "audited", "restored", "notAudited", "unsandboxed", "refused", "enforced"
 const char* status_name(TaskStatus status);
+// The status `status_name` calls so; nullopt for any other name.
+std::optional<TaskStatus> parse_status(std::string_view name);
 
 struct TaskAudit {
     std::string task;  // "project:target"

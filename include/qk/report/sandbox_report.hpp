@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,15 @@ std::string sandbox_report_json(const audit::RunAudit& audit, int indent = 2);
 // A task's findings as an object of the kinds it has, each a sorted array ({} for none): the report's
 // "findings", and the run report's "audit".
 void findings_object(JsonWriter& w, const audit::TaskFindings& findings);
+
+// Every kind of finding, by its JSON name, in the order the report writes them: one table for the writer
+// and the reader, so the names, a contract, are spelled once. `list` is null for dependencyReads (a map
+// by project); strayWrites also holds TaskFindings::git_writes.
+struct FindingKind {
+    const char* name;
+    std::vector<std::string> audit::TaskFindings::*list;
+};
+std::span<const FindingKind> finding_kinds();
 
 // One task's object in "tasks", on one line: what a merge compares records by.
 std::string task_json(const audit::TaskAudit& task);
