@@ -1,8 +1,6 @@
 // Where a report comes from, read off the environment and the machine once per report.
 #include "qk/report/run_identity.hpp"
 
-#include <linux/landlock.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,7 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "qk/util/subprocess.hpp"
+#include "qk/util/git.hpp"
+#include "qk/util/landlock_abi.hpp"
 
 namespace qk::report {
 namespace {
@@ -36,14 +35,13 @@ std::string host_name()
 
 std::optional<std::string> git_head(const std::string& root)
 {
-    auto r = run_captured({"git", "-C", root, "rev-parse", "--verify", "-q", "HEAD"},
-                          {CaptureOptions::Stderr::apart, true});
-    if (!r || !r->succeeded())
+    auto out = git(root, {"rev-parse", "--verify", "-q", "HEAD"});
+    if (!out)
+        return std::nullopt;  // no repository, no commit yet, or no git: the report says null
+    std::string head = out->substr(0, out->find('\n'));
+    if (head.empty())
         return std::nullopt;
-    std::string out = r->out.substr(0, r->out.find('\n'));
-    if (out.empty())
-        return std::nullopt;
-    return out;
+    return head;
 }
 
 }  // namespace
@@ -91,8 +89,7 @@ audit::Provenance machine_provenance(const audit::RunIdentity& run)
     p.host = host_name();
     struct utsname u {};
     p.kernel = ::uname(&u) == 0 ? u.release : "unknown";
-    long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    p.landlock_abi = abi > 0 ? static_cast<int>(abi) : 0;
+    p.landlock_abi = landlock_abi();
     return p;
 }
 

@@ -5,30 +5,11 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include "qk/util/subprocess.hpp"
+#include "qk/util/git.hpp"
 
 namespace qk::run {
 namespace {
-
-// Runs git in `root` with `args`: its stdout, or an error with what it printed. Its stderr is kept apart:
-// a warning there ("refname is ambiguous") is no changed file.
-Result<std::string> git(const std::filesystem::path& root, std::vector<std::string> args)
-{
-    std::vector<std::string> argv{"git", "-C", root.string()};
-    argv.insert(argv.end(), args.begin(), args.end());
-    auto run = run_captured(argv, {.stderr_to = CaptureOptions::Stderr::apart, .search_path = true});
-    if (!run)
-        return Error{"cannot run git (is it installed? apt install git): " + run.error().message, run.error().sys_errno};
-    if (!run->succeeded()) {
-        std::string text = run->err.empty() ? run->out : run->err;
-        while (!text.empty() && text.back() == '\n')
-            text.pop_back();
-        return error(fmt::format("`git {}` failed: {}", fmt::join(args, " "), text));
-    }
-    return std::move(run->out);
-}
 
 void add_lines(const std::string& text, std::set<std::string>& out)
 {

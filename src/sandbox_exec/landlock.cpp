@@ -102,17 +102,6 @@ Step allow_outside(Ruleset& rules, const std::string& root)
 
 }  // namespace
 
-int landlock_abi(int* why)
-{
-    long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
-    if (abi < 0) {
-        if (why)
-            *why = errno;
-        return 0;
-    }
-    return static_cast<int>(abi);
-}
-
 Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts)
 {
     int why = 0;

@@ -9,12 +9,10 @@
 #include <vector>
 
 #include "qk/enforce/sandbox_plan.hpp"
+#include "qk/util/landlock_abi.hpp"
 #include "setup_error.hpp"
 
 namespace qk::sandbox_exec {
-
-// The running kernel's Landlock ABI, 0 without Landlock; `why` gets the errno when 0.
-int landlock_abi(int* why = nullptr);
 
 struct LandlockCounts {
     int abi = 0;
