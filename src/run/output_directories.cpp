@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace qk::run {
@@ -18,22 +19,28 @@ std::vector<std::string> MadeDirectories::acquire(const std::filesystem::path& r
         for (std::size_t end = 0; ok && end != std::string::npos;) {
             end = dir.find('/', end + 1);
             std::string part = dir.substr(0, end);
-            if (auto it = holders_.find(part); it != holders_.end()) {
-                ++it->second;  // made for a task still running: hold it too
-                held.push_back(part);
-                continue;
-            }
+            if (std::find(held.begin(), held.end(), part) != held.end())
+                continue;  // a parent of two of `dirs`, already held once for this task
+            auto holding = holders_.find(part);
             std::string full = (root / part).string();
             struct stat st {};
             if (::lstat(full.c_str(), &st) == 0) {
                 ok = S_ISDIR(st.st_mode);
+                if (ok && holding != holders_.end()) {
+                    ++holding->second;  // made for a task still running: hold it too
+                    held.push_back(part);
+                }
                 continue;
             }
+            // Missing, though perhaps made for a task still running that removed it (rm -rf out): made again.
             if (errno != ENOENT || ::mkdir(full.c_str(), 0777) != 0) {
                 ok = false;
                 continue;
             }
-            holders_.emplace(part, 1);
+            if (holding != holders_.end())
+                ++holding->second;
+            else
+                holders_.emplace(part, 1);
             held.push_back(part);
         }
     }
