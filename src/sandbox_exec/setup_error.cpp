@@ -1,6 +1,7 @@
 #include "setup_error.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -58,8 +59,9 @@ std::string userns_hint()
                "profile, and may refuse new namespaces: run the container with a profile that allows unshare, or "
                "keep Landlock alone";
     constexpr unsigned long long kCapSysAdmin = 1ULL << 21;
+    // strtoull, not stoull: an odd field must not throw in a helper that reports why it failed.
     std::string caps = status_field("CapEff");
-    if (!caps.empty() && (std::stoull(caps, nullptr, 16) & kCapSysAdmin) == 0)
+    if (!caps.empty() && (std::strtoull(caps.c_str(), nullptr, 16) & kCapSysAdmin) == 0)
         return "; CAP_SYS_ADMIN is not in this process's capabilities (as in a default container), which a mount "
                "namespace needs of root";
     return "; a seccomp filter or a security module may refuse new namespaces";

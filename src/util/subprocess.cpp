@@ -86,6 +86,10 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, CaptureOptio
                 open[i].into->append(buf, static_cast<std::size_t>(n));
         }
     }
+    // Closed before waiting: had poll failed, a child still writing would otherwise block on a full pipe
+    // for ever; now it gets EPIPE.
+    out_read.reset();
+    err_read.reset();
     while (::waitpid(pid, &c.wait_status, 0) < 0 && errno == EINTR) {
     }
     return c;
