@@ -102,19 +102,19 @@ void least(std::string& into, const std::string& value)
 }
 
 // The run the reports share, with every shard: an Error when their run ids or commits differ.
-template <class Named, class RunOf>
-Result<audit::RunIdentity> one_run(const std::vector<Named>& reports, RunOf run_of)
+template <class Named>
+Result<audit::RunIdentity> one_run(const std::vector<Named>& reports)
 {
     if (reports.empty())
         return error("no reports to merge");
     const Named& first = reports.front();
     audit::RunIdentity out;
-    out.id = run_of(first).id;
-    out.id_from = run_of(first).id_from;
+    out.id = first.report.run.id;
+    out.id_from = first.report.run.id_from;
     std::set<std::optional<std::string>> shards;
     const Named* commit_from = nullptr;
     for (const Named& r : reports) {
-        const audit::RunIdentity& run = run_of(r);
+        const audit::RunIdentity& run = r.report.run;
         if (run.id != out.id)
             return error(fmt::format("{} is of run {} and {} of run {}: only the shards of one run merge (their "
                                      "QK_RUN_ID, or the CI's run id, must be the same)",
@@ -139,7 +139,7 @@ Result<audit::RunIdentity> one_run(const std::vector<Named>& reports, RunOf run_
 
 Result<audit::RunAudit> merge_reports(std::vector<NamedReport> reports)
 {
-    QK_TRY(run, one_run(reports, [](const NamedReport& r) -> const audit::RunIdentity& { return r.report.run; }));
+    QK_TRY(run, one_run(reports));
     audit::RunAudit out;
     out.run = std::move(run).value();
     out.mode = reports.front().report.mode;
@@ -177,7 +177,7 @@ Result<audit::RunAudit> merge_reports(std::vector<NamedReport> reports)
 
 Result<RunReport> merge_run_reports(std::vector<NamedRunReport> reports)
 {
-    QK_TRY(run, one_run(reports, [](const NamedRunReport& r) -> const audit::RunIdentity& { return r.report.run; }));
+    QK_TRY(run, one_run(reports));
     RunReport out;
     out.run = std::move(run).value();
     Records<TaskRun> records;

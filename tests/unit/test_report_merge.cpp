@@ -154,21 +154,21 @@ TEST_CASE("a merge keeps the record that says most, lists conflicts, and does no
 
 TEST_CASE("reports of different runs or modes do not merge", "[report-merge]")
 {
+    auto merge_ab = [](const RunAudit& a, const RunAudit& b) {
+        std::vector<qk::report::NamedReport> two;
+        two.push_back({"a.json", a});
+        two.push_back({"b.json", b});
+        return qk::report::merge_reports(std::move(two));
+    };
     RunAudit a = shard("0", {});
     RunAudit b = shard("1", {});
     b.run.id = "run-2";
-    std::vector<qk::report::NamedReport> two;
-    two.push_back({"a.json", a});
-    two.push_back({"b.json", b});
-    auto out = qk::report::merge_reports(std::move(two));
+    auto out = merge_ab(a, b);
     REQUIRE_FALSE(out);
     CHECK(out.error().message.find("a.json is of run run-1 and b.json of run run-2") != std::string::npos);
     b = shard("1", {});
     b.mode = "enforce";
-    std::vector<qk::report::NamedReport> modes;
-    modes.push_back({"a.json", a});
-    modes.push_back({"b.json", b});
-    auto refused = qk::report::merge_reports(std::move(modes));
+    auto refused = merge_ab(a, b);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().message.find("--sandbox=enforce") != std::string::npos);
 }
