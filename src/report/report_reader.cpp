@@ -68,18 +68,30 @@ private:
     {
         object all = as_object(field(top, "tasks", ""), "tasks");
         out.reserve(all.size());
-        for (auto [id, value] : all)
-            out.push_back((this->*read)(std::string(id), value, fmt::format("tasks/{}", std::string_view(id))));
+        for (auto [id, value] : all) {
+            std::string where = fmt::format("tasks/{}", std::string_view(id));
+            task_id(id, where);
+            out.push_back((this->*read)(std::string(id), value, where));
+        }
         element disputed;
         if (top["conflicts"].get(disputed) != simdjson::SUCCESS)
             return;
         for (auto [id, records] : as_object(disputed, "conflicts")) {
             std::string where = fmt::format("conflicts/{}", std::string_view(id));
+            task_id(id, where);
             auto& list = conflicts[std::string(id)];
             std::size_t i = 0;
             for (element r : as_array(records, where))
                 list.push_back((this->*read)(std::string(id), r, fmt::format("{}/{}", where, i++)));
         }
+    }
+
+    // "project:target", as the writer keys tasks: a merge must not write what the schema refuses.
+    void task_id(std::string_view id, std::string_view where) const
+    {
+        const auto colon = id.find(':');
+        if (colon == 0 || colon == std::string_view::npos || colon + 1 == id.size())
+            fail(where, "a task's id is project:target");
     }
 
     void version(object top) const

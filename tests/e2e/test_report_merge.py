@@ -159,6 +159,8 @@ def test_bad_reports_say_what_and_where(tmp_path):
                                                                  "findings": {"oddReads": ["x"]}}}}),
                       "kind.json: tasks/a:build/findings/oddReads: not a kind of finding"),
         "old.json": (json.dumps({k: v for k, v in good.items() if k != "run"}), "old.json: run: missing"),
+        "id.json": (json.dumps({**good, "tasks": {"build": good["tasks"]["a:build"]}}),
+                    "id.json: tasks/build: a task's id is project:target"),
     }
     for name, (text, message) in cases.items():
         (tmp_path / name).write_text(text)
