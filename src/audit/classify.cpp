@@ -119,13 +119,20 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
                       TaskFindings& out)
 {
     for (const auto& [path, access] : recording.paths()) {
-        if (!(access & record::kDenied))
+        if (!(access & (record::kDenied | record::kProbe)))
             continue;
         auto rel = rules.relative(path);
         if (!rel || rel->empty())
             continue;  // outside the workspace enforce refuses nothing, and the workspace itself is no file
-        // Held by Landlock alone, a refused path that is not there was one the task tried to create.
         struct stat st {};
+        if (!(access & record::kDenied)) {
+            // Over a read mask, what the task may not read is not there: an open that found nothing
+            // where the workspace has something was refused.
+            if (::lstat(path.c_str(), &st) == 0 && !rules.read(path).allowed())
+                out.refused_reads.emplace_back(*rel);
+            continue;
+        }
+        // Held by Landlock alone, a refused path that is not there was one the task tried to create.
         const bool created = landlock_only && ::lstat(path.c_str(), &st) != 0;
         if (!created && !rules.read(path).allowed())
             out.refused_reads.emplace_back(*rel);

@@ -10,12 +10,17 @@
 
 namespace qk::enforce {
 
+bool ProbeReport::read_mask() const
+{
+    return overlay() && std::any_of(steps.begin(), steps.end(), [](const ProbeStep& s) { return s.stage == "read-mask" && s.ok; });
+}
+
 bool ProbeReport::overlay() const
 {
     // Every overlay step tried and passed; the Landlock step does not decide it.
     bool any = false;
     for (const ProbeStep& s : steps) {
-        if (s.stage == "landlock")
+        if (s.stage == "landlock" || s.stage == "read-mask")
             continue;
         if (!s.ok)
             return false;

@@ -23,6 +23,7 @@ constexpr const char* kBaseLock = ".lock";
 constexpr const char* kRunLock = "lock";
 constexpr std::string_view kRunPrefix = "run-";
 constexpr std::string_view kCommandPrefix = "cmd-";
+constexpr std::string_view kMaskPrefix = "mask-";
 
 bool is_within(const fs::path& p, const fs::path& dir)
 {
@@ -282,6 +283,25 @@ Status SandboxDir::remove(const CommandDirs& dirs) const
     if (cmd.parent_path() != run_dir_ || !name.starts_with(kCommandPrefix))
         return error(fmt::format("{} is not a command directory of run directory {}", cmd.string(), run_dir_.string()));
     return tree::remove_tree(run_fd_.get(), name, cmd.string());
+}
+
+Result<std::filesystem::path> SandboxDir::mask_dir() const
+{
+    for (int attempt = 0;; ++attempt) {
+        std::string name = tree::random_name(kMaskPrefix);
+        if (::mkdirat(run_fd_.get(), name.c_str(), 0700) == 0)
+            return run_dir_ / name;
+        if (errno != EEXIST || attempt == 100)
+            return sys_error(fmt::format("cannot create a mask directory in {}", run_dir_.string()));
+    }
+}
+
+Status SandboxDir::remove_mask(const std::filesystem::path& mask) const
+{
+    const std::string name = mask.filename();
+    if (mask.parent_path() != run_dir_ || !name.starts_with(kMaskPrefix))
+        return error(fmt::format("{} is not a mask directory of run directory {}", mask.string(), run_dir_.string()));
+    return tree::remove_tree(run_fd_.get(), name, mask.string());
 }
 
 }  // namespace qk::enforce

@@ -105,6 +105,8 @@ std::string encode(const SandboxPlan& plan)
         line("upper", plan.upper);
     if (!plan.work.empty())
         line("work", plan.work);
+    if (!plan.mask.empty())
+        line("mask", plan.mask);
     for (const std::string& b : plan.binds)
         line("bind", b);
     for (const auto& g : plan.grants)
@@ -155,6 +157,8 @@ Result<SandboxPlan> decode_plan(std::string_view text)
             plan.upper = std::move(*p);
         else if (tag == "work")
             plan.work = std::move(*p);
+        else if (tag == "mask")
+            plan.mask = std::move(*p);
         else if (tag == "bind")
             plan.binds.push_back(std::move(*p));
         else if (tag == "mkdir")
@@ -173,6 +177,8 @@ Result<SandboxPlan> decode_plan(std::string_view text)
         return error("sandbox plan: no absolute root");
     if (plan.overlay && (plan.upper.empty() || plan.work.empty()))
         return error("sandbox plan: an overlay needs upper and work");
+    if (!plan.overlay && !plan.mask.empty())
+        return error("sandbox plan: a read mask needs an overlay");
     return plan;
 }
 

@@ -196,7 +196,7 @@ Status EbpfSession::track(std::uint64_t id, int level, RecordingSink* sink, Trac
 {
     std::lock_guard lock(mutex_);
     qk_task_stats zero{};
-    zero.options = (options.probes && !options.only_denials ? 0 : QK_TASK_NO_PROBES) |
+    zero.options = (options.probes ? 0 : QK_TASK_NO_PROBES) |
                    (options.denials || options.only_denials ? QK_TASK_DENIALS : 0) |
                    (options.only_denials ? QK_TASK_DENIALS_ONLY : 0);
     if (bpf_map_update_elem(object_.tracked_fd, &id, &zero, BPF_ANY) != 0)

@@ -36,7 +36,7 @@ struct EbpfOptions {
 struct TrackOptions {
     bool probes = true;    // opens and execs that failed with ENOENT
     bool denials = false;  // opens and execs refused with EACCES or EPERM
-    bool only_denials = false;  // nothing but those refusals (no success, no probe)
+    bool only_denials = false;  // no success: the refusals, and the probes when `probes` asks
 };
 
 // What to tell a user whose kernel release is too old for the recorder's programs; empty otherwise.

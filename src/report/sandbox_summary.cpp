@@ -232,7 +232,7 @@ std::string enforce_summary(const RunAudit& audit)
         const TaskFindings& f = t.findings;
         out += "  " + t.task + "\n";
         if (!f.refused_reads.empty())
-            path_list(out, fmt::format("{} refused (Permission denied); declare {} as {}:",
+            path_list(out, fmt::format("{} refused; declare {} as {}:",
                                        count_of(f.refused_reads.size(), "read"),
                                        f.refused_reads.size() == 1 ? "it" : "them",
                                        f.refused_reads.size() == 1 ? "an input" : "inputs"),

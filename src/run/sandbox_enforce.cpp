@@ -9,6 +9,7 @@
 #include "qk/audit/classify.hpp"
 #include "qk/enforce/apply.hpp"
 #include "qk/enforce/probe.hpp"
+#include "qk/enforce/read_mask.hpp"
 #include "qk/enforce/upper_layer.hpp"
 #include "enforce_launcher.hpp"
 #include "recording_launcher.hpp"
@@ -23,6 +24,13 @@ constexpr const char* kUnsandboxHint = "set \"qk:sandbox\": false on its target 
 
 // Whether the system's temporary directory holds the workspace: Landlock cannot then allow what tools
 // create there without allowing the workspace, so each command gets a temporary directory of its own.
+// Whether `name` is set to 0 in the environment: a switch that is on unless turned off.
+bool env_off(const char* name)
+{
+    const char* env = std::getenv(name);
+    return env && std::string_view(env) == "0";
+}
+
 bool workspace_in_tmp(const std::string& root)
 {
     const char* env = std::getenv("TMPDIR");
@@ -40,10 +48,11 @@ class SandboxEnforce::Enforced final : public TaskSandbox {
 public:
     Enforced(std::size_t task, rules::Rules rules, record::Recorder* recorder, const enforce::SandboxDir& dir,
              enforce::SandboxPlan plan, const std::string& helper, bool private_tmp)
-        : TaskSandbox(task, std::move(rules))
+        : TaskSandbox(task, std::move(rules)), mask(plan.mask)
     {
+        // Over a read mask a refused read finds nothing (ENOENT): the probes are what it was refused.
         if (recorder)
-            recording.emplace(*recorder, true);
+            recording.emplace(*recorder, true, !plan.mask.empty());
         Launcher& inner = recording ? static_cast<Launcher&>(*recording) : plain;
         enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
     }
@@ -52,6 +61,7 @@ public:
     std::optional<RecordingLauncher> recording;
     ProcessLauncher plain;
     std::optional<EnforceLauncher> enforced;
+    std::string mask;  // its read mask's directory, or "" (Landlock alone, or grant by grant)
 };
 
 Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, Session& session)
@@ -77,6 +87,7 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                                  failed && failed->stage == "landlock" ? ": " + failed->message : std::string()));
     }
     self->audit_.landlock_abi = report->landlock_abi;
+    self->read_mask_ = report->read_mask() && !env_off("QK_SANDBOX_READ_MASK");
     if (const char* env = std::getenv("QK_SANDBOX_OVERLAY"); env && std::string_view(env) == "0") {
         self->overlay_ = false;
         self->audit_.landlock_only = "QK_SANDBOX_OVERLAY=0";
@@ -103,11 +114,11 @@ SandboxEnforce::~SandboxEnforce()
         janitor_.join();
 }
 
-void SandboxEnforce::remove_later(enforce::SandboxDir::CommandDirs dirs)
+void SandboxEnforce::remove_later(std::function<void()> removal)
 {
     {
         std::lock_guard lock(janitor_mutex_);
-        to_remove_.push_back(std::move(dirs));
+        to_remove_.push_back(std::move(removal));
     }
     janitor_wake_.notify_one();
 }
@@ -119,10 +130,10 @@ void SandboxEnforce::janitor()
         janitor_wake_.wait(lock, [&] { return stopping_ || !to_remove_.empty(); });
         if (to_remove_.empty())
             return;  // stopping, nothing left
-        auto dirs = std::move(to_remove_.front());
+        auto removal = std::move(to_remove_.front());
         to_remove_.pop_front();
         lock.unlock();
-        (void)dir_->remove(dirs);  // what is left goes with the run directory
+        removal();  // what is left goes with the run directory
         lock.lock();
     }
 }
@@ -174,8 +185,25 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
             if (std::find(made.created().begin(), made.created().end(), d) != made.created().end())
                 plan.grants.push_back({d, Access::read_write});
     }
-    for (const rules::Grant& g : rules->grants())
-        plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
+    if (overlay_ && read_mask_) {
+        // What the task may read, and what is bound through, stay in its view; the rest is masked.
+        auto mask = dir_->mask_dir();
+        std::vector<std::string> visible = rules->pass_through();
+        for (rules::Grant& g : rules->grants())
+            visible.push_back(std::move(g.path));
+        auto built = mask ? enforce::build_read_mask(root, *mask, std::move(visible)) : Result<enforce::ReadMaskCounts>(mask.error());
+        if (!built) {
+            if (mask)
+                (void)dir_->remove_mask(*mask);
+            std::string why = "its view of the workspace cannot be built: " + built.error().message;
+            add({t.id, audit::TaskStatus::refused, fmt::format("{}; {}", why, kUnsandboxHint), {}});
+            return {nullptr, why};
+        }
+        plan.mask = mask->string();
+    } else {
+        for (const rules::Grant& g : rules->grants())
+            plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
+    }
     auto run = std::make_unique<Enforced>(i, std::move(rules).value(), recorder_.get(), *dir_, std::move(plan),
                                           helper_, private_tmp_);
     run->directories = std::move(made);
@@ -229,7 +257,9 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
     }
     run.directories.remove_empty();
     for (const auto& layer : run.enforced->layers())
-        remove_later(layer);
+        remove_later([this, layer] { (void)dir_->remove(layer); });
+    if (!run.mask.empty())
+        remove_later([this, mask = fs::path(run.mask)] { (void)dir_->remove_mask(mask); });
     {
         std::lock_guard lock(mutex_);
         audit_.landlock_abi = std::max(audit_.landlock_abi, run.enforced->landlock_abi());

@@ -6,6 +6,7 @@
 
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,17 +36,18 @@ private:
     explicit SandboxEnforce(Session& session) : Sandbox(session) {}
     class Enforced;
     // Removes a command's directories off the critical path (freeing many replaced files takes time).
-    void remove_later(enforce::SandboxDir::CommandDirs dirs);
+    void remove_later(std::function<void()> removal);
     void janitor();
 
     std::string helper_;
     std::optional<enforce::SandboxDir> dir_;
     bool overlay_ = true;
     bool private_tmp_ = false;
+    bool read_mask_ = false;  // tasks' reads held by a read mask (the probe found one works here)
 
     std::mutex janitor_mutex_;
     std::condition_variable janitor_wake_;
-    std::deque<enforce::SandboxDir::CommandDirs> to_remove_;
+    std::deque<std::function<void()>> to_remove_;
     bool stopping_ = false;
     std::thread janitor_;
 };

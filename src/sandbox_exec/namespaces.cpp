@@ -51,9 +51,10 @@ Step mount_legacy(const OverlayLayers& l)
         }
         return out;
     };
+    std::string lowers = l.mask.empty() ? esc(l.lower) : esc(l.mask) + ":" + esc(l.lower);
     std::string options = fmt::format("lowerdir={},upperdir={},workdir={},userxattr,redirect_dir=nofollow,index=off,"
                                       "metacopy=off",
-                                      esc(l.lower), esc(l.upper), esc(l.work));
+                                      lowers, esc(l.upper), esc(l.work));
     if (::mount("overlay", l.target.c_str(), "overlay", 0, options.c_str()) != 0)
         return setup_error("overlay", fmt::format("cannot mount an overlay of {} on {}", l.lower, l.target));
     return std::nullopt;
@@ -66,6 +67,9 @@ Step mount_overlay_layers(const OverlayLayers& l)
     UniqueFd fs(::fsopen("overlay", FSOPEN_CLOEXEC));
     if (!fs.valid())
         return errno == ENOSYS ? mount_legacy(l) : setup_error("overlay", "cannot open an overlay filesystem context");
+    // Lower layers are given top first: the mask hides what lies beneath it in the workspace.
+    if (!l.mask.empty() && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.mask.c_str(), 0) != 0)
+        return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir (mask)" + context_log(fs.get()));
     if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.lower.c_str(), 0) != 0)
         return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir" + context_log(fs.get()));
     const std::pair<const char*, const char*> strings[] = {
@@ -147,7 +151,7 @@ Step mount_overlay(const OverlaySpec& s)
             return setup_error("bind", fmt::format("cannot clone {}/{} to bind it through", s.root, rel));
         trees.emplace_back(rel, std::move(tree));
     }
-    if (auto e = mount_overlay_layers({s.root, s.upper, s.work, s.root}))
+    if (auto e = mount_overlay_layers({s.root, s.upper, s.work, s.root, s.mask}))
         return e;
     UniqueFd merged(::open(s.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!merged.valid())

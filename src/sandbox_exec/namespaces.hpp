@@ -18,12 +18,14 @@ Step enter_namespaces(bool pid_namespace);
 struct OverlaySpec {
     std::string root;                 // the workspace, lower layer and mount point at once
     std::string upper, work;
+    std::string mask;                 // when set, a lower layer above the workspace (read_mask.hpp)
     std::vector<std::string> binds;   // workspace-relative, bound through from the real workspace
     std::vector<std::string> make_dirs;  // workspace-relative, made on the merged tree (parents first)
 };
 
 struct OverlayLayers {
     std::string lower, upper, work, target;
+    std::string mask;  // when set, a lower layer above `lower`
 };
 // An overlay with the options every enforce mount uses (userxattr, redirect_dir=nofollow, index=off,
 // metacopy=off), by the mount API (fsopen, "lowerdir+": one path, no separators) or mount(2) before 6.8.

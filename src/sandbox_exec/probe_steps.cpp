@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "qk/enforce/read_mask.hpp"
 #include "qk/util/io.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
@@ -34,6 +36,36 @@ std::string mount_below(const std::string& root)
             return point;
     }
     return {};
+}
+
+// A read mask over a lower holding `shown`, `hidden` and `dir/inside`, visible: `shown` only. The
+// merged tree must show `shown`, not `hidden`, and `dir` empty.
+Step try_read_mask(const std::string& base)
+{
+    const std::string lower = base + "/lower", mask = base + "/mask", upper = base + "/upper", work = base + "/work",
+                      merged = base + "/merged";
+    for (const std::string& d : {base, lower, lower + "/dir", mask, upper, work, merged})
+        if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
+            return setup_error("read-mask", "cannot make " + d);
+    for (const char* f : {"shown", "hidden", "dir/inside"})
+        if (!UniqueFd(::open((lower + "/" + f).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)).valid())
+            return setup_error("read-mask", fmt::format("cannot make {}/{}", lower, f));
+    auto built = enforce::build_read_mask(lower, mask, {"shown"});
+    if (!built)
+        return SetupError{"read-mask", built.error().sys_errno, built.error().message};
+    OverlayLayers layers{lower, upper, work, merged, mask};
+    if (auto e = mount_overlay_layers(layers)) {
+        e->stage = "read-mask";
+        return e;
+    }
+    struct stat st {};
+    const bool right = ::stat((merged + "/shown").c_str(), &st) == 0 && ::stat((merged + "/hidden").c_str(), &st) != 0 &&
+                       errno == ENOENT && ::stat((merged + "/dir/inside").c_str(), &st) != 0 && errno == ENOENT &&
+                       ::stat((merged + "/dir").c_str(), &st) == 0;
+    ::umount2(merged.c_str(), MNT_DETACH);
+    if (!right)
+        return setup_error("read-mask", "an overlay whiteout or opaque directory in a lower layer hid nothing");
+    return std::nullopt;
 }
 
 Step try_overlay(const std::string& lower, const std::string& base, const std::string& check)
@@ -83,6 +115,7 @@ Step try_overlay(const std::string& lower, const std::string& base, const std::s
                                             below + " is a mount point inside the workspace: an overlay of the "
                                                     "workspace would not show it"});
     say("overlay-workspace", try_overlay(root, scratch + "/probe-workspace", {}));
+    say("read-mask", try_read_mask(scratch + "/probe-mask"));
     ::_exit(0);
 }
 
@@ -126,6 +159,8 @@ enforce::ProbeReport probe(const std::string& workspace_root, const std::string&
         ::rmdir((scratch_dir + "/" + d).c_str());
     }
     ::rmdir((scratch_dir + "/probe-lower").c_str());
+    std::error_code ignored;
+    std::filesystem::remove_all(scratch_dir + "/probe-mask", ignored);
     return report;
 }
 

@@ -524,6 +524,27 @@ TEST_CASE("record_only_denials: the refusals and the processes, nothing else", "
     }
 }
 
+TEST_CASE("record_only_denials with record_probes: the refusals and the probes, no success", "[recorder-command][privileged]")
+{
+    // Enforce over a read mask: a file the mask hides is not there, so what the task was refused shows
+    // as an open that found nothing.
+    FailingCalls ground;
+    for (auto& [name, recorder] : engines()) {
+        INFO("engine: " << name);
+        OutputFile out;
+        Command cmd = sh(ground.script, out.fd(), ground.root);
+        cmd.record_probes = true;
+        cmd.record_denials = true;
+        cmd.record_only_denials = true;
+        auto trace = recorder->record(cmd);
+        REQUIRE(trace);
+        const auto& rec = trace->recording;
+        CHECK(under(rec, kDenied, ground.root) == ground.denied);
+        CHECK(under(rec, kProbe, ground.root) == ground.probed);
+        CHECK(paths_with(rec, kRead | kWrite | kCreate | kRemove | kList).empty());
+    }
+}
+
 #ifdef QK_WITH_BPF
 TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask, before any path walk",
           "[recorder-command][privileged][ebpf]")

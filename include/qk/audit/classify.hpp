@@ -19,8 +19,9 @@ TaskFindings classify(const record::Recording& recording, const rules::Rules& ru
 TaskAudit audit_task(std::string task, const record::Recording& recording, const rules::Rules& rules,
                      const workspace::Workspace& ws);
 
-// Under enforce: the opens the sandbox refused (kDenied in the recording) that the task's rules refuse
-// too, into `out` (workspace-relative, normalised): reads, and, when the task is held by Landlock alone,
+// Under enforce: the opens the sandbox refused (kDenied in the recording, or over a read mask, kProbe
+// on a path the workspace holds) that the task's rules refuse too, into `out` (workspace-relative,
+// normalised): reads, and, when the task is held by Landlock alone,
 // writes (a refused path it may read but not write, or one that is not there: it tried to create it). A refusal the rules would allow (file modes, a
 // rule Landlock lost when the task replaced a directory) is not the task's doing and is left out.
 void refused_accesses(const record::Recording& recording, const rules::Rules& rules, bool landlock_only,

@@ -12,7 +12,8 @@
 namespace qk::enforce {
 
 struct ProbeStep {
-    std::string stage;  // "landlock", "userns", "uid_map", "mount-private", "overlay", "overlay-workspace"
+    std::string stage;  // "landlock", "userns", "uid_map", "mount-private", "overlay", "overlay-workspace",
+                        // "read-mask" (tried last; its failure leaves the overlay usable)
     bool ok = false;
     int error = 0;        // errno when it failed
     std::string message;  // what failed and why, and the fix when one is known (a sysctl, an AppArmor profile)
@@ -26,6 +27,9 @@ struct ProbeReport {
     bool landlock() const { return landlock_abi > 0; }
     // Whether commands can run over an overlay of the workspace (user and mount namespace, overlay).
     bool overlay() const;
+    // Whether a read mask (read_mask.hpp) hides what it should in such an overlay: without it, enforce
+    // allows reads file by file through Landlock, and what a task creates outside those is refused.
+    bool read_mask() const;
     // The first failed step, for "held by Landlock alone because ..." (nullopt when all passed).
     std::optional<ProbeStep> first_failure() const;
 

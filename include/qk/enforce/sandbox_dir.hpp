@@ -58,6 +58,11 @@ public:
     // outputs (freeing what they replaced), so call it off the critical path (it is thread-safe).
     Status remove(const CommandDirs& dirs) const;
 
+    // A fresh, empty directory (mode 0700) for one task's read mask (read_mask.hpp), shared by its
+    // commands; thread-safe. remove_mask() removes it once the task has ended.
+    Result<std::filesystem::path> mask_dir() const;
+    Status remove_mask(const std::filesystem::path& mask) const;
+
 private:
     SandboxDir() = default;
     void destroy() noexcept;

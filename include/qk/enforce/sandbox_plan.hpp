@@ -26,6 +26,10 @@ struct SandboxPlan {
     std::vector<std::string> binds;  // overlay mode: workspace-relative paths bound through from the real
                                      // workspace (.git, .qk, every node_modules, scratch directories)
     std::vector<Grant> grants;       // everything else in the workspace is refused
+    // Overlay mode: the read mask (enforce/read_mask.hpp), a lower layer over the workspace that leaves
+    // out what the task may not read. When set, Landlock allows the merged workspace whole for reading
+    // (so what the command creates is its own to read back) and `grants` are not needed.
+    std::string mask;
     // Overlay mode: directories made on the merged tree (in the upper layer) before the grants are
     // opened, parents first: the outputs named without an extension and the directories outputs lie
     // in, when missing, so that Landlock can allow them. Their grants are among `grants`.

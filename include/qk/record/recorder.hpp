@@ -40,11 +40,12 @@ struct Command {
     // refused; the audit does not. The eBPF engine keeps those failures in the kernel only when asked:
     // every other failure is dropped before any path is walked, as before.
     bool record_denials = false;
-    // True: nothing but those refusals is recorded (no read, write, creation, removal or probe; the
-    // processes still are). Enforce judges writes by its overlay's upper layer and needs only what
-    // Landlock refused: the eBPF engine then drops every success in the kernel, before any path walk;
-    // strace still traces everything (its parser follows cwd and processes through successes) and the
-    // recording keeps only the refusals.
+    // True: no success is recorded (no read, write, creation or removal; the processes still are),
+    // only those refusals, and the probes when record_probes asks. Enforce judges writes by its
+    // overlay's upper layer and needs only what it refused: what Landlock refused, and, over a read
+    // mask, the opens that found nothing where the mask hides a file. The eBPF engine then drops every
+    // success in the kernel, before any path walk; strace still traces everything (its parser follows
+    // cwd and processes through successes) and the recording keeps only the failures.
     bool record_only_denials = false;
     // Called once the command runs, on the thread calling record(), with the function that stops it.
     // That function may be called from any thread until on_finish returns, and never after.

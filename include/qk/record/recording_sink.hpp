@@ -28,8 +28,9 @@ public:
     void skip_probes() { probes_ = false; }
     // Opens and execs refused with EACCES or EPERM recorded (kDenied), as Command::record_denials asks.
     void keep_denials() { denials_ = true; }
-    // Nothing but those refusals (Command::record_only_denials); processes are still recorded.
-    void keep_only_denials() { denials_ = true, probes_ = false, only_denials_ = true; }
+    // No success, only those refusals and (unless skipped) the probes (Command::record_only_denials);
+    // processes are still recorded.
+    void keep_only_denials() { denials_ = true, only_denials_ = true; }
 
 private:
     // Absolute canonical path of an argument; false (and the recording marked incomplete) if too long.
