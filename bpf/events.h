@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 6
+#define QK_ABI_VERSION 7
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -53,8 +53,11 @@ enum qk_kind {
  *             open_tree's clone) that succeeded: from then on paths through it name an alias.
  * A "base" for an absolute name is empty, unless the task's root is not qk's (chroot): then it is
  * that root, and the name is sent without its leading '/'.
+ *   LOOK      [base, name]: a stat, statx, access or faccessat that found nothing (ENOENT); sent only
+ *             for a task with QK_TASK_LOOKUPS, never when it succeeded
  * Failed calls are sent only for OPEN and EXEC: ENOENT unless the task has QK_TASK_NO_PROBES, EACCES
- * and EPERM when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. */
+ * and EPERM when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. LOOK is sent
+ * only as a failure. */
 enum qk_op {
     QK_OP_OPEN = 1,
     QK_OP_RENAME = 2,
@@ -71,6 +74,7 @@ enum qk_op {
     QK_OP_OPEN_HANDLE = 13,
     QK_OP_MKNOD = 14,
     QK_OP_REMAP = 15,
+    QK_OP_LOOK = 16,
 };
 
 /* qk_file_event.info bits */
@@ -151,6 +155,10 @@ struct qk_task_stats {
 /* Only refusals are recorded: no success, no probe (enforce, which judges writes by its overlay's upper
  * layer and needs only what Landlock refused). With QK_TASK_DENIALS. Process events still come. */
 #define QK_TASK_DENIALS_ONLY 4ULL
+/* Lookups that only look (stat, statx, access, faccessat) and found nothing are sent as LOOK: for
+ * enforce over a read mask, where a file the task may not read is not there and tools look before they
+ * open. Without QK_TASK_NO_PROBES. */
+#define QK_TASK_LOOKUPS 8ULL
 
 /* The programs' globals (.bss), written by userspace through the mmapped map
  * (src/record/ebpf_session.cpp). */

@@ -28,6 +28,8 @@ enum {
     NR_linkat = 265, NR_symlinkat = 266, NR_renameat2 = 316, NR_execveat = 322, NR_io_uring_setup = 425,
     NR_openat2 = 437, NR_open_by_handle_at = 304, NR_mknod = 133, NR_mknodat = 259, NR_mount = 165,
     NR_pivot_root = 155, NR_setns = 308, NR_open_tree = 428, NR_move_mount = 429, NR_fsmount = 432,
+    NR_stat = 4, NR_lstat = 6, NR_access = 21, NR_newfstatat = 262, NR_faccessat = 269, NR_statx = 332,
+    NR_faccessat2 = 439,
 };
 
 #define TS_COMPAT 0x0002
@@ -98,6 +100,13 @@ static __always_inline void plan_for(long nr, struct pt_regs *regs, struct plan 
     case NR_execve: p->op = QK_OP_EXEC; p->name[0] = (void *)a0; break;
     case NR_execveat: p->op = QK_OP_EXEC; p->flags = a4; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
     case NR_open_by_handle_at: p->op = QK_OP_OPEN_HANDLE; p->flags = a2; p->nat = 0; break;
+    case NR_stat:
+    case NR_lstat:
+    case NR_access: p->op = QK_OP_LOOK; p->name[0] = (void *)a0; break;
+    case NR_newfstatat:
+    case NR_statx:
+    case NR_faccessat:
+    case NR_faccessat2: p->op = QK_OP_LOOK; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
     case NR_mknod: p->op = QK_OP_MKNOD; p->flags = a1; p->name[0] = (void *)a0; break;
     case NR_mknodat: p->op = QK_OP_MKNOD; p->flags = a2; p->dirfd[0] = a0; p->name[0] = (void *)a1; break;
     /* What makes later paths name aliases: a new mount, a new root, another namespace's tree, a mount
@@ -135,8 +144,11 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     /* Failures are noise except, for opens and execs, a lookup that found nothing (a probe; a PATH
      * search probes each directory) and a refusal (EACCES, EPERM: what a confinement denied). */
     if (ret < 0 &&
-        ((ret != -ENOENT && ret != -EACCES && ret != -EPERM) || (p->op != QK_OP_OPEN && p->op != QK_OP_EXEC)))
+        ((ret != -ENOENT && ret != -EACCES && ret != -EPERM) ||
+         (p->op != QK_OP_OPEN && p->op != QK_OP_EXEC && p->op != QK_OP_LOOK)))
         return 0;
+    if (p->op == QK_OP_LOOK && ret != -ENOENT)
+        return 0;  /* what a look found, or was refused, reads nothing */
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)
@@ -146,6 +158,8 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     if (ret < 0 && (ret == -ENOENT ? (stats->options & QK_TASK_NO_PROBES) : !(stats->options & QK_TASK_DENIALS)))
         return 0;
     if (ret >= 0 && (stats->options & QK_TASK_DENIALS_ONLY))
+        return 0;
+    if (p->op == QK_OP_LOOK && !(stats->options & QK_TASK_LOOKUPS))
         return 0;
     struct qk_file_event *ev = scratch();
     if (!ev)

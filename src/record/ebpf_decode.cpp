@@ -11,7 +11,7 @@
 namespace qk::record {
 
 // The layout both compilers must agree on; a change here needs QK_ABI_VERSION bumped.
-static_assert(QK_ABI_VERSION == 6);
+static_assert(QK_ABI_VERSION == 7);
 static_assert(sizeof(qk_event_header) == 24);
 static_assert(offsetof(qk_event_header, cgroup_id) == 8);
 static_assert(sizeof(qk_pieces) == 12 + QK_DATA_SIZE);
@@ -117,6 +117,7 @@ Result<FsOp> decode_file(const qk_file_event& ev, const Pieces& p)
     case QK_OP_MKNOD: op.kind = FsOpKind::mknod; break;
     case QK_OP_TRUNCATE: op.kind = FsOpKind::truncate; break;
     case QK_OP_EXEC: op.kind = FsOpKind::exec; break;
+    case QK_OP_LOOK: op.kind = FsOpKind::look; break;
     case QK_OP_FTRUNCATE:
     case QK_OP_CHDIR:
     case QK_OP_FCHDIR:

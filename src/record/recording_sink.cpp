@@ -116,6 +116,11 @@ void RecordingSink::on_fs(const FsOp& op)
             on_failed_lookup(op);
         return;
     }
+    if (op.kind == FsOpKind::look) {
+        if (op.result == -ENOENT)  // only asked for (record_lookups): a probe, as an open's
+            on_failed_lookup(op);
+        return;
+    }
     if (op.result < 0)
         return;
     std::string a, b;
@@ -165,6 +170,7 @@ void RecordingSink::on_fs(const FsOp& op)
         break;
     case FsOpKind::open:
     case FsOpKind::exec:
+    case FsOpKind::look:
         break;
     }
 }

@@ -28,7 +28,8 @@ public:
     explicit StraceParser(RecordingSink& sink, std::string root_cwd = {}, pid_t root_pid = 0);
 
     // The system calls it decodes, as a `strace -e trace=` list; the others' lines are skipped.
-    static std::string_view traced_syscalls();
+    // `lookups`: the stat family too (Command::record_lookups).
+    static std::string_view traced_syscalls(bool lookups = false);
 
     // One line, without its newline. An Error names the line number and its text; the parser stays
     // usable, so the lines after it (and the command's exit status) are still read.

@@ -30,7 +30,7 @@ namespace {
 // -y names the file behind every fd (and the cwd at AT_FDCWD); -X raw prints flags as numbers, exactly
 // the bits the kernel got; -s 4096 keeps argv strings whole (paths are never cut below PATH_MAX);
 // -q drops attach messages but keeps "+++ exited with N +++", which -qq would drop.
-std::vector<std::string> strace_options(bool seccomp_bpf, bool raw_constants)
+std::vector<std::string> strace_options(bool seccomp_bpf, bool raw_constants, bool lookups = false)
 {
     std::vector<std::string> args = {"-f", "-q", "-y", "-s", "4096"};
     if (seccomp_bpf)
@@ -40,7 +40,7 @@ std::vector<std::string> strace_options(bool seccomp_bpf, bool raw_constants)
         args.push_back("raw");
     }
     args.push_back("-e");
-    args.push_back("trace=" + std::string(StraceParser::traced_syscalls()));
+    args.push_back("trace=" + std::string(StraceParser::traced_syscalls(lookups)));
     return args;
 }
 
@@ -156,7 +156,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
 
     SpawnRequest req;
     req.argv = {strace_};
-    for (auto& o : strace_options(seccomp_bpf_, raw_constants_))
+    for (auto& o : strace_options(seccomp_bpf_, raw_constants_, cmd.record_lookups && cmd.record_probes))
         req.argv.push_back(std::move(o));
     for (const std::string& a : {std::string("-o"), fifo->path(), std::string("--")})
         req.argv.push_back(a);

@@ -56,6 +56,18 @@ constexpr Shape kPathOps[] = {
     {"mknodat", FsOpKind::mknod, 0, 1, kNone, kNone, kNone, nullptr},
 };
 
+// Lookups that only look, traced when a command asks for them (Command::record_lookups): a failure is
+// a probe. stat and lstat are glibc's names for newfstatat on x86-64 but strace shows the raw call.
+constexpr Shape kLookups[] = {
+    {"stat", FsOpKind::look, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"lstat", FsOpKind::look, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"access", FsOpKind::look, kCwd, 0, kNone, kNone, kNone, nullptr},
+    {"newfstatat", FsOpKind::look, 0, 1, kNone, kNone, kNone, nullptr},
+    {"statx", FsOpKind::look, 0, 1, kNone, kNone, kNone, nullptr},
+    {"faccessat", FsOpKind::look, 0, 1, kNone, kNone, kNone, nullptr},
+    {"faccessat2", FsOpKind::look, 0, 1, kNone, kNone, kNone, nullptr},
+};
+
 // The calls after which paths may name aliases (FsOpKind::remap), when they succeed: see decode_remap.
 constexpr std::string_view kRemaps[] = {"mount", "pivot_root", "move_mount", "fsmount", "setns", "open_tree"};
 
@@ -66,6 +78,9 @@ constexpr std::string_view kOthers[] = {"open",   "openat", "openat2", "creat", 
 const Shape* path_op(std::string_view name)
 {
     for (const auto& shape : kPathOps)
+        if (shape.name == name)
+            return &shape;
+    for (const auto& shape : kLookups)
         if (shape.name == name)
             return &shape;
     return nullptr;
@@ -133,7 +148,7 @@ std::optional<std::string> handle_path(std::string_view mount_arg, std::string_v
 
 }  // namespace
 
-std::string_view StraceParser::traced_syscalls()
+std::string_view StraceParser::traced_syscalls(bool lookups)
 {
     static const std::string list = [] {
         std::string out;
@@ -146,7 +161,13 @@ std::string_view StraceParser::traced_syscalls()
         out.pop_back();
         return out;
     }();
-    return list;
+    static const std::string with_lookups = [] {
+        std::string out = list;
+        for (const auto& shape : kLookups)
+            out += "," + std::string(shape.name);
+        return out;
+    }();
+    return lookups ? with_lookups : list;
 }
 
 Status StraceParser::on_call(pid_t tid, std::string_view text)

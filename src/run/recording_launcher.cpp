@@ -18,6 +18,7 @@ Result<record::ExitStatus> RecordingLauncher::run(const LaunchRequest& request, 
     command.record_probes = probes_;  // the audit judges reads and writes only
     command.record_denials = only_denials_;
     command.record_only_denials = only_denials_;
+    command.record_lookups = lookups_;
     command.on_start = [&](std::function<void(bool)> stop) { watch.emplace(cancel.watch(std::move(stop))); };
     command.on_finish = [&] { watch.reset(); };
     auto trace = recorder_.record(command);

@@ -15,8 +15,10 @@ public:
     // `only_denials`: nothing but the opens the kernel refused is recorded (enforce lists the reads it
     // refused, and judges writes by its overlay). `probes`: failed lookups too, which a read set saved
     // for the cache keys by their absence (--record).
-    explicit RecordingLauncher(record::Recorder& recorder, bool only_denials = false, bool probes = false)
-        : recorder_(recorder), only_denials_(only_denials), probes_(probes)
+    // `lookups`: with probes, the stat family's too (enforce over a read mask).
+    explicit RecordingLauncher(record::Recorder& recorder, bool only_denials = false, bool probes = false,
+                               bool lookups = false)
+        : recorder_(recorder), only_denials_(only_denials), probes_(probes), lookups_(lookups)
     {
     }
 
@@ -28,7 +30,7 @@ public:
 
 private:
     record::Recorder& recorder_;
-    bool only_denials_, probes_;
+    bool only_denials_, probes_, lookups_;
     std::mutex mutex_;
     record::Recording recording_;
 };

@@ -10,6 +10,8 @@
 #include "qk/enforce/apply.hpp"
 #include "qk/enforce/probe.hpp"
 #include "qk/enforce/read_mask.hpp"
+#include "qk/key/outputs.hpp"
+#include "qk/workspace/glob.hpp"
 #include "qk/enforce/upper_layer.hpp"
 #include "enforce_launcher.hpp"
 #include "recording_launcher.hpp"
@@ -42,6 +44,30 @@ bool workspace_in_tmp(const std::string& root)
     return root == t || (root.size() > t.size() && root.starts_with(t) && (t == "/" || root[t.size()] == '/'));
 }
 
+// Where the run's tasks may write, workspace-relative: each output path, or a glob's literal leading
+// directories. What appears there while a task runs, written by a task beside it, stays out of a read
+// mask that does not allow it (an output applied into a directory the task sees in part).
+std::vector<std::string> run_outputs(Session& session)
+{
+    std::vector<std::string> out;
+    for (const workspace::Task& t : session.tasks().tasks()) {
+        auto outputs = key::resolve_outputs(session.workspace().projects()[t.project], *t.target, t.configuration);
+        if (!outputs)
+            continue;  // the task's own key fails with this error when it starts
+        for (const std::string& p : outputs->paths) {
+            if (p.starts_with('!'))
+                continue;
+            auto glob = workspace::Glob::compile(p);
+            std::string path = glob ? std::string(glob->literal_prefix()) : p;
+            if (!path.empty())
+                out.push_back(std::move(path));
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 }  // namespace
 
 class SandboxEnforce::Enforced final : public TaskSandbox {
@@ -52,7 +78,7 @@ public:
     {
         // Over a read mask a refused read finds nothing (ENOENT): the probes are what it was refused.
         if (recorder)
-            recording.emplace(*recorder, true, !plan.mask.empty());
+            recording.emplace(*recorder, true, !plan.mask.empty(), !plan.mask.empty());
         Launcher& inner = recording ? static_cast<Launcher&>(*recording) : plain;
         enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
     }
@@ -99,6 +125,8 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                                             : "the overlay cannot be mounted";
     }
     self->private_tmp_ = workspace_in_tmp(root);
+    if (self->read_mask_)
+        self->run_outputs_ = run_outputs(session);
     self->janitor_ = std::thread([s = self.get()] { s->janitor(); });
     return self;
 }
@@ -191,7 +219,12 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
         std::vector<std::string> visible = rules->pass_through();
         for (rules::Grant& g : rules->grants())
             visible.push_back(std::move(g.path));
-        auto built = mask ? enforce::build_read_mask(root, *mask, std::move(visible)) : Result<enforce::ReadMaskCounts>(mask.error());
+        std::vector<std::string> elsewhere;
+        for (const std::string& p : run_outputs_)
+            if (!rules->read(root + "/" + p).allowed())
+                elsewhere.push_back(p);
+        auto built = mask ? enforce::build_read_mask(root, *mask, std::move(visible), elsewhere)
+                          : Result<enforce::ReadMaskCounts>(mask.error());
         if (!built) {
             if (mask)
                 (void)dir_->remove_mask(*mask);

@@ -44,6 +44,7 @@ private:
     bool overlay_ = true;
     bool private_tmp_ = false;
     bool read_mask_ = false;  // tasks' reads held by a read mask (the probe found one works here)
+    std::vector<std::string> run_outputs_;  // where the run's tasks may write: kept out of masks that refuse it
 
     std::mutex janitor_mutex_;
     std::condition_variable janitor_wake_;

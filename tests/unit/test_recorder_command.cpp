@@ -545,6 +545,30 @@ TEST_CASE("record_only_denials with record_probes: the refusals and the probes, 
     }
 }
 
+TEST_CASE("record_lookups: a stat or access that finds nothing is a probe, and only when asked", "[recorder-command][privileged]")
+{
+    FailingCalls ground;
+    for (auto& [name, recorder] : engines()) {
+        for (bool lookups : {false, true}) {
+            INFO("engine: " << name << ", lookups: " << lookups);
+            OutputFile out;
+            Command cmd = sh("test -e looked-for; test -r looked-for-too; test -e exists && echo found", out.fd(),
+                             ground.root);
+            cmd.record_probes = true;
+            cmd.record_denials = true;
+            cmd.record_only_denials = true;
+            cmd.record_lookups = lookups;
+            auto trace = recorder->record(cmd);
+            REQUIRE(trace);
+            CHECK(out.text() == "found\n");
+            const std::vector<std::string> expected =
+                lookups ? std::vector<std::string>{"looked-for", "looked-for-too"} : std::vector<std::string>{};
+            CHECK(under(trace->recording, kProbe, ground.root) == expected);
+            CHECK(paths_with(trace->recording, kRead | kWrite | kCreate | kRemove | kList).empty());
+        }
+    }
+}
+
 #ifdef QK_WITH_BPF
 TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask, before any path walk",
           "[recorder-command][privileged][ebpf]")
@@ -561,7 +585,7 @@ TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask
     }
     FailingCalls ground;
     for (TrackOptions options : {TrackOptions{false, false}, TrackOptions{false, true}, TrackOptions{true, false},
-                                 TrackOptions{true, true}, TrackOptions{true, true, true}}) {
+                                 TrackOptions{true, true}, TrackOptions{true, true, true}, TrackOptions{false, true, true}}) {
         INFO("probes: " << options.probes << ", denials: " << options.denials);
         Recording rec;
         RecordingSink sink(rec);
@@ -580,15 +604,15 @@ TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask
         CHECK(stats.lost == 0);
         CHECK(out.text() == "landlock 0\n");
         CHECK(under(rec, kDenied, ground.root) == (options.denials ? ground.denied : Paths{}));
-        CHECK(under(rec, kProbe, ground.root) == (options.probes && !options.only_denials ? ground.probed : Paths{}));
+        CHECK(under(rec, kProbe, ground.root) == (options.probes ? ground.probed : Paths{}));
         if (!options.probes)
             CHECK(paths_with(rec, kProbe).empty());
         if (!options.denials)
             CHECK(paths_with(rec, kDenied).empty());
         if (options.only_denials) {
-            // The kernel sent no file success at all and no probe; what was read comes from the
-            // process events (each program run), which still come.
-            CHECK(paths_with(rec, kWrite | kCreate | kRemove | kList | kProbe).empty());
+            // The kernel sent no file success at all (probes only as asked); what was read comes from
+            // the process events (each program run), which still come.
+            CHECK(paths_with(rec, kWrite | kCreate | kRemove | kList | (options.probes ? 0 : kProbe)).empty());
             for (const std::string& p : paths_with(rec, kRead))
                 CHECK(::access(p.c_str(), X_OK) == 0);
             CHECK_FALSE(has(paths_with(rec, kRead), ground.root + "/ll/allowed/ok.txt"));

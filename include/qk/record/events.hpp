@@ -22,7 +22,9 @@ struct PathArg {
 
 // remap: a call after which paths may name aliases (a mount, pivot_root, setns into another mount
 // namespace, a detached mount): the recording cannot say which files such paths are.
-enum class FsOpKind { open, rename, unlink, rmdir, mkdir, link, symlink, truncate, chdir, exec, mknod, remap };
+// look: a stat, statx, access or faccessat that found nothing (recorded only when asked: see
+// Command::record_lookups).
+enum class FsOpKind { open, rename, unlink, rmdir, mkdir, link, symlink, truncate, chdir, exec, mknod, remap, look };
 
 // One file syscall that returned.
 struct FsOp {
