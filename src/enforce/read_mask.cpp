@@ -175,6 +175,8 @@ Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::files
     struct stat st {};
     if (::fstat(root_fd.get(), &st) == 0) {
         (void)::fchmod(mask_fd.get(), st.st_mode & 07777);
+        if (::geteuid() == 0)
+            (void)::fchown(mask_fd.get(), st.st_uid, st.st_gid);
         const struct timespec times[2] = {st.st_atim, st.st_mtim};
         (void)::futimens(mask_fd.get(), times);
     }

@@ -23,7 +23,6 @@ constexpr const char* kBaseLock = ".lock";
 constexpr const char* kRunLock = "lock";
 constexpr std::string_view kRunPrefix = "run-";
 constexpr std::string_view kCommandPrefix = "cmd-";
-constexpr std::string_view kMaskPrefix = "mask-";
 
 bool is_within(const fs::path& p, const fs::path& dir)
 {
@@ -270,10 +269,11 @@ Result<SandboxDir::CommandDirs> SandboxDir::command_dirs() const
             return sys_error(fmt::format("cannot create a command directory in {}", run_dir_.string()));
     }
     UniqueFd sub(::openat(run_fd_.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    for (const char* part : {"upper", "work", "trash"})
+    for (const char* part : {"upper", "work", "trash", "mask"})
         if (!sub.valid() || ::mkdirat(sub.get(), part, 0700) != 0)
             return sys_error(fmt::format("cannot create {} directory in {}", part, (run_dir_ / name).string()));
-    return CommandDirs{run_dir_ / name / "upper", run_dir_ / name / "work", run_dir_ / name / "trash"};
+    return CommandDirs{run_dir_ / name / "upper", run_dir_ / name / "work", run_dir_ / name / "trash",
+                       run_dir_ / name / "mask"};
 }
 
 Status SandboxDir::remove(const CommandDirs& dirs) const
@@ -283,25 +283,6 @@ Status SandboxDir::remove(const CommandDirs& dirs) const
     if (cmd.parent_path() != run_dir_ || !name.starts_with(kCommandPrefix))
         return error(fmt::format("{} is not a command directory of run directory {}", cmd.string(), run_dir_.string()));
     return tree::remove_tree(run_fd_.get(), name, cmd.string());
-}
-
-Result<std::filesystem::path> SandboxDir::mask_dir() const
-{
-    for (int attempt = 0;; ++attempt) {
-        std::string name = tree::random_name(kMaskPrefix);
-        if (::mkdirat(run_fd_.get(), name.c_str(), 0700) == 0)
-            return run_dir_ / name;
-        if (errno != EEXIST || attempt == 100)
-            return sys_error(fmt::format("cannot create a mask directory in {}", run_dir_.string()));
-    }
-}
-
-Status SandboxDir::remove_mask(const std::filesystem::path& mask) const
-{
-    const std::string name = mask.filename();
-    if (mask.parent_path() != run_dir_ || !name.starts_with(kMaskPrefix))
-        return error(fmt::format("{} is not a mask directory of run directory {}", mask.string(), run_dir_.string()));
-    return tree::remove_tree(run_fd_.get(), name, mask.string());
 }
 
 }  // namespace qk::enforce

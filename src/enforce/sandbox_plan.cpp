@@ -105,8 +105,10 @@ std::string encode(const SandboxPlan& plan)
         line("upper", plan.upper);
     if (!plan.work.empty())
         line("work", plan.work);
-    if (!plan.mask.empty())
-        line("mask", plan.mask);
+    if (plan.read_mask)
+        line("read-mask", plan.mask);
+    for (const std::string& h : plan.hidden)
+        line("hide", h);
     for (const std::string& b : plan.binds)
         line("bind", b);
     for (const auto& g : plan.grants)
@@ -157,8 +159,10 @@ Result<SandboxPlan> decode_plan(std::string_view text)
             plan.upper = std::move(*p);
         else if (tag == "work")
             plan.work = std::move(*p);
-        else if (tag == "mask")
-            plan.mask = std::move(*p);
+        else if (tag == "read-mask")
+            plan.read_mask = true, plan.mask = std::move(*p);
+        else if (tag == "hide")
+            plan.hidden.push_back(std::move(*p));
         else if (tag == "bind")
             plan.binds.push_back(std::move(*p));
         else if (tag == "mkdir")
@@ -177,8 +181,8 @@ Result<SandboxPlan> decode_plan(std::string_view text)
         return error("sandbox plan: no absolute root");
     if (plan.overlay && (plan.upper.empty() || plan.work.empty()))
         return error("sandbox plan: an overlay needs upper and work");
-    if (!plan.overlay && !plan.mask.empty())
-        return error("sandbox plan: a read mask needs an overlay");
+    if (plan.read_mask && (!plan.overlay || plan.mask.empty()))
+        return error("sandbox plan: a read mask needs an overlay and a directory to build it in");
     return plan;
 }
 

@@ -72,6 +72,8 @@ Result<record::ExitStatus> EnforceLauncher::run(const LaunchRequest& request, Ca
             plan.upper = layer.upper.string();
             plan.work = layer.work.string();
         }
+        if (plan.read_mask)
+            plan.mask = layer.mask.string();
     }
     if (private_tmp_)
         plan.tmpdir = (dir / "tmp").string();

@@ -9,7 +9,6 @@
 #include "qk/audit/classify.hpp"
 #include "qk/enforce/apply.hpp"
 #include "qk/enforce/probe.hpp"
-#include "qk/enforce/read_mask.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/workspace/glob.hpp"
 #include "qk/enforce/upper_layer.hpp"
@@ -74,11 +73,11 @@ class SandboxEnforce::Enforced final : public TaskSandbox {
 public:
     Enforced(std::size_t task, rules::Rules rules, record::Recorder* recorder, const enforce::SandboxDir& dir,
              enforce::SandboxPlan plan, const std::string& helper, bool private_tmp)
-        : TaskSandbox(task, std::move(rules)), mask(plan.mask)
+        : TaskSandbox(task, std::move(rules))
     {
         // Over a read mask a refused read finds nothing (ENOENT): the probes are what it was refused.
         if (recorder)
-            recording.emplace(*recorder, true, !plan.mask.empty(), !plan.mask.empty());
+            recording.emplace(*recorder, true, plan.read_mask, plan.read_mask);
         Launcher& inner = recording ? static_cast<Launcher&>(*recording) : plain;
         enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
     }
@@ -87,7 +86,6 @@ public:
     std::optional<RecordingLauncher> recording;
     ProcessLauncher plain;
     std::optional<EnforceLauncher> enforced;
-    std::string mask;  // its read mask's directory, or "" (Landlock alone, or grant by grant)
 };
 
 Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, Session& session)
@@ -142,11 +140,11 @@ SandboxEnforce::~SandboxEnforce()
         janitor_.join();
 }
 
-void SandboxEnforce::remove_later(std::function<void()> removal)
+void SandboxEnforce::remove_later(enforce::SandboxDir::CommandDirs dirs)
 {
     {
         std::lock_guard lock(janitor_mutex_);
-        to_remove_.push_back(std::move(removal));
+        to_remove_.push_back(std::move(dirs));
     }
     janitor_wake_.notify_one();
 }
@@ -158,10 +156,10 @@ void SandboxEnforce::janitor()
         janitor_wake_.wait(lock, [&] { return stopping_ || !to_remove_.empty(); });
         if (to_remove_.empty())
             return;  // stopping, nothing left
-        auto removal = std::move(to_remove_.front());
+        auto dirs = std::move(to_remove_.front());
         to_remove_.pop_front();
         lock.unlock();
-        removal();  // what is left goes with the run directory
+        (void)dir_->remove(dirs);  // what is left goes with the run directory
         lock.lock();
     }
 }
@@ -213,29 +211,15 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
             if (std::find(made.created().begin(), made.created().end(), d) != made.created().end())
                 plan.grants.push_back({d, Access::read_write});
     }
+    for (const rules::Grant& g : rules->grants())
+        plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
     if (overlay_ && read_mask_) {
-        // What the task may read, and what is bound through, stay in its view; the rest is masked.
-        auto mask = dir_->mask_dir();
-        std::vector<std::string> visible = rules->pass_through();
-        for (rules::Grant& g : rules->grants())
-            visible.push_back(std::move(g.path));
-        std::vector<std::string> elsewhere;
+        // What the task may read (its grants) and what is bound through stay in its view; the rest is
+        // masked by the helper, and so is what the run's other tasks may write there meanwhile.
+        plan.read_mask = true;
         for (const std::string& p : run_outputs_)
             if (!rules->read(root + "/" + p).allowed())
-                elsewhere.push_back(p);
-        auto built = mask ? enforce::build_read_mask(root, *mask, std::move(visible), elsewhere)
-                          : Result<enforce::ReadMaskCounts>(mask.error());
-        if (!built) {
-            if (mask)
-                (void)dir_->remove_mask(*mask);
-            std::string why = "its view of the workspace cannot be built: " + built.error().message;
-            add({t.id, audit::TaskStatus::refused, fmt::format("{}; {}", why, kUnsandboxHint), {}});
-            return {nullptr, why};
-        }
-        plan.mask = mask->string();
-    } else {
-        for (const rules::Grant& g : rules->grants())
-            plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
+                plan.hidden.push_back(p);
     }
     auto run = std::make_unique<Enforced>(i, std::move(rules).value(), recorder_.get(), *dir_, std::move(plan),
                                           helper_, private_tmp_);
@@ -290,9 +274,7 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
     }
     run.directories.remove_empty();
     for (const auto& layer : run.enforced->layers())
-        remove_later([this, layer] { (void)dir_->remove(layer); });
-    if (!run.mask.empty())
-        remove_later([this, mask = fs::path(run.mask)] { (void)dir_->remove_mask(mask); });
+        remove_later(layer);
     {
         std::lock_guard lock(mutex_);
         audit_.landlock_abi = std::max(audit_.landlock_abi, run.enforced->landlock_abi());

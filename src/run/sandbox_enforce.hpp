@@ -6,7 +6,6 @@
 
 #include <condition_variable>
 #include <deque>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,7 +35,7 @@ private:
     explicit SandboxEnforce(Session& session) : Sandbox(session) {}
     class Enforced;
     // Removes a command's directories off the critical path (freeing many replaced files takes time).
-    void remove_later(std::function<void()> removal);
+    void remove_later(enforce::SandboxDir::CommandDirs dirs);
     void janitor();
 
     std::string helper_;
@@ -48,7 +47,7 @@ private:
 
     std::mutex janitor_mutex_;
     std::condition_variable janitor_wake_;
-    std::deque<std::function<void()>> to_remove_;
+    std::deque<enforce::SandboxDir::CommandDirs> to_remove_;
     bool stopping_ = false;
     std::thread janitor_;
 };

@@ -137,11 +137,11 @@ Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts)
     const Access read_write = plan.overlay ? kRead | LANDLOCK_ACCESS_FS_REFER : handled;
     // Over a read mask the merged tree holds only what the task may read and what it made: allowed
     // whole, so a file the command creates anywhere is its own to read back.
-    if (!plan.mask.empty()) {
+    if (plan.read_mask) {
         if (auto e = rules.add(root.get(), kRead | LANDLOCK_ACCESS_FS_REFER, plan.root))
             return e;
     }
-    for (const auto& g : plan.mask.empty() ? plan.grants : std::vector<enforce::SandboxPlan::Grant>{}) {
+    for (const auto& g : plan.read_mask ? std::vector<enforce::SandboxPlan::Grant>{} : plan.grants) {
         UniqueFd fd = open_beneath(root.get(), g.path);
         if (!fd.valid()) {
             ++counts.missing;  // gone since qk walked it, or a link now stands on the way

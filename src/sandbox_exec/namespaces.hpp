@@ -18,7 +18,10 @@ Step enter_namespaces(bool pid_namespace);
 struct OverlaySpec {
     std::string root;                 // the workspace, lower layer and mount point at once
     std::string upper, work;
-    std::string mask;                 // when set, a lower layer above the workspace (read_mask.hpp)
+    // When set: an empty directory where a tmpfs is mounted and the read mask built (read_mask.hpp),
+    // leaving in view `visible` (and the binds) less `hidden`; it is the lower layer above the workspace.
+    std::string mask;
+    std::vector<std::string> visible, hidden;
     std::vector<std::string> binds;   // workspace-relative, bound through from the real workspace
     std::vector<std::string> make_dirs;  // workspace-relative, made on the merged tree (parents first)
 };
@@ -35,6 +38,11 @@ Step mount_overlay_layers(const OverlayLayers& layers);
 // the pass-through directories on top from the real workspace (cloned before the overlay hides it), and
 // makes the directories asked for. Afterwards the workspace path leads to the merged tree.
 Step mount_overlay(const OverlaySpec& spec);
+
+// Mounts a tmpfs on `dir` (in this mount namespace) and builds there the read mask of `root` that
+// leaves `visible` in view, less `hidden`. Nothing is left to remove: the tmpfs goes with the namespace.
+Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, std::vector<std::string> visible,
+                         const std::vector<std::string>& hidden);
 
 // Opens `rel` beneath `root_fd` refusing every link on the way and the last component too (O_PATH).
 UniqueFd open_beneath(int root_fd, const std::string& rel);

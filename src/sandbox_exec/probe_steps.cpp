@@ -11,7 +11,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "qk/enforce/read_mask.hpp"
 #include "qk/util/io.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
@@ -50,9 +49,9 @@ Step try_read_mask(const std::string& base)
     for (const char* f : {"shown", "hidden", "dir/inside"})
         if (!UniqueFd(::open((lower + "/" + f).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)).valid())
             return setup_error("read-mask", fmt::format("cannot make {}/{}", lower, f));
-    auto built = enforce::build_read_mask(lower, mask, {"shown"});
-    if (!built)
-        return SetupError{"read-mask", built.error().sys_errno, built.error().message};
+    // Built as a command's is: on a tmpfs of this namespace.
+    if (auto e = build_mask_on_tmpfs(mask, lower, {"shown"}, {}))
+        return e;
     OverlayLayers layers{lower, upper, work, merged, mask};
     if (auto e = mount_overlay_layers(layers)) {
         e->stage = "read-mask";
@@ -63,6 +62,7 @@ Step try_read_mask(const std::string& base)
                        errno == ENOENT && ::stat((merged + "/dir/inside").c_str(), &st) != 0 && errno == ENOENT &&
                        ::stat((merged + "/dir").c_str(), &st) == 0;
     ::umount2(merged.c_str(), MNT_DETACH);
+    ::umount2(mask.c_str(), MNT_DETACH);
     if (!right)
         return setup_error("read-mask", "an overlay whiteout or opaque directory in a lower layer hid nothing");
     return std::nullopt;

@@ -171,7 +171,13 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
     if (plan.overlay) {
         if (auto e = enter_namespaces(true))
             return fail(*e);
-        if (auto e = mount_overlay({plan.root, plan.upper, plan.work, plan.mask, plan.binds, plan.make_dirs}))
+        OverlaySpec spec{plan.root, plan.upper, plan.work, {}, {}, plan.hidden, plan.binds, plan.make_dirs};
+        if (plan.read_mask) {
+            spec.mask = plan.mask;
+            for (const auto& g : plan.grants)
+                spec.visible.push_back(g.path);
+        }
+        if (auto e = mount_overlay(spec))
             return fail(*e);
         // The old directory is the real workspace's; the same path now leads to the merged tree.
         if (::chdir(cwd.c_str()) != 0)

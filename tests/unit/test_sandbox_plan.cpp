@@ -19,6 +19,9 @@ TEST_CASE("a plan reads back as written, whatever its paths hold", "[enforce][pl
                    {"dist", SandboxPlan::Grant::Access::read_write},
                    {"new\nline/back\\slash/\xc3\xa9t\xc3\xa9", SandboxPlan::Grant::Access::read}};
     plan.make_dirs = {"dist", "target/release"};
+    plan.read_mask = true;
+    plan.mask = "/var/tmp/qk/run-1/cmd-1/mask";
+    plan.hidden = {"gen", "dist/other app"};
     plan.tmpdir = "/var/tmp/qk/run-1/cmd-1/tmp";
     plan.result = "/var/tmp/qk/run-1/cmd-1/result-0";
     plan.watch_pid = 4242;
@@ -51,6 +54,8 @@ TEST_CASE("a bad plan is refused, naming the line", "[enforce][plan]")
     CHECK(message("qk-sandbox-plan 1\noverlay\t0\n") == "sandbox plan: no absolute root");
     CHECK(message("qk-sandbox-plan 1\nroot\trelative\noverlay\t0\n") == "sandbox plan: no absolute root");
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\noverlay\t1\n") == "sandbox plan: an overlay needs upper and work");
+    CHECK(message("qk-sandbox-plan 1\nroot\t/ws\noverlay\t0\nread-mask\t/m\n") ==
+          "sandbox plan: a read mask needs an overlay and a directory to build it in");
 }
 
 TEST_CASE("a result reads back as written", "[enforce][plan]")
@@ -108,6 +113,15 @@ TEST_CASE("a probe report reads back, and says whether the overlay works", "[enf
     partial.landlock_abi = 7;
     partial.steps = {{"landlock", true, 0, {}}, {"userns", true, 0, {}}};
     CHECK_FALSE(partial.overlay());
+
+    // A read mask that does not work leaves the overlay usable: enforce allows reads grant by grant.
+    ProbeReport no_mask = all;
+    no_mask.steps.push_back({"read-mask", false, 95, "cannot mark d opaque in the sandbox's view"});
+    CHECK(no_mask.overlay());
+    CHECK_FALSE(no_mask.read_mask());
+    all.steps.push_back({"read-mask", true, 0, {}});
+    CHECK(all.read_mask());
+    CHECK_FALSE(restricted.read_mask());
 
     CHECK_FALSE(decode_probe("landlock ok\n"));                      // no ABI line
     CHECK_FALSE(decode_probe("landlock-abi 7\nuserns maybe\n"));     // neither ok nor failed

@@ -46,22 +46,19 @@ public:
     // Run directories left by interrupted runs that create() removed.
     const std::vector<std::filesystem::path>& removed() const { return removed_; }
 
-    // Fresh, empty directories (mode 0700) for one command's overlay, and the trash apply() moves what
-    // it replaces into; thread-safe.
+    // Fresh, empty directories (mode 0700) for one command's overlay, the trash apply() moves what
+    // it replaces into, and where qk-sandbox-exec mounts the tmpfs it builds a read mask in (an empty
+    // directory on disk, whatever the command did); thread-safe.
     struct CommandDirs {
         std::filesystem::path upper;
         std::filesystem::path work;
         std::filesystem::path trash;
+        std::filesystem::path mask;
     };
     Result<CommandDirs> command_dirs() const;
     // Removes what command_dirs() made, once its upper has been applied: the slow part of replacing many
     // outputs (freeing what they replaced), so call it off the critical path (it is thread-safe).
     Status remove(const CommandDirs& dirs) const;
-
-    // A fresh, empty directory (mode 0700) for one task's read mask (read_mask.hpp), shared by its
-    // commands; thread-safe. remove_mask() removes it once the task has ended.
-    Result<std::filesystem::path> mask_dir() const;
-    Status remove_mask(const std::filesystem::path& mask) const;
 
 private:
     SandboxDir() = default;

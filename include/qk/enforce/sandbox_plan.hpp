@@ -26,10 +26,14 @@ struct SandboxPlan {
     std::vector<std::string> binds;  // overlay mode: workspace-relative paths bound through from the real
                                      // workspace (.git, .qk, every node_modules, scratch directories)
     std::vector<Grant> grants;       // everything else in the workspace is refused
-    // Overlay mode: the read mask (enforce/read_mask.hpp), a lower layer over the workspace that leaves
-    // out what the task may not read. When set, Landlock allows the merged workspace whole for reading
-    // (so what the command creates is its own to read back) and `grants` are not needed.
+    // Overlay mode: a read mask (enforce/read_mask.hpp), a lower layer over the workspace that leaves out
+    // all but the grants and binds, and `hidden` too. The helper builds it on a tmpfs it mounts on `mask`
+    // (an empty directory) in its own mount namespace, so nothing is left to remove and no other command
+    // sees it. Landlock then allows the merged workspace whole for reading, so that what the command
+    // creates is its own to read back.
+    bool read_mask = false;
     std::string mask;
+    std::vector<std::string> hidden;  // workspace-relative: paths other tasks may write meanwhile
     // Overlay mode: directories made on the merged tree (in the upper layer) before the grants are
     // opened, parents first: the outputs named without an extension and the directories outputs lie
     // in, when missing, so that Landlock can allow them. Their grants are among `grants`.
