@@ -143,12 +143,18 @@ __noinline int qk_record_plan(struct plan *p, long ret)
         return 0;
     /* Failures are noise except, for opens and execs, a lookup that found nothing (a probe; a PATH
      * search probes each directory) and a refusal (EACCES, EPERM: what a confinement denied). */
-    if (ret < 0 &&
-        ((ret != -ENOENT && ret != -EACCES && ret != -EPERM) ||
-         (p->op != QK_OP_OPEN && p->op != QK_OP_EXEC && p->op != QK_OP_LOOK)))
+    if (ret < 0 && ret != -ENOENT && ret != -EACCES && ret != -EPERM)
+        return 0;
+    /* A change refused (EACCES, EPERM) names what a confinement kept from being written; one that
+     * found nothing changed nothing. What a look found, or was refused, reads nothing. */
+    int looks = p->op == QK_OP_OPEN || p->op == QK_OP_EXEC || p->op == QK_OP_LOOK;
+    if (ret == -ENOENT && !looks)
         return 0;
     if (p->op == QK_OP_LOOK && ret != -ENOENT)
-        return 0;  /* what a look found, or was refused, reads nothing */
+        return 0;
+    if (ret < 0 && (p->op == QK_OP_REMAP || p->op == QK_OP_CHDIR || p->op == QK_OP_FCHDIR ||
+                    p->op == QK_OP_FTRUNCATE || p->op == QK_OP_OPEN_HANDLE))
+        return 0;
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
     if (!stats)

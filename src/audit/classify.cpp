@@ -13,6 +13,12 @@ namespace {
 
 constexpr std::uint16_t kWrites = record::kWrite | record::kCreate | record::kRemove;
 
+std::string_view parent_of(std::string_view path)
+{
+    std::size_t slash = path.rfind('/');
+    return slash == std::string_view::npos || slash == 0 ? std::string_view("/") : path.substr(0, slash);
+}
+
 class Classifier {
 public:
     Classifier(const record::Recording& recording, const rules::Rules& rules, const workspace::Workspace& ws)
@@ -132,11 +138,15 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
                 out.refused_reads.emplace_back(*rel);
             continue;
         }
-        // Held by Landlock alone, a refused path that is not there was one the task tried to create.
+        // Held by Landlock alone, a refused path that is not there was one the task tried to create (a
+        // file output that was not there as it started included: Landlock alone cannot allow it), and a
+        // refused change of what the rules let it write, in a directory it may not write, is one
+        // Landlock alone cannot allow either: removing an output directory itself.
         const bool created = landlock_only && ::lstat(path.c_str(), &st) != 0;
         if (!created && !rules.read(path).allowed())
             out.refused_reads.emplace_back(*rel);
-        else if (landlock_only && !rules.write(path, false).allowed())
+        else if (landlock_only && (created || !rules.write(path, false).allowed() ||
+                                   !rules.write(std::string(parent_of(path)), true).allowed()))
             out.refused_writes.emplace_back(*rel);
     }
     out.normalise();

@@ -69,6 +69,36 @@ void RecordingSink::on_failed_lookup(const FsOp& op)
     out_.add(path, kDenied);
 }
 
+void RecordingSink::on_refused_change(const FsOp& op)
+{
+    // A change refused (Landlock alone refusing a write outside the outputs, or removing an output
+    // directory itself): named as a refused open is, by the path asked for, not followed. A rename or
+    // link names both, since either side may have been the one refused.
+    if ((op.result != -EACCES && op.result != -EPERM) || !denials_)
+        return;
+    std::string path;
+    switch (op.kind) {
+    case FsOpKind::rename:
+    case FsOpKind::link:
+        if (resolve(op.a, false, path))
+            out_.add(path, kDenied);
+        if (resolve(op.b, false, path))
+            out_.add(path, kDenied);
+        break;
+    case FsOpKind::unlink:
+    case FsOpKind::rmdir:
+    case FsOpKind::mkdir:
+    case FsOpKind::symlink:
+    case FsOpKind::mknod:
+    case FsOpKind::truncate:
+        if (op.resolved.empty() && resolve(op.a, false, path))
+            out_.add(path, kDenied);
+        break;
+    default:
+        break;
+    }
+}
+
 void RecordingSink::on_open(const FsOp& op)
 {
     if (op.flags & kTmpFile)
@@ -121,8 +151,10 @@ void RecordingSink::on_fs(const FsOp& op)
             on_failed_lookup(op);
         return;
     }
-    if (op.result < 0)
+    if (op.result < 0) {
+        on_refused_change(op);
         return;
+    }
     std::string a, b;
     switch (op.kind) {
     case FsOpKind::rename:

@@ -130,3 +130,20 @@ def test_an_output_another_task_writes_meanwhile_stays_out_of_view(tmp_path):
     assert r.returncode != 0, r.stdout + r.stderr
     assert not (ws / "dist/leak.txt").exists() or SECRET not in (ws / "dist/leak.txt").read_text()
     assert doc["tasks"]["app:reader"]["findings"].get("refusedReads") == ["gen/out.txt"], doc
+
+
+def test_landlock_alone_names_what_it_cannot_allow_of_the_outputs(tmp_path):
+    # Held by Landlock alone, removing an output directory itself (vitest's `rm -rf coverage`) and
+    # creating a file output that was not there as the task started are refused: the task fails, and
+    # the report names the path instead of saying the task kept to its declarations.
+    targets = {
+        "cov": target("rm -rf coverage && mkdir coverage && echo 1 > coverage/c.json",
+                      outputs=["{projectRoot}/coverage"]),
+        "file": target("echo 1 > out/report.txt", outputs=["{projectRoot}/out/report.txt"]),
+    }
+    ws = escape_workspace(tmp_path / "ws", targets, {"coverage/old.json": "old\n", "out/.keep": ""})
+    r, doc = enforce(ws, "cov,file", tmp_path / "r.json", "--parallel", "1", mode="landlock")
+    assert r.returncode != 0, r.stdout + r.stderr
+    assert doc["tasks"]["app:cov"]["findings"].get("refusedWrites") == ["coverage"], doc
+    assert doc["tasks"]["app:file"]["findings"].get("refusedWrites") == ["out/report.txt"], doc
+    assert "kept to what" not in r.stdout[r.stdout.index("Sandbox enforce:"):], r.stdout

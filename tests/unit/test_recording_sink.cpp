@@ -151,7 +151,7 @@ TEST_CASE("a path too long to hold makes the recording incomplete, never wrong",
     CHECK(rec.incomplete_reasons().size() == 2);
 }
 
-TEST_CASE("refused opens and execs are denials, kept only when asked", "[record][sink]")
+TEST_CASE("refused opens, execs and changes are denials, kept only when asked", "[record][sink]")
 {
     // What every engine hands over for a failed call: no kernel path, the path as spelled.
     auto refused = [](FsOpKind kind, std::string name, long result, std::uint32_t flags = O_RDONLY) {
@@ -170,16 +170,20 @@ TEST_CASE("refused opens and execs are denials, kept only when asked", "[record]
         // Refused, yet nothing to deny: a handle reads nothing, an O_TMPFILE has no name.
         sink.on_fs(refused(FsOpKind::open, "handle", -EACCES, O_RDONLY | O_PATH));
         sink.on_fs(refused(FsOpKind::open, "tmpdir", -EACCES, O_RDWR | O_TMPFILE));
+        // Changes refused (Landlock alone keeping a write outside the outputs) name what they would change.
+        sink.on_fs(refused(FsOpKind::mkdir, "made", -EACCES));
+        sink.on_fs(refused(FsOpKind::unlink, "kept", -EPERM));
+        sink.on_fs(refused(FsOpKind::truncate, "t", -EACCES));
         // Other failures, of opens and execs or of other calls, are never recorded.
         sink.on_fs(refused(FsOpKind::open, "dir", -EISDIR, O_WRONLY));
         sink.on_fs(refused(FsOpKind::open, "lock", -EEXIST, O_RDWR | O_CREAT | O_EXCL));
         sink.on_fs(refused(FsOpKind::open, "loop", -ELOOP, O_RDONLY | O_NOFOLLOW));
         sink.on_fs(refused(FsOpKind::exec, "elf", -ENOEXEC));
-        sink.on_fs(refused(FsOpKind::mkdir, "made", -EACCES));
-        sink.on_fs(refused(FsOpKind::unlink, "kept", -EPERM));
-        sink.on_fs(refused(FsOpKind::truncate, "t", -EACCES));
+        sink.on_fs(refused(FsOpKind::mkdir, "exists", -EEXIST));
+        sink.on_fs(refused(FsOpKind::unlink, "gone", -ENOENT));
+        sink.on_fs(refused(FsOpKind::rmdir, "full", -ENOTEMPTY));
     };
-    const Paths denied = {"/w/mine", "/w/noexec", "/w/ro", "/w/secret", "/w/setuid"};
+    const Paths denied = {"/w/kept", "/w/made", "/w/mine", "/w/noexec", "/w/ro", "/w/secret", "/w/setuid", "/w/t"};
     const Paths probed = {"/w/missing", "/w/nope"};
 
     for (bool probes : {true, false}) {

@@ -182,7 +182,7 @@ TEST_CASE("strace opens: reads, writes, O_EXCL creations, probes, listings", "[s
     CHECK(p.rec.complete());
 }
 
-TEST_CASE("strace: opens and execs refused with EACCES or EPERM are denials when asked, no other failure", "[strace]")
+TEST_CASE("strace: opens, execs and changes refused with EACCES or EPERM are denials when asked, no other failure", "[strace]")
 {
     std::initializer_list<std::string_view> lines = {
         R"(100   openat(AT_FDCWD</qkt/w>, "secret", O_RDONLY|O_CLOEXEC) = -1 EACCES (Permission denied))",
@@ -201,6 +201,8 @@ TEST_CASE("strace: opens and execs refused with EACCES or EPERM are denials when
         R"(100   unlink("/qkt/w/kept") = -1 EPERM (Operation not permitted))",
         R"(100   rename("/qkt/w/a", "/qkt/w/b") = -1 EACCES (Permission denied))",
         R"(100   truncate("/qkt/w/t", 0) = -1 EACCES (Permission denied))",
+        R"(100   rmdir("/qkt/w/full") = -1 ENOTEMPTY (Directory not empty))",
+        R"(100   mkdir("/qkt/w/there", 0777) = -1 EEXIST (File exists))",
         R"(100   clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 101)",
         R"(101   execve("/qkt/bin/noexec", ["noexec"], 0x7ffc /* 3 vars */) = -1 EACCES (Permission denied))",
         R"(101   execveat(AT_FDCWD</qkt/w>, "tool", ["tool"], 0x7ffc /* 3 vars */, 0) = -1 EPERM (Operation not permitted))",
@@ -209,8 +211,9 @@ TEST_CASE("strace: opens and execs refused with EACCES or EPERM are denials when
         R"(101   +++ exited with 1 +++)",
         R"(100   +++ exited with 0 +++)",
     };
-    const Paths denied = {"/qkt/bin/noexec", "/qkt/w/made", "/qkt/w/mine", "/qkt/w/ro",
-                          "/qkt/w/secret",   "/qkt/w/sub/x", "/qkt/w/tool", "/qkt/w/two"};
+    const Paths denied = {"/qkt/bin/noexec", "/qkt/w/a",      "/qkt/w/b",      "/qkt/w/kept", "/qkt/w/made",
+                          "/qkt/w/md",       "/qkt/w/mine",   "/qkt/w/ro",     "/qkt/w/secret", "/qkt/w/sub/x",
+                          "/qkt/w/t",        "/qkt/w/tool",   "/qkt/w/two"};
     const Paths probed = {"/qkt/bin/nope", "/qkt/w/rel/x.h"};
     for (bool denials : {true, false}) {
         INFO("denials " << denials);

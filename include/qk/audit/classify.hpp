@@ -22,8 +22,10 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
 // Under enforce: the opens the sandbox refused (kDenied in the recording, or over a read mask, kProbe
 // on a path the workspace holds) that the task's rules refuse too, into `out` (workspace-relative,
 // normalised): reads, and, when the task is held by Landlock alone,
-// writes (a refused path it may read but not write, or one that is not there: it tried to create it). A refusal the rules would allow (file modes, a
-// rule Landlock lost when the task replaced a directory) is not the task's doing and is left out.
+// writes (a refused path it may read but not write, or one that is not there: it tried to create it;
+// and a change the rules allow in a directory they do not, which Landlock alone cannot allow: a file
+// output that did not exist, an output directory removed itself). Any other refusal the rules would
+// allow (file modes) is not the task's doing and is left out.
 void refused_accesses(const record::Recording& recording, const rules::Rules& rules, bool landlock_only,
                       TaskFindings& out);
 

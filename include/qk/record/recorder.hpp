@@ -35,9 +35,9 @@ struct Command {
     // judges only reads and writes, and tools probe far more paths than they open; the eBPF engine
     // then skips them in the kernel, before any path is walked.
     bool record_probes = true;
-    // True: open-family calls and execs refused with EACCES or EPERM are recorded as kDenied (see
-    // recording.hpp for what the path means). Enforce asks for them, to name the reads Landlock
-    // refused; the audit does not. The eBPF engine keeps those failures in the kernel only when asked:
+    // True: open-family calls, execs and changes (rename, unlink, rmdir, mkdir, link, symlink, mknod,
+    // truncate) refused with EACCES or EPERM are recorded as kDenied (see recording.hpp for what the
+    // path means). Enforce asks for them, to name what Landlock refused; the audit does not. The eBPF engine keeps those failures in the kernel only when asked:
     // every other failure is dropped before any path is walked, as before.
     bool record_denials = false;
     // True: no success is recorded (no read, write, creation or removal; the processes still are),

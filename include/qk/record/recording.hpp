@@ -25,7 +25,9 @@ enum Access : std::uint16_t {
     kCreate = 1 << 2,   // a file, directory or link that did not exist
     kRemove = 1 << 3,   // unlinked or removed
     kList = 1 << 4,     // a directory opened
-    kProbe = 1 << 5,    // an open-family call or exec that found nothing (ENOENT)
+    // An open-family call or exec that found nothing (ENOENT), and with Command::record_lookups a stat,
+    // statx, access or faccessat that found nothing.
+    kProbe = 1 << 5,
     // An open-family call or exec refused with EACCES or EPERM: the path exists but may not be opened
     // as asked (Landlock, file modes, a noexec mount, ...). Recorded only when Command::record_denials
     // asks. Neither read nor written: a consumer judging reads and writes looks at those bits only.
@@ -35,7 +37,8 @@ enum Access : std::uint16_t {
     // link, a directory on the way the recorder cannot search either), the path stays as spelled.
     // EACCES may also come from a directory on the way that may not be searched, or from an O_CREAT
     // in a directory that may not be written: then the path named is the one asked for, which may not
-    // exist.
+    // exist. A change refused (unlink, rmdir, mkdir, rename, link, symlink, mknod, truncate) names the
+    // path it would have changed, as spelled (both names of a rename or link).
     kDenied = 1 << 6,
 };
 

@@ -38,6 +38,9 @@ private:
     void on_open(const FsOp& op);
     // A failed open or exec: a probe (ENOENT), a denial (EACCES, EPERM), or nothing.
     void on_failed_lookup(const FsOp& op);
+    // A change (unlink, rmdir, mkdir, rename, link, symlink, mknod, truncate) refused with EACCES or
+    // EPERM: a denial of the path it would have changed, when denials are kept.
+    void on_refused_change(const FsOp& op);
     // Remembers `spelled` as an alias of `path` when it names it another way (through a link).
     void note_spelling(const PathArg& spelled, const std::string& path);
 
