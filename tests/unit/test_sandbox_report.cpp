@@ -171,7 +171,7 @@ TEST_CASE("the spec's example comes out, with what to declare after what the tas
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/other/notes.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
           "      \"outputs\": [\"{workspaceRoot}/stray.txt\"]\n"
-          "  read, which the sandbox allows, but not in their keys: .env (1 task)\n");
+          "  read, which the sandbox allows, but not in their keys: .env (1 task: app:build)\n");
 }
 
 TEST_CASE("the header says how many tasks went beyond, in the right number", "[sandbox-report]")
@@ -189,7 +189,7 @@ TEST_CASE("with nothing audited the header says so, and why when no recorder wor
 {
     CHECK(summary_of({other("a:build", TaskStatus::restored)}) ==
           "Sandbox audit: no task was audited\n"
-          "  1 task restored from the cache, so not audited\n");
+          "  1 task restored from the cache, so not audited: a:build\n");
     CHECK(summary_of({other("a:build", TaskStatus::not_audited, "no recorder works here"),
                       other("b:build", TaskStatus::not_audited, "no recorder works here")},
                      "strace is not installed and eBPF needs CAP_BPF") ==
@@ -210,18 +210,25 @@ TEST_CASE("manifest and toolchain reads are counted once at the top", "[sandbox-
     two.manifest_reads = {"lib/package.json", "util/package.json"};
     two.toolchain_reads = {".npmrc"};
     std::string both = summary_of({audited("a:build", one), audited("b:build", two), audited("c:build")});
+    // Toolchain files at the workspace root are every task's: declared once, in nx.json. A task that went
+    // beyond only by what is counted at the top is one name on one line, not a block of its own.
     CHECK(both ==
           "Sandbox audit: 2 of 3 tasks went beyond what they declare\n"
-          "  2 workspace packages' package.json read by 2 tasks\n"
-          "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
-          "  a:build\n"
-          "    only reads counted above\n"
-          "  b:build\n"
-          "    only reads counted above\n");
+          "  2 workspace packages' package.json read by 2 tasks: a:build, b:build\n"
+          "  version and package managers' configuration read: .npmrc (2 tasks: a:build, b:build), .nvmrc (1 task: "
+          "a:build)\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/.npmrc\", \"{workspaceRoot}/.nvmrc\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
+          "  2 tasks went beyond only by what is counted above: a:build, b:build\n");
+    CHECK(both.find("only reads counted above") == std::string::npos);
 
     TaskFindings single;
     single.manifest_reads = {"lib/package.json"};
-    CHECK(has_line(summary_of({audited("a:build", single)}), "  1 workspace package's package.json read by 1 task"));
+    CHECK(has_line(summary_of({audited("a:build", single)}),
+                   "  1 workspace package's package.json read by 1 task: a:build"));
 }
 
 TEST_CASE("paths read by many tasks are listed at the top and not again per task", "[sandbox-report]")
@@ -232,18 +239,20 @@ TEST_CASE("paths read by many tasks are listed at the top and not again per task
     TaskFindings c = reads({"tools/x.js"});
     CHECK(summary_of({audited("a:build", a), audited("b:build", b), audited("c:build", c)}) ==
           "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
-          "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the "
-          "results):\n"
-          "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
+          "  read by many tasks:\n"
+          "    tools/x.js (3 tasks: a:build, b:build, c:build): TypeScript configuration, likely an input\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/tools/x.js\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/a/own.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
-          "  b:build\n"
-          "    only reads counted above\n"
-          "  c:build\n"
-          "    only reads counted above\n");
+          "    and 1 file many tasks read: in nx.json, above\n"
+          "  2 tasks went beyond only by what is counted above: b:build, c:build\n");
 
     // Two tasks are not many: each lists the path itself.
     std::string pair =
@@ -307,7 +316,7 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
           "      \"outputs\": [\"{workspaceRoot}/out/extra.txt\", \"{workspaceRoot}/stray.txt\"]\n"
           "      \"inputs\": [\"^default\"], or [\"^a.js\", \"^b.js\", \"^src/**\"] in qk:ultracache.ignoreReads if they "
           "cannot change the result\n"
-          "  1 task wrote in .git, which the sandbox allows\n");
+          "  1 task wrote in .git, which the sandbox allows: app:build\n");
 
     TaskFindings one;
     one.tsconfig_reads = {"tsconfig.base.json"};
@@ -341,8 +350,9 @@ TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[san
     also.unkeyed_reads = {".git/HEAD"};
     CHECK(summary_of({audited("a:build", git), audited("b:build", also)}) ==
           "Sandbox audit: 2 tasks kept to what they declare\n"
-          "  read, which the sandbox allows, but not in their keys: .env (1 task), .git/HEAD (2 tasks)\n"
-          "  2 tasks wrote in .git, which the sandbox allows\n");
+          "  read, which the sandbox allows, but not in their keys: .env (1 task: a:build), .git/HEAD (2 tasks: "
+          "a:build, b:build)\n"
+          "  2 tasks wrote in .git, which the sandbox allows: a:build, b:build\n");
 }
 
 TEST_CASE("temporary files do not make a task go beyond, and are listed apart when it does", "[sandbox-report]")
@@ -438,7 +448,7 @@ TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summar
           "      other/notes.txt\n"
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/other/notes.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
-          "  2 tasks restored from the cache, so not audited\n"
+          "  2 tasks restored from the cache, so not audited: docs:build, lib:build\n"
           "  2 tasks not audited:\n"
           "    app:test: the recording lost 12 events\n"
           "    lib:test: made 100001 reports\n"
@@ -458,7 +468,7 @@ TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summar
     });
     CHECK(singular ==
           "Sandbox audit: 1 task kept to what it declares\n"
-          "  1 task restored from the cache, so not audited\n"
+          "  1 task restored from the cache, so not audited: docs:build\n"
           "  1 task not audited:\n"
           "    app:test: lost events\n"
           "  2 tasks ran unsandboxed:\n"
@@ -506,18 +516,23 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
     });
     CHECK(text ==
           "Sandbox audit: 3 of 4 tasks went beyond what they declare\n"
-          "  1 workspace package's package.json read by 1 task\n"
-          "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
-          "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the "
-          "results):\n"
-          "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
+          "  1 workspace package's package.json read by 1 task: a:build\n"
+          "  version and package managers' configuration read: .npmrc (2 tasks: a:build, b:build), .nvmrc (1 task: "
+          "b:build)\n"
+          "  read by many tasks:\n"
+          "    tools/x.js (3 tasks: a:build, b:build, c:build): TypeScript configuration, likely an input\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/.npmrc\", \"{workspaceRoot}/.nvmrc\", "
+          "\"{workspaceRoot}/tools/x.js\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/a/own.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
-          "  b:build\n"
-          "    only reads counted above\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
           "  c:build\n"
           "    1 TypeScript configuration read outside its inputs, likely an input:\n"
           "      tsconfig.base.json\n"
@@ -529,9 +544,11 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
           "      \"outputs\": [\"{workspaceRoot}/c/stray.txt\"]\n"
           "      \"inputs\": [\"^default\"], or [\"^lib/**\"] in qk:ultracache.ignoreReads if they cannot change the "
           "result\n"
-          "  read, which the sandbox allows, but not in their keys: .env (1 task)\n"
-          "  1 task wrote in .git, which the sandbox allows\n"
-          "  1 task restored from the cache, so not audited\n"
+          "    and 1 file many tasks read: in nx.json, above\n"
+          "  1 task went beyond only by what is counted above: b:build\n"
+          "  read, which the sandbox allows, but not in their keys: .env (1 task: a:build)\n"
+          "  1 task wrote in .git, which the sandbox allows: a:build\n"
+          "  1 task restored from the cache, so not audited: e:build\n"
           "  1 task not audited:\n"
           "    f:build: lost events\n"
           "  1 task ran unsandboxed:\n"
@@ -600,6 +617,8 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
            "orIgnoreReads": ["{workspaceRoot}/other/notes.txt", "{workspaceRoot}/tools/x.js"]},
           {"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tsconfig.base.json"],
            "orIgnoreReads": ["{workspaceRoot}/tsconfig.base.json"]},
+          {"finding": "toolchainReads", "declare": "inputs", "values": ["{workspaceRoot}/.nvmrc"],
+           "orIgnoreReads": ["{workspaceRoot}/.nvmrc"]},
           {"finding": "strayWrites", "declare": "outputs", "values": ["{workspaceRoot}/stray.txt"]},
           {"finding": "dependencyReads", "declare": "inputs", "values": ["^default"],
            "orIgnoreReads": ["^lib/**", "^util/**"]}
@@ -620,12 +639,17 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
         "lib:lint": {"status": "refused", "reason": "Landlock cannot take its rules"}
       },
       "readByMany": [{"path": "tools/x.js", "tasks": 3}],
-      "packagesReadByMany": []
+      "packagesReadByMany": [],
+      "sharedSuggestions": [{"namedInput": "sharedGlobals",
+                             "values": ["{workspaceRoot}/.nvmrc", "{workspaceRoot}/tools/x.js"],
+                             "orIgnoreReads": ["{workspaceRoot}/.nvmrc", "{workspaceRoot}/tools/x.js"],
+                             "targets": ["build", "lint"], "tasks": 3}]
     })"));
     CHECK(keys_at(text, "/tasks") == Paths{"app:build", "app:clean", "app:e2e", "app:lint", "app:test",
                                            "docs:build", "lib:build", "lib:lint"});
     CHECK(keys_at(text, "") ==
-          Paths{"schemaVersion", "run", "mode", "recorder", "summary", "tasks", "readByMany", "packagesReadByMany"});
+          Paths{"schemaVersion", "run", "mode", "recorder", "summary", "tasks", "readByMany", "packagesReadByMany",
+                "sharedSuggestions"});
 }
 
 TEST_CASE("the report names its run, and each task its hash and provenance", "[sandbox-report]")
