@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <sstream>
 #include <variant>
 
 #include "qk/util/json_writer.hpp"
@@ -717,4 +718,132 @@ TEST_CASE("paths in the report are escaped by the JSON writer", "[sandbox-report
             .v);
     CHECK(findings.at("readsOutsideInputs") ==
           Json{std::vector<Json>{Json{std::string("bad\xef\xbf\xbd.txt")}, Json{std::string("odd \"name\"\n.txt")}}});
+}
+
+namespace {
+
+// 40 tasks as a pnpm workspace of 10 projects runs them (build, lint, test, typecheck): pnpm reads .npmrc
+// and pnpm-workspace.yaml for each, tsc the root tsconfig, vitest with vite-tsconfig-paths every
+// project's tsconfig.json, three builds write an undeclared lib and two lints an .eslintcache.
+RunAudit forty_tasks()
+{
+    const char* projects[] = {"api", "app", "cli", "config", "core", "docs", "lib", "ui", "utils", "web"};
+    RunAudit run;
+    for (const char* p : projects) {
+        const std::string root = std::string("packages/") + p;
+        for (const char* target : {"build", "lint", "test", "typecheck"}) {
+            TaskFindings f;
+            f.reads_outside_inputs = {"pnpm-workspace.yaml"};
+            f.toolchain_reads = {".npmrc"};
+            const std::string t = target;
+            if (t == "typecheck")
+                f.tsconfig_reads = {"tsconfig.base.json"};
+            if (t == "test") {
+                for (const char* q : projects)
+                    if (std::string(q) != p)
+                        f.tsconfig_reads.push_back(std::string("packages/") + q + "/tsconfig.json");
+                f.temporary_files = {root + "/vite.config.ts.timestamp-1796405520738-3f2a1b.mjs"};
+            }
+            if (t == "build" && (std::string(p) == "api" || std::string(p) == "cli" || std::string(p) == "docs")) {
+                f.stray_writes = {root + "/lib", root + "/lib/index.cjs"};
+                f.created_directories = {root + "/lib"};
+            }
+            if (t == "lint" && (std::string(p) == "app" || std::string(p) == "web"))
+                f.stray_writes = {root + "/.eslintcache"};
+            TaskAudit a = audited(std::string(p) + ":" + t, f);
+            a.project_root = root;
+            run.tasks.push_back(a);
+        }
+    }
+    run.finish();
+    return run;
+}
+
+}  // namespace
+
+TEST_CASE("a summary of 40 tasks: the shared change once, one line for the tasks with nothing of their own, and "
+          "every count of tasks names them",
+          "[sandbox-report]")
+{
+    const std::string text = sandbox_summary(forty_tasks());
+    CHECK(text ==
+          "Sandbox audit: 40 of 40 tasks went beyond what they declare\n"
+          "  version and package managers' configuration read: .npmrc (40 tasks: api:build, api:lint, api:test and "
+          "37 more)\n"
+          "  read by many tasks:\n"
+          "    packages/*/tsconfig.json (10 files, 10 tasks: api:test, app:test, cli:test and 7 more): TypeScript "
+          "configuration\n"
+          "    pnpm-workspace.yaml (40 tasks: api:build, api:lint, api:test and 37 more)\n"
+          "    tsconfig.base.json (10 tasks: api:typecheck, app:typecheck, cli:typecheck and 7 more): TypeScript "
+          "configuration, likely an input\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/.npmrc\", \"{workspaceRoot}/pnpm-workspace.yaml\", "
+          "\"{workspaceRoot}/tsconfig.base.json\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead, but "
+          "not pnpm-workspace.yaml: the key holds it only by what it changes\n"
+          "    \"targetDefaults\": {\"test\": {\"qk:ultracache\": {\"ignoreReads\": "
+          "[\"{workspaceRoot}/packages/*/tsconfig.json\"]}}}\n"
+          "      one tool reads the tsconfig.json of every directory there, likely only to find paths (as "
+          "vite-tsconfig-paths does); if it can change the results, add it to \"sharedGlobals\" instead\n"
+          "  api:build\n"
+          "    2 written outside its outputs:\n"
+          "      packages/api/lib/ (1 file, in a directory it created)\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/lib\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  app:lint\n"
+          "    1 written outside its outputs:\n"
+          "      packages/app/.eslintcache\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/.eslintcache\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  cli:build\n"
+          "    2 written outside its outputs:\n"
+          "      packages/cli/lib/ (1 file, in a directory it created)\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/lib\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  docs:build\n"
+          "    2 written outside its outputs:\n"
+          "      packages/docs/lib/ (1 file, in a directory it created)\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/lib\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  web:lint\n"
+          "    1 written outside its outputs:\n"
+          "      packages/web/.eslintcache\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/.eslintcache\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  35 tasks went beyond only by what is counted above: api:lint, api:test, api:typecheck and 32 more\n");
+    CHECK(text.find("only reads counted above") == std::string::npos);
+
+    // Every line that counts tasks (but the header's totals) says which.
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);
+    while (std::getline(lines, line)) {
+        auto at = line.find(" task");
+        if (at == std::string::npos || at == 0 || !std::isdigit(static_cast<unsigned char>(line[at - 1])))
+            continue;
+        auto end = line.find_first_of(":)", at);
+        CAPTURE(line);
+        CHECK((end != std::string::npos && line[end] == ':'));
+    }
+}
+
+TEST_CASE("tasks are named up to four, else the first three and how many more", "[sandbox-report]")
+{
+    auto restored = [](int n) {
+        std::vector<TaskAudit> tasks;
+        for (int i = 0; i < n; ++i)
+            tasks.push_back(other("p" + std::to_string(i) + ":build", TaskStatus::restored));
+        return summary_of(tasks);
+    };
+    CHECK(has_line(restored(4), "  4 tasks restored from the cache, so not audited: p0:build, p1:build, p2:build, "
+                                "p3:build"));
+    CHECK(has_line(restored(5), "  5 tasks restored from the cache, so not audited: p0:build, p1:build, p2:build "
+                                "and 2 more"));
 }
