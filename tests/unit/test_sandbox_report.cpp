@@ -847,3 +847,113 @@ TEST_CASE("tasks are named up to four, else the first three and how many more", 
     CHECK(has_line(restored(5), "  5 tasks restored from the cache, so not audited: p0:build, p1:build, p2:build "
                                 "and 2 more"));
 }
+
+namespace {
+
+TaskAudit enforced(std::string id, std::string root, bool failed, TaskFindings f = {})
+{
+    TaskAudit t{std::move(id), TaskStatus::enforced, "", std::move(f)};
+    t.project_root = std::move(root);
+    t.failed = failed;
+    return t;
+}
+
+std::string enforce_summary_of(std::vector<TaskAudit> tasks, std::string landlock_only = "")
+{
+    RunAudit run;
+    run.mode = "enforce";
+    run.recorder = "ebpf";
+    run.landlock_only = std::move(landlock_only);
+    run.tasks = std::move(tasks);
+    run.finish();
+    return sandbox_summary(run);
+}
+
+}  // namespace
+
+TEST_CASE("under enforce a task whose commands failed is named first, with what was refused and what to declare",
+          "[sandbox-report]")
+{
+    // vitest --coverage writes coverage/.tmp/coverage-0.json where coverage is no output (over an overlay
+    // the write lands, not to be kept), reads it back, is refused, and fails; app:build succeeded but
+    // wrote a log outside its outputs.
+    TaskFindings build;
+    build.discarded_writes = {"packages/app/build.log"};
+    TaskFindings coverage;
+    coverage.refused_reads = {"packages/app/coverage/.tmp/coverage-0.json"};
+    coverage.discarded_writes = {"packages/app/coverage"};
+    TaskFindings refused_input;
+    refused_input.refused_reads = {"scripts/stamp.mjs"};
+    std::string text = enforce_summary_of({
+        enforced("app:build", "packages/app", false, build),
+        enforced("app:test", "packages/app", true, coverage),
+        enforced("lib:build", "packages/lib", false),
+        enforced("lib:stamp", "packages/lib", true, refused_input),
+        // Failed with nothing listed: a refusal its rules allow (a removed output directory made again).
+        enforced("lib:test", "packages/lib", true),
+    });
+    CHECK(text ==
+          "Sandbox enforce: 3 of 5 tasks did what their declarations refuse\n"
+          "  app:test (failed)\n"
+          "    1 read refused (Permission denied) of what it wrote outside its outputs; declare that as an output:\n"
+          "      packages/app/coverage/.tmp/coverage-0.json\n"
+          "    1 written outside its outputs, not kept:\n"
+          "      packages/app/coverage\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/coverage\"]\n"
+          "  lib:stamp (failed)\n"
+          "    1 read refused (Permission denied); declare it as an input:\n"
+          "      scripts/stamp.mjs\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/scripts/stamp.mjs\"], or in qk:ultracache.ignoreReads if it cannot "
+          "change the result\n"
+          "  lib:test (failed)\n"
+          "    it failed with no refusal listed that its declarations explain; see its output (under Landlock, a tool "
+          "that removes an output directory and makes it again cannot read back what it writes there: clear the "
+          "directory instead)\n"
+          "  app:build\n"
+          "    1 written outside its outputs, not kept:\n"
+          "      packages/app/build.log\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/build.log\"]\n");
+    // A task that kept to its declarations and succeeded is not named; one that succeeded is not marked.
+    CHECK(text.find("lib:build") == std::string::npos);
+    CHECK(text.find("app:build (failed)") == std::string::npos);
+}
+
+TEST_CASE("held by Landlock alone, a declared file output that did not exist yet is refused: its directory is the "
+          "output to declare instead",
+          "[sandbox-report]")
+{
+    TaskAudit build = enforced("lib:build", "packages/lib", true);
+    build.file_outputs = {"packages/lib/dist/index.js", "packages/lib/dist/index.d.ts"};
+    build.findings.refused_writes = {"packages/lib/dist/index.js", "packages/lib/stray.txt"};
+    std::string text = enforce_summary_of({build}, "user namespaces are restricted");
+    CHECK(text ==
+          "Sandbox enforce: 1 of 1 task did what its declarations refuse\n"
+          "  held by Landlock alone: user namespaces are restricted\n"
+          "  lib:build (failed)\n"
+          "    1 write outside its outputs refused:\n"
+          "      packages/lib/stray.txt\n"
+          "    1 write refused: a declared file output that did not exist yet, which Landlock alone cannot let a "
+          "task create; declare its directory as the output instead:\n"
+          "      packages/lib/dist/index.js\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/dist\"] in place of [\"{projectRoot}/dist/index.js\"]\n"
+          "      \"outputs\": [\"{projectRoot}/stray.txt\"]\n");
+
+    RunAudit run;
+    run.mode = "enforce";
+    run.recorder = "ebpf";
+    run.tasks = {build};
+    run.finish();
+    Json doc = parse(sandbox_report_json(run));
+    const auto& task = std::get<std::map<std::string, Json>>(
+        std::get<std::map<std::string, Json>>(std::get<std::map<std::string, Json>>(doc.v).at("tasks").v)
+            .at("lib:build")
+            .v);
+    CHECK(task.at("suggestions") == parse(R"([
+      {"finding": "refusedWrites", "declare": "outputs", "values": ["{projectRoot}/dist"],
+       "inPlaceOf": ["{projectRoot}/dist/index.js"]},
+      {"finding": "refusedWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]}])"));
+}
