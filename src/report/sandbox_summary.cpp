@@ -12,6 +12,7 @@
 #include "qk/report/sandbox_summary.hpp"
 
 #include "qk/audit/suggestions.hpp"
+#include "summary_lines.hpp"
 
 namespace qk::report {
 
@@ -21,22 +22,9 @@ using audit::TaskAudit;
 using audit::TaskFindings;
 using audit::TaskStatus;
 
+using namespace summary;
+
 namespace {
-
-// "1 task", "2 tasks"
-std::string count_of(std::size_t n, const char* noun)
-{
-    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
-
-// "app:build, app:test, lib:build and 37 more": up to four named, else the first three.
-std::string named(const std::vector<std::string>& ids)
-{
-    constexpr std::size_t kShown = 3;
-    if (ids.size() <= kShown + 1)
-        return fmt::format("{}", fmt::join(ids, ", "));
-    return fmt::format("{} and {} more", fmt::join(ids.begin(), ids.begin() + kShown, ", "), ids.size() - kShown);
-}
 
 // "3 tasks: a:build, b:build, c:build"
 std::string tasks_named(const std::vector<std::string>& ids)
@@ -169,19 +157,6 @@ std::vector<std::string> minus(const std::vector<std::string>& names, const std:
     return out;
 }
 
-// A path as a line of the summary: a name made for one run says it is nothing to declare.
-std::string path_line(const std::string& path)
-{
-    return audit::temporary_name(path) ? path + " (named for this run: a temporary file, nothing to declare)" : path;
-}
-
-void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths)
-{
-    out += "    " + heading + "\n";
-    for (const auto& p : paths)
-        out += "      " + p + "\n";
-}
-
 // Reads as lines: the same file read in many sibling directories is one glob with how many.
 std::vector<std::string> read_lines(const std::vector<std::string>& paths)
 {
@@ -277,23 +252,6 @@ std::size_t shared_count(const TaskFindings& f, const RunAudit& audit)
     return n;
 }
 
-// What to declare in its target, for what is listed here, one line per kind: what many tasks read is
-// said once at the top, and installed packages' headings say theirs.
-std::string declare_lines(const TaskAudit& task, const RunAudit* audit)
-{
-    // A TypeScript configuration is declared as any other read: one line for both.
-    TaskAudit listed_here = task;
-    auto& f = listed_here.findings;
-    f.reads_outside_inputs.insert(f.reads_outside_inputs.end(), f.tsconfig_reads.begin(), f.tsconfig_reads.end());
-    std::sort(f.reads_outside_inputs.begin(), f.reads_outside_inputs.end());
-    f.tsconfig_reads.clear();
-    std::string declare;
-    for (const audit::Suggestion& s : audit::suggest(listed_here, audit))
-        if (s.declare != "externalDependencies" && s.declare != "packageExtensions")
-            declare += "      " + audit::suggestion_line(s) + "\n";
-    return declare.empty() ? "" : "    what to declare in its target:\n" + declare;
-}
-
 void task_lines(std::string& out, const TaskAudit& task, const RunAudit& audit, const std::string& own,
                 const std::string& packages)
 {
@@ -308,25 +266,6 @@ void task_lines(std::string& out, const TaskAudit& task, const RunAudit& audit, 
     out += declare_lines(task, &audit);
     if (std::size_t n = shared_count(f, audit))
         out += fmt::format("    and {} many tasks read: in nx.json, above\n", count_of(n, "file"));
-}
-
-// "  2 tasks not audited:" and a line per task with why.
-void status_block(std::string& out, const RunAudit& audit, TaskStatus status, std::size_t n, const char* what)
-{
-    if (n == 0)
-        return;
-    out += fmt::format("  {} {}:\n", count_of(n, "task"), what);
-    for (const auto& t : audit.tasks)
-        if (t.status == status)
-            out += "    " + t.task + (t.reason.empty() ? "" : ": " + t.reason) + "\n";
-}
-
-void restored_line(std::string& out, const RunAudit& audit, const char* checked)
-{
-    auto restored = ids_with(audit, [](const TaskAudit& t) { return t.status == TaskStatus::restored; });
-    if (!restored.empty())
-        out += fmt::format("  {} restored from the cache, so not {}: {}\n", count_of(restored.size(), "task"), checked,
-                           named(restored));
 }
 
 void closing(std::string& out, const RunAudit& audit)
@@ -349,102 +288,80 @@ void closing(std::string& out, const RunAudit& audit)
     status_block(out, audit, TaskStatus::refused, c.refused, "refused");
 }
 
-// Its refused reads, less those of what it wrote itself (outside its outputs, so not kept or refused
-// too): reading back its own undeclared output asks for that output, not an input.
-std::pair<std::vector<std::string>, std::vector<std::string>> refused_reads_split(const TaskFindings& f)
-{
-    std::set<std::string, std::less<>> tried(f.discarded_writes.begin(), f.discarded_writes.end());
-    tried.insert(f.refused_writes.begin(), f.refused_writes.end());
-    std::vector<std::string> others, of_own;
-    for (const std::string& p : f.refused_reads) {
-        bool own = false;
-        for (std::size_t end = p.size(); !own && end != std::string::npos && end > 0; end = p.rfind('/', end - 1))
-            own = tried.contains(std::string_view(p).substr(0, end));
-        (own ? of_own : others).push_back(p);
-    }
-    return {others, of_own};
-}
-
-void enforced_task_lines(std::string& out, const TaskAudit& t)
-{
-    const TaskFindings& f = t.findings;
-    out += "  " + t.task + (t.failed ? " (failed)" : "") + "\n";
-    auto [reads, reads_of_own] = refused_reads_split(f);
-    if (!reads.empty())
-        path_list(out, fmt::format("{} refused (Permission denied); declare {} as {}:", count_of(reads.size(), "read"),
-                                   reads.size() == 1 ? "it" : "them", reads.size() == 1 ? "an input" : "inputs"),
-                  reads);
-    if (!reads_of_own.empty())
-        path_list(out,
-                  fmt::format("{} refused (Permission denied) of what it wrote outside its outputs; declare that as an "
-                              "output:",
-                              count_of(reads_of_own.size(), "read")),
-                  reads_of_own);
-    std::vector<std::string> writes, file_outputs;
-    for (const std::string& p : f.refused_writes)
-        (std::find(t.file_outputs.begin(), t.file_outputs.end(), p) != t.file_outputs.end() ? file_outputs : writes)
-            .push_back(p);
-    if (!writes.empty())
-        path_list(out, fmt::format("{} outside its outputs refused:", count_of(writes.size(), "write")), writes);
-    if (!file_outputs.empty())
-        path_list(out,
-                  fmt::format("{} refused: {} declared file output{} that did not exist yet, which Landlock alone "
-                              "cannot let a task create; declare {} directory as the output instead:",
-                              count_of(file_outputs.size(), "write"), file_outputs.size() == 1 ? "a" : "its",
-                              file_outputs.size() == 1 ? "" : "s", file_outputs.size() == 1 ? "its" : "their"),
-                  file_outputs);
-    if (!f.discarded_writes.empty())
-        path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
-                  f.discarded_writes);
-    if (t.failed && !f.went_beyond())
-        out += "    it failed with no refusal listed that its declarations explain; see its output (under Landlock, a "
-               "tool that removes an output directory and makes it again cannot read back what it writes there: "
-               "clear the directory instead)\n";
-    out += declare_lines(t, nullptr);
-}
-
-// Under enforce: which tasks had what their declarations refuse, refused or not kept, each listed with
-// what to declare; a task whose commands failed comes first, named even when nothing it did is listed.
-std::string enforce_summary(const RunAudit& audit)
-{
-    const auto& c = audit.counts;
-    std::string out;
-    if (c.enforced == 0)
-        out = "Sandbox enforce: no task ran confined\n";
-    else if (c.went_beyond == 0)
-        out = fmt::format("Sandbox enforce: {} kept to what {}\n", count_of(c.enforced, "task"),
-                          c.enforced == 1 ? "it declares" : "they declare");
-    else
-        out = fmt::format("Sandbox enforce: {} of {} did what {} refuse\n", c.went_beyond,
-                          count_of(c.enforced, "task"), c.enforced == 1 ? "its declarations" : "their declarations");
-    if (!audit.landlock_only.empty())
-        out += "  held by Landlock alone: " + audit.landlock_only + "\n";
-    std::vector<const TaskAudit*> listed;
-    for (const auto& t : audit.tasks)
-        if (t.status == TaskStatus::enforced && (t.failed || t.findings.went_beyond()))
-            listed.push_back(&t);
-    std::stable_partition(listed.begin(), listed.end(), [](const TaskAudit* t) { return t->failed; });
-    for (const TaskAudit* t : listed)
-        enforced_task_lines(out, *t);
-    if (!audit.recorder && c.enforced != 0)
-        out += "  reads refused are not listed: " +
-               (audit.no_recorder.empty() ? std::string("no recorder works here") : audit.no_recorder) + "\n";
-    if (audit.stale_sandboxes)
-        out += fmt::format("  removed {} sandbox {} left by an interrupted run\n", audit.stale_sandboxes,
-                           audit.stale_sandboxes == 1 ? "directory" : "directories");
-    restored_line(out, audit, "checked");
-    status_block(out, audit, TaskStatus::unsandboxed, c.unsandboxed, "ran unsandboxed");
-    status_block(out, audit, TaskStatus::refused, c.refused, "refused");
-    return out;
-}
-
 }  // namespace
 
+namespace summary {
+
+// "1 task", "2 tasks"
+std::string count_of(std::size_t n, const char* noun)
+{
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+// "app:build, app:test, lib:build and 37 more": up to four named, else the first three.
+std::string named(const std::vector<std::string>& ids)
+{
+    constexpr std::size_t kShown = 3;
+    if (ids.size() <= kShown + 1)
+        return fmt::format("{}", fmt::join(ids, ", "));
+    return fmt::format("{} and {} more", fmt::join(ids.begin(), ids.begin() + kShown, ", "), ids.size() - kShown);
+}
+
+// A path as a line of the summary: a name made for one run says it is nothing to declare.
+std::string path_line(const std::string& path)
+{
+    return audit::temporary_name(path) ? path + " (named for this run: a temporary file, nothing to declare)" : path;
+}
+
+void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths)
+{
+    out += "    " + heading + "\n";
+    for (const auto& p : paths)
+        out += "      " + p + "\n";
+}
+
+// What to declare in its target, for what is listed here, one line per kind: what many tasks read is
+// said once at the top, and installed packages' headings say theirs.
+std::string declare_lines(const TaskAudit& task, const RunAudit* audit)
+{
+    // A TypeScript configuration is declared as any other read: one line for both.
+    TaskAudit listed_here = task;
+    auto& f = listed_here.findings;
+    f.reads_outside_inputs.insert(f.reads_outside_inputs.end(), f.tsconfig_reads.begin(), f.tsconfig_reads.end());
+    std::sort(f.reads_outside_inputs.begin(), f.reads_outside_inputs.end());
+    f.tsconfig_reads.clear();
+    std::string declare;
+    for (const audit::Suggestion& s : audit::suggest(listed_here, audit))
+        if (s.declare != "externalDependencies" && s.declare != "packageExtensions")
+            declare += "      " + audit::suggestion_line(s) + "\n";
+    return declare.empty() ? "" : "    what to declare in its target:\n" + declare;
+}
+
+// "  2 tasks not audited:" and a line per task with why.
+void status_block(std::string& out, const RunAudit& audit, TaskStatus status, std::size_t n, const char* what)
+{
+    if (n == 0)
+        return;
+    out += fmt::format("  {} {}:\n", count_of(n, "task"), what);
+    for (const auto& t : audit.tasks)
+        if (t.status == status)
+            out += "    " + t.task + (t.reason.empty() ? "" : ": " + t.reason) + "\n";
+}
+
+void restored_line(std::string& out, const RunAudit& audit, const char* checked)
+{
+    auto restored = ids_with(audit, [](const TaskAudit& t) { return t.status == TaskStatus::restored; });
+    if (!restored.empty())
+        out += fmt::format("  {} restored from the cache, so not {}: {}\n", count_of(restored.size(), "task"), checked,
+                           named(restored));
+}
+
+}  // namespace summary
 
 std::string sandbox_summary(const RunAudit& audit)
 {
     if (audit.mode == "enforce")
-        return enforce_summary(audit);
+        return summary::enforce_summary(audit);
     std::string out = header(audit);
     run_wide_top(out, audit);
     std::set<std::string> many_packages;
