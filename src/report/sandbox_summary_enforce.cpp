@@ -68,9 +68,11 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
         path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
                   f.discarded_writes);
     if (t.failed && !f.went_beyond())
-        out += "    it failed with no refusal listed that its declarations explain; see its output (under Landlock, a "
-               "tool that removes an output directory and makes it again cannot read back what it writes there: "
-               "clear the directory instead)\n";
+        // The recorder lists refused opens: a refused mkdir, rename or removal leaves nothing to name.
+        out += "    it failed with no refusal listed that its declarations explain; see its output (only refused "
+               "opens are listed: not a directory it could not make outside its outputs under Landlock alone, nor a "
+               "read in an output directory it removed and made again, whose Landlock rule stayed with the old "
+               "one)\n";
     out += declare_lines(t, nullptr);
 }
 
