@@ -2,6 +2,7 @@
 // run-wide views the summary and --sandbox-report show.
 #include "qk/audit/findings.hpp"
 
+#include "qk/audit/suggestions.hpp"
 #include "qk/rules/rules.hpp"
 
 #include <algorithm>
@@ -26,17 +27,95 @@ bool any_dependency_read(const std::map<std::string, std::vector<std::string>>& 
     return std::any_of(reads.begin(), reads.end(), [](const auto& entry) { return !entry.second.empty(); });
 }
 
-using Tally = std::map<std::string, std::size_t>;
+// Each path with the tasks that read it, in the order the tasks come (sorted, as finish() sorts them).
+using Tally = std::map<std::string, std::vector<std::string>>;
 
 std::vector<PathCount> to_counts(const Tally& tally)
 {
     std::vector<PathCount> out;
     out.reserve(tally.size());
     for (const auto& [path, tasks] : tally)
-        out.push_back({path, tasks});
+        out.push_back({path, tasks.size(), false, tasks});
     return out;  // a std::map iterates sorted, so the paths are too
 }
 
+// Whether `path` or a directory holding it is in `written` (sorted).
+bool written_at_or_above(const std::vector<std::string>& written, std::string_view path)
+{
+    for (std::size_t end = path.size(); end != std::string_view::npos && end > 0; end = path.rfind('/', end - 1))
+        if (std::binary_search(written.begin(), written.end(), path.substr(0, end)))
+            return true;
+    return false;
+}
+
+// A read of what the task wrote itself: the file, or one in a directory it wrote or created outside its
+// outputs (a build reading back dist/cjs/index.cjs from the dist it made). Declaring that output covers
+// the read, so the read is no finding of its own, whatever order the recorder saw them in (a file
+// renamed into place is written under its new name only after the rename).
+void drop_reads_of_writes(TaskFindings& f)
+{
+    if (f.stray_writes.empty() && f.temporary_files.empty())
+        return;
+    std::vector<std::string> written = f.stray_writes;
+    written.insert(written.end(), f.created_directories.begin(), f.created_directories.end());
+    written.insert(written.end(), f.temporary_files.begin(), f.temporary_files.end());
+    sort_unique(written);
+    for (auto* list : {&f.reads_outside_inputs, &f.tsconfig_reads})
+        std::erase_if(*list, [&written](const std::string& p) { return written_at_or_above(written, p); });
+}
+
+// The threshold of "many": at least 3 tasks, and at least a quarter (rounded up) of `of`.
+bool many(std::size_t n, std::size_t of) { return n >= 3 && n >= (of + 3) / 4; }
+
+// The tasks that read any of `files`, and how many of them that read at least `at_least` each.
+std::pair<std::vector<std::string>, std::size_t> readers_of(const Tally& tally, const std::vector<std::string>& files,
+                                                           std::size_t at_least)
+{
+    std::map<std::string, std::size_t> per_task;
+    for (const std::string& f : files)
+        for (const std::string& t : tally.at(f))
+            ++per_task[t];
+    std::vector<std::string> tasks;
+    std::size_t scanning = 0;
+    for (const auto& [t, n] : per_task) {
+        tasks.push_back(t);
+        scanning += n >= at_least ? 1 : 0;
+    }
+    return {std::move(tasks), scanning};
+}
+
+// What to declare once in nx.json: the reads (and TypeScript configurations read) outside inputs that
+// many tasks make, and the toolchain files read at the workspace root or by many. Where many tasks each
+// read the same file in many sibling directories (one tool scanning the workspace), their glob; a file
+// each task reads in its own directory (pN/own.txt by pN:build) is each task's own input, not shared.
+// Never a name made for one run.
+std::vector<SharedRead> shared_reads_of(const Tally& reads, const std::set<std::string>& tsconfig,
+                                        const Tally& toolchain, std::size_t went_beyond)
+{
+    constexpr std::size_t kSiblings = 3;
+    std::vector<std::string> paths;
+    for (const auto& [path, tasks] : reads)
+        if (!temporary_name(path))
+            paths.push_back(path);
+    std::vector<SharedRead> out;
+    auto is_tsconfig = [&tsconfig](const std::string& f) { return tsconfig.contains(f); };
+    for (const SiblingGroup& g : fold_siblings(paths, kSiblings)) {
+        auto [tasks, scanning] = readers_of(reads, g.files, kSiblings);
+        if (g.files.size() > 1 && many(scanning, went_beyond)) {
+            bool ts = std::any_of(g.files.begin(), g.files.end(), is_tsconfig);
+            out.push_back({g.glob, g.files.size(), std::move(tasks), ts, false});
+            continue;
+        }
+        for (const std::string& f : g.files)
+            if (const auto& readers = reads.at(f); many(readers.size(), went_beyond))
+                out.push_back({f, 1, readers, is_tsconfig(f), false});
+    }
+    for (const auto& [path, tasks] : toolchain)
+        if (!temporary_name(path) && (path.find('/') == std::string::npos || many(tasks.size(), went_beyond)))
+            out.push_back({path, 1, tasks, false, true});
+    std::sort(out.begin(), out.end(), [](const SharedRead& a, const SharedRead& b) { return a.path < b.path; });
+    return out;
+}
 }  // namespace
 
 void TaskFindings::normalise()
@@ -46,6 +125,7 @@ void TaskFindings::normalise()
                        &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages, &refused_reads,
                        &refused_writes, &discarded_writes})
         sort_unique(*list);
+    drop_reads_of_writes(*this);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
         sort_unique(it->second);
         it = it->second.empty() ? dependency_reads.erase(it) : std::next(it);
@@ -138,36 +218,44 @@ void RunAudit::finish()
         std::set_union(f.reads_outside_inputs.begin(), f.reads_outside_inputs.end(), f.tsconfig_reads.begin(),
                        f.tsconfig_reads.end(), std::back_inserter(reads));
         for (const auto& p : reads)
-            ++read_tally[p];
+            read_tally[p].push_back(t.task);
         tsconfig_paths.insert(f.tsconfig_reads.begin(), f.tsconfig_reads.end());
         for (const auto& p : f.unkeyed_reads)
-            ++unkeyed_tally[p];
+            unkeyed_tally[p].push_back(t.task);
         for (const auto& p : f.manifest_reads)
-            ++manifest_tally[p];
+            manifest_tally[p].push_back(t.task);
         for (const auto& p : f.toolchain_reads)
-            ++toolchain_tally[p];
+            toolchain_tally[p].push_back(t.task);
         std::vector<std::string> packages;
         std::set_union(f.unkeyed_packages.begin(), f.unkeyed_packages.end(), f.hoisted_packages.begin(),
                        f.hoisted_packages.end(), std::back_inserter(packages));
         for (const auto& p : packages)
-            ++package_tally[p];
+            package_tally[p].push_back(t.task);
         package_readers += packages.empty() ? 0 : 1;
     }
 
     // Three tasks are not many in a run where dozens went beyond: there a path read by a few is more
     // likely each task's own undeclared input than a tool's, so it stays listed with each of them.
-    const std::size_t quarter = (counts.went_beyond + 3) / 4;
     read_by_many.clear();
-    for (const auto& [path, n] : read_tally)
-        if (n >= 3 && n >= quarter)
-            read_by_many.push_back({path, n, tsconfig_paths.contains(path)});
+    for (const auto& [path, tasks] : read_tally)
+        if (many(tasks.size(), counts.went_beyond))
+            read_by_many.push_back({path, tasks.size(), tsconfig_paths.contains(path), tasks});
     packages_read_by_many.clear();
-    for (const auto& [name, n] : package_tally)
-        if (n >= 3 && n >= (package_readers + 3) / 4)
-            packages_read_by_many.push_back({name, n});
+    for (const auto& [name, tasks] : package_tally)
+        if (many(tasks.size(), package_readers))
+            packages_read_by_many.push_back({name, tasks.size(), false, tasks});
     unkeyed_reads = to_counts(unkeyed_tally);
     manifest_reads = to_counts(manifest_tally);
     toolchain_reads = to_counts(toolchain_tally);
+    shared_reads = shared_reads_of(read_tally, tsconfig_paths, toolchain_tally, counts.went_beyond);
+}
+
+const SharedRead* RunAudit::shared(std::string_view path) const
+{
+    for (const SharedRead& r : shared_reads)
+        if (sibling_match(r.path, path))
+            return &r;
+    return nullptr;
 }
 
 }  // namespace qk::audit

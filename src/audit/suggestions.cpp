@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <set>
 
 namespace qk::audit {
 namespace {
@@ -12,14 +13,20 @@ bool under(const std::string& path, const std::string& dir)
     return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
 }
 
-// The topmost directory the task created that holds `path` (or is it), if any.
-const std::string* created_holder(const TaskFindings& f, const std::string& path)
+// The topmost of `dirs` that holds `path` (or is it), if any.
+const std::string* holder_in(const std::vector<std::string>& dirs, const std::string& path)
 {
     const std::string* best = nullptr;
-    for (const std::string& d : f.created_directories)
+    for (const std::string& d : dirs)
         if ((path == d || under(path, d)) && (!best || d.size() < best->size()))
             best = &d;
     return best;
+}
+
+// The topmost directory the task created that holds `path` (or is it), if any.
+const std::string* created_holder(const TaskFindings& f, const std::string& path)
+{
+    return holder_in(f.created_directories, path);
 }
 
 // A workspace-relative path as a target writes it: under its project's root with {projectRoot}.
@@ -30,6 +37,12 @@ std::string token_path(const std::string& path, const std::string& project_root)
     if (!project_root.empty() && under(path, project_root))
         return "{projectRoot}/" + path.substr(project_root.size() + 1);
     return "{workspaceRoot}/" + path;
+}
+
+std::string parent_of(const std::string& path)
+{
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
 void sort_unique(std::vector<std::string>& v)
@@ -46,7 +59,56 @@ void add(std::vector<Suggestion>& out, const char* finding, const char* declare,
     sort_unique(values);
     std::vector<std::string> or_ignore = ignorable ? values : std::vector<std::string>{};
     std::size_t paths = values.size();
-    out.push_back({finding, declare, std::move(values), std::move(or_ignore), paths});
+    out.push_back({finding, declare, std::move(values), std::move(or_ignore), paths, {}, {}});
+}
+
+// Whether `path`, or a directory holding it, is in `written`: found by its ancestors, as a task may
+// write thousands of files.
+bool written_at_or_above(const std::set<std::string, std::less<>>& written, const std::string& path)
+{
+    for (std::size_t end = path.size(); end != std::string::npos && end > 0; end = path.rfind('/', end - 1))
+        if (written.contains(std::string_view(path).substr(0, end)))
+            return true;
+    return false;
+}
+
+// What a task read that it must declare itself, as inputs: not a file made for one run (it will not be
+// there next run), not what it wrote itself (read back from a file or a directory it wrote outside its
+// outputs: declaring that output covers the read), not what the run declares once for many tasks. The
+// same file read in many sibling directories is one glob; one that a tool reads only to find paths is a
+// suggestion of its own that says ignoreReads likely fits better.
+void read_suggestions(std::vector<Suggestion>& out, const char* finding, const std::vector<std::string>& paths,
+                      const TaskAudit& t, const std::set<std::string, std::less<>>& written, const RunAudit* run)
+{
+    std::vector<std::string> own;
+    for (const std::string& p : paths) {
+        if (temporary_name(p) || std::binary_search(t.findings.temporary_files.begin(),
+                                                    t.findings.temporary_files.end(), p))
+            continue;
+        if (written_at_or_above(written, p) || (run && run->shared(p)))
+            continue;
+        own.push_back(p);
+    }
+    Suggestion plain{finding, "inputs", {}, {}, 0, {}, {}};
+    std::vector<Suggestion> preferred;
+    for (const SiblingGroup& g : fold_siblings(own)) {
+        std::string value = token_path(g.glob, t.project_root);
+        if (std::string why = prefer_ignore_for(g.glob); !why.empty()) {
+            preferred.push_back({finding, "inputs", {value}, {value}, g.files.size(), std::move(why), {}});
+            continue;
+        }
+        // A file held only by effect must be declared to be read: ignoring it would hide what it changes.
+        if (!held_by_effect(g.glob, t.project_root))
+            plain.or_ignore.push_back(value);
+        plain.values.push_back(std::move(value));
+        plain.paths += g.files.size();
+    }
+    if (!plain.values.empty()) {
+        sort_unique(plain.values);
+        sort_unique(plain.or_ignore);
+        out.push_back(std::move(plain));
+    }
+    out.insert(out.end(), preferred.begin(), preferred.end());
 }
 
 // Files read in the projects it depends on: keyed by a `^` input (default is every file of a project),
@@ -69,7 +131,39 @@ void dependency_suggestion(std::vector<Suggestion>& out, const TaskAudit& t)
     if (globs.empty())
         return;
     sort_unique(globs);
-    out.push_back({"dependencyReads", "inputs", {"^default"}, std::move(globs), files});
+    out.push_back({"dependencyReads", "inputs", {"^default"}, std::move(globs), files, {}, {}});
+}
+
+// Under enforce: what its refused writes and the writes not kept ask for, as outputs. A declared file
+// output refused under Landlock alone did not exist yet, and Landlock cannot let a task create a file
+// that is not there: its directory, declared as the output instead, is made as the task starts.
+void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
+{
+    const TaskFindings& f = t.findings;
+    Suggestion directories{"refusedWrites", "outputs", {}, {}, 0, {}, {}};
+    std::vector<std::string> refused;
+    for (const std::string& p : f.refused_writes) {
+        if (std::find(t.file_outputs.begin(), t.file_outputs.end(), p) == t.file_outputs.end()) {
+            if (!temporary_name(p))
+                refused.push_back(token_path(p, t.project_root));
+            continue;
+        }
+        std::string dir = parent_of(p);
+        directories.values.push_back(dir.empty() ? "{workspaceRoot}" : token_path(dir, t.project_root));
+        directories.in_place_of.push_back(token_path(p, t.project_root));
+        ++directories.paths;
+    }
+    if (!directories.values.empty()) {
+        sort_unique(directories.values);
+        sort_unique(directories.in_place_of);
+        out.push_back(std::move(directories));
+    }
+    add(out, "refusedWrites", "outputs", std::move(refused));
+    std::vector<std::string> discarded;
+    for (const std::string& p : f.discarded_writes)
+        if (!temporary_name(p))
+            discarded.push_back(token_path(p, t.project_root));
+    add(out, "discardedWrites", "outputs", std::move(discarded));
 }
 
 std::string quoted_list(const std::vector<std::string>& values, std::size_t shown)
@@ -80,6 +174,13 @@ std::string quoted_list(const std::vector<std::string>& values, std::size_t show
     if (values.size() > shown)
         out += fmt::format(", … {} more", values.size() - shown);
     return out + "]";
+}
+
+// The target of "project:target": targetDefaults are keyed by it.
+std::string target_of(const std::string& task)
+{
+    auto colon = task.find(':');
+    return colon == std::string::npos ? task : task.substr(colon + 1);
 }
 
 }  // namespace
@@ -96,28 +197,62 @@ std::vector<std::string> group_created(const TaskFindings& f)
     return out;
 }
 
-std::vector<Suggestion> suggest(const TaskAudit& t)
+std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
 {
     const TaskFindings& f = t.findings;
-    const std::string& project_root = t.project_root;
     std::vector<Suggestion> out;
-    std::vector<std::string> inputs;
-    for (const std::string& p : f.reads_outside_inputs)
-        inputs.push_back(token_path(p, project_root));
-    add(out, "readsOutsideInputs", "inputs", std::move(inputs), true);
-    std::vector<std::string> tsconfig;
-    for (const std::string& p : f.tsconfig_reads)
-        tsconfig.push_back(token_path(p, project_root));
-    add(out, "tsconfigReads", "inputs", std::move(tsconfig), true);
+    // What it wrote outside its outputs, and the directories it created there: a read of one is a read
+    // of its own output, and the output suggested for the write covers it.
+    std::set<std::string, std::less<>> written(f.stray_writes.begin(), f.stray_writes.end());
+    written.insert(f.created_directories.begin(), f.created_directories.end());
+    read_suggestions(out, "readsOutsideInputs", f.reads_outside_inputs, t, written, run);
+    read_suggestions(out, "tsconfigReads", f.tsconfig_reads, t, written, run);
+    read_suggestions(out, "toolchainReads", f.toolchain_reads, t, written, run);
     std::vector<std::string> outputs;
     for (const std::string& p : f.stray_writes) {
         const std::string* d = created_holder(f, p);
-        outputs.push_back(token_path(d ? *d : p, project_root));
+        if (!temporary_name(d ? *d : p))
+            outputs.push_back(token_path(d ? *d : p, t.project_root));
     }
     add(out, "strayWrites", "outputs", std::move(outputs));
     dependency_suggestion(out, t);
     add(out, "unkeyedPackages", "externalDependencies", f.unkeyed_packages);
     add(out, "hoistedPackages", "packageExtensions", f.hoisted_packages);
+    // Under enforce, a refused read of what it wrote itself (outside its outputs, so not kept or refused)
+    // asks for that output, not an input.
+    std::set<std::string, std::less<>> tried(f.discarded_writes.begin(), f.discarded_writes.end());
+    tried.insert(f.refused_writes.begin(), f.refused_writes.end());
+    read_suggestions(out, "refusedReads", f.refused_reads, t, tried, nullptr);
+    enforce_suggestions(out, t);
+    return out;
+}
+
+std::vector<SharedSuggestion> suggest_shared(const RunAudit& run)
+{
+    std::vector<SharedSuggestion> out;
+    SharedSuggestion globals;
+    std::set<std::string> tasks, targets;
+    for (const SharedRead& r : run.shared_reads) {
+        std::string value = "{workspaceRoot}/" + r.path;
+        std::set<std::string> its_targets;
+        for (const std::string& t : r.task_ids)
+            its_targets.insert(target_of(t));
+        if (std::string why = prefer_ignore_for(r.path); !why.empty()) {
+            out.push_back({"sharedGlobals", {value}, {value}, std::move(why), {its_targets.begin(), its_targets.end()},
+                           r.task_ids.size()});
+            continue;
+        }
+        if (!held_by_effect(r.path, ""))
+            globals.or_ignore.push_back(value);
+        globals.values.push_back(std::move(value));
+        tasks.insert(r.task_ids.begin(), r.task_ids.end());
+        targets.insert(its_targets.begin(), its_targets.end());
+    }
+    if (globals.values.empty())
+        return out;
+    globals.targets.assign(targets.begin(), targets.end());
+    globals.tasks = tasks.size();
+    out.insert(out.begin(), std::move(globals));
     return out;
 }
 
@@ -131,8 +266,12 @@ std::string suggestion_line(const Suggestion& s, std::size_t shown)
                           quoted_list(s.values, shown));
     else
         out = fmt::format("\"{}\": {}", s.declare, quoted_list(s.values, shown));
+    if (!s.in_place_of.empty())
+        out += fmt::format(" in place of {}", quoted_list(s.in_place_of, shown));
     const char* it = std::max(s.paths, s.or_ignore.size()) == 1 ? "it" : "they";
-    if (s.or_ignore == s.values)
+    if (!s.prefer_ignore.empty())
+        out += fmt::format(", or, likely better, in qk:ultracache.ignoreReads: {}", s.prefer_ignore);
+    else if (s.or_ignore == s.values)
         out += fmt::format(", or in qk:ultracache.ignoreReads if {} cannot change the result", it);
     else if (!s.or_ignore.empty())
         out += fmt::format(", or {} in qk:ultracache.ignoreReads if {} cannot change the result",

@@ -255,6 +255,9 @@ private:
                 sg.values = strings(field(so, "values", at), at + "/values");
                 if (element ig; so["orIgnoreReads"].get(ig) == simdjson::SUCCESS)
                     sg.or_ignore = strings(ig, at + "/orIgnoreReads");
+                sg.prefer_ignore = optional_field_string(so, "preferIgnoreReads");
+                if (element instead; so["inPlaceOf"].get(instead) == simdjson::SUCCESS)
+                    sg.in_place_of = strings(instead, at + "/inPlaceOf");
                 given.push_back(std::move(sg));
             }
         }

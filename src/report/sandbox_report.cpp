@@ -152,6 +152,10 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
                 w.key("values").strings(s.values);
                 if (!s.or_ignore.empty())
                     w.key("orIgnoreReads").strings(s.or_ignore);
+                if (!s.prefer_ignore.empty())
+                    w.key("preferIgnoreReads").value(s.prefer_ignore);
+                if (!s.in_place_of.empty())
+                    w.key("inPlaceOf").strings(s.in_place_of);
                 w.end_object();
             }
             w.end_array();
@@ -190,6 +194,28 @@ void summary(JsonWriter& w, const RunAudit& audit)
     w.end_object();
 }
 
+// What many tasks read, to declare once in nx.json: absent when nothing is, so a report without it reads
+// as before.
+void shared_suggestions(JsonWriter& w, const RunAudit& audit)
+{
+    auto shared = audit::suggest_shared(audit);
+    if (shared.empty())
+        return;
+    w.key("sharedSuggestions").begin_array();
+    for (const audit::SharedSuggestion& s : shared) {
+        w.begin_object().key("namedInput").value(s.named_input);
+        w.key("values").strings(s.values);
+        if (!s.or_ignore.empty())
+            w.key("orIgnoreReads").strings(s.or_ignore);
+        if (!s.prefer_ignore.empty())
+            w.key("preferIgnoreReads").value(s.prefer_ignore);
+        w.key("targets").strings(s.targets);
+        w.key("tasks").value(integer(s.tasks));
+        w.end_object();
+    }
+    w.end_array();
+}
+
 }  // namespace
 
 // Expects a finished audit: finish() sorts the tasks, so their keys come in order, and each list of
@@ -226,6 +252,7 @@ std::string sandbox_report_json(const RunAudit& audit, int indent)
     for (const auto& c : audit.packages_read_by_many)
         w.begin_object().key("package").value(c.path).key("tasks").value(integer(c.tasks)).end_object();
     w.end_array();
+    shared_suggestions(w, audit);
     w.end_object();
     return std::move(w).take_line();
 }

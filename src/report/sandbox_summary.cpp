@@ -1,6 +1,9 @@
 // The closing summary of a sandboxed run: what each task did beyond its declarations, with what many
-// tasks share, and what enforce allows, said once rather than per task.
+// tasks share, and what enforce allows, said once rather than per task. It reads as well at 40 tasks
+// as at 2: a task with nothing of its own to say is one name on one line, and every count of tasks names
+// them.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <iterator>
@@ -9,6 +12,7 @@
 #include "qk/report/sandbox_summary.hpp"
 
 #include "qk/audit/suggestions.hpp"
+#include "summary_lines.hpp"
 
 namespace qk::report {
 
@@ -18,20 +22,31 @@ using audit::TaskAudit;
 using audit::TaskFindings;
 using audit::TaskStatus;
 
+using namespace summary;
+
 namespace {
 
-// "1 task", "2 tasks"
-std::string count_of(std::size_t n, const char* noun)
+// "3 tasks: a:build, b:build, c:build"
+std::string tasks_named(const std::vector<std::string>& ids)
 {
-    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+    return count_of(ids.size(), "task") + ": " + named(ids);
 }
 
-// ".npmrc (3 tasks), .nvmrc (1 task)"
+// ".npmrc (3 tasks: a:build, b:build, c:build), .nvmrc (1 task: a:build)"
 std::string path_counts(const std::vector<PathCount>& counts)
 {
     std::string out;
     for (const auto& c : counts)
-        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", c.path, count_of(c.tasks, "task"));
+        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", c.path, tasks_named(c.task_ids));
+    return out;
+}
+
+std::vector<std::string> ids_with(const RunAudit& audit, bool (*has)(const TaskAudit&))
+{
+    std::vector<std::string> out;
+    for (const TaskAudit& t : audit.tasks)
+        if (has(t))
+            out.push_back(t.task);
     return out;
 }
 
@@ -48,46 +63,108 @@ std::string header(const RunAudit& audit)
                        declare);
 }
 
+// The nx.json change for what many tasks read, as lines to paste, each with what to know before.
+void shared_advice(std::string& out, const RunAudit& audit)
+{
+    auto suggestions = audit::suggest_shared(audit);
+    if (suggestions.empty())
+        return;
+    out += "  what to declare once, in nx.json, rather than in each target:\n";
+    for (const audit::SharedSuggestion& s : suggestions) {
+        std::string quoted;  // every value: it is said once
+        for (const std::string& v : s.values)
+            quoted += fmt::format("{}\"{}\"", quoted.empty() ? "" : ", ", v);
+        if (!s.prefer_ignore.empty()) {
+            std::string per_target;
+            for (const std::string& t : s.targets)
+                per_target += fmt::format("{}\"{}\": {{\"qk:ultracache\": {{\"ignoreReads\": [{}]}}}}",
+                                          per_target.empty() ? "" : ", ", t, quoted);
+            out += fmt::format("    \"targetDefaults\": {{{}}}\n", per_target);
+            out += fmt::format("      {}; if {} can change the results, add {} to \"{}\" instead\n", s.prefer_ignore,
+                               s.values.size() == 1 ? "it" : "they", s.values.size() == 1 ? "it" : "them",
+                               s.named_input);
+            continue;
+        }
+        out += fmt::format("    \"namedInputs\": {{\"{}\": [{}]}}\n", s.named_input, quoted);
+        out += fmt::format("      with \"{0}\" in \"default\" (\"default\": [\"{{projectRoot}}/**/*\", \"{0}\"]), "
+                           "and in the inputs of targets that name theirs without it\n",
+                           s.named_input);
+        std::vector<std::string> held;  // by effect: never to ignore
+        for (const std::string& v : s.values)
+            if (std::find(s.or_ignore.begin(), s.or_ignore.end(), v) == s.or_ignore.end())
+                held.push_back(v.substr(v.find('/') + 1));
+        if (s.or_ignore.empty())
+            continue;
+        out += "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead";
+        out += held.empty() ? "\n"
+                            : fmt::format(", but not {}: the key holds {} only by what {} change{}\n",
+                                          fmt::join(held, ", "), held.size() == 1 ? "it" : "them",
+                                          held.size() == 1 ? "it" : "they", held.size() == 1 ? "s" : "");
+    }
+}
+
 void run_wide_top(std::string& out, const RunAudit& audit)
 {
     if (!audit.manifest_reads.empty()) {
-        auto readers = std::count_if(audit.tasks.begin(), audit.tasks.end(), [](const TaskAudit& t) {
+        auto readers = ids_with(audit, [](const TaskAudit& t) {
             return t.status == TaskStatus::audited && !t.findings.manifest_reads.empty();
         });
         const auto n = audit.manifest_reads.size();
         out += fmt::format("  {} workspace {} package.json read by {}\n", n, n == 1 ? "package's" : "packages'",
-                           count_of(static_cast<std::size_t>(readers), "task"));
+                           tasks_named(readers));
     }
     if (!audit.toolchain_reads.empty())
         out += "  version and package managers' configuration read: " + path_counts(audit.toolchain_reads) + "\n";
-    if (!audit.read_by_many.empty()) {
-        out += "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change "
-               "the results):\n";
-        for (const auto& c : audit.read_by_many)
-            out += fmt::format("    {} ({}){}\n", c.path, count_of(c.tasks, "task"),
-                               c.tsconfig ? ": TypeScript configuration, likely an input" : "");
+    bool heading = false;
+    for (const audit::SharedRead& r : audit.shared_reads) {
+        if (r.toolchain)
+            continue;  // said on the line above
+        if (!heading)
+            out += "  read by many tasks:\n";
+        heading = true;
+        std::string what = r.files > 1 ? fmt::format("{}, {}", count_of(r.files, "file"), tasks_named(r.task_ids))
+                                       : tasks_named(r.task_ids);
+        // A glob of siblings is likely a tool finding paths (its advice says so), a single file an input.
+        const char* tsconfig = !r.tsconfig ? ""
+                               : audit::prefer_ignore_for(r.path).empty()
+                                   ? ": TypeScript configuration, likely an input"
+                                   : ": TypeScript configuration";
+        out += fmt::format("    {} ({}){}\n", r.path, what, tsconfig);
     }
+    shared_advice(out, audit);
     if (!audit.packages_read_by_many.empty()) {
         out += "  installed packages read by many tasks, which the sandbox allows, but not in their keys:\n";
         for (const auto& c : audit.packages_read_by_many)
-            out += fmt::format("    {} ({})\n", c.path, count_of(c.tasks, "task"));
+            out += fmt::format("    {} ({})\n", c.path, tasks_named(c.task_ids));
     }
 }
 
-// `paths` less those in `shown`, in their order.
-std::vector<std::string> minus(const std::vector<std::string>& paths, const std::set<std::string>& shown)
+// `paths` less those the run declares once for many tasks, in their order.
+std::vector<std::string> own(const std::vector<std::string>& paths, const RunAudit& audit)
 {
     std::vector<std::string> out;
     std::copy_if(paths.begin(), paths.end(), std::back_inserter(out),
+                 [&audit](const std::string& p) { return !audit.shared(p); });
+    return out;
+}
+
+// `names` less those in `shown`, in their order.
+std::vector<std::string> minus(const std::vector<std::string>& names, const std::set<std::string>& shown)
+{
+    std::vector<std::string> out;
+    std::copy_if(names.begin(), names.end(), std::back_inserter(out),
                  [&shown](const std::string& p) { return !shown.count(p); });
     return out;
 }
 
-void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths)
+// Reads as lines: the same file read in many sibling directories is one glob with how many.
+std::vector<std::string> read_lines(const std::vector<std::string>& paths)
 {
-    out += "    " + heading + "\n";
-    for (const auto& p : paths)
-        out += "      " + p + "\n";
+    std::vector<std::string> out;
+    for (const audit::SiblingGroup& g : audit::fold_siblings(paths))
+        out.push_back(g.files.size() == 1 ? path_line(g.glob)
+                                          : fmt::format("{} ({})", g.glob, count_of(g.files.size(), "file")));
+    return out;
 }
 
 // The installed packages a task read outside its key, less those listed at the top: enforce allows
@@ -114,74 +191,150 @@ std::string package_lines(const TaskFindings& f, const std::set<std::string>& ma
     return out;
 }
 
-void task_lines(std::string& out, const TaskAudit& task, const std::set<std::string>& read_by_many,
-                const std::string& packages)
+// Its writes outside its outputs, a directory it created as one line with a count: the JSON keeps every
+// path.
+std::vector<std::string> write_lines(const TaskFindings& f)
+{
+    std::vector<std::string> lines;
+    for (const std::string& g : audit::group_created(f)) {
+        if (!g.ends_with('/')) {
+            lines.push_back(path_line(g));
+            continue;
+        }
+        std::size_t n = std::count_if(f.stray_writes.begin(), f.stray_writes.end(),
+                                      [&g](const std::string& p) { return p.starts_with(g); });
+        lines.push_back(fmt::format("{} ({}, in a directory it created)", g, count_of(n, "file")));
+    }
+    return lines;
+}
+
+// What it did that is its own to say (not what the run says once at the top): empty when nothing.
+std::string own_lines(const TaskAudit& task, const RunAudit& audit)
 {
     const TaskFindings& f = task.findings;
-    out += "  " + task.task + "\n";
-    bool listed = false;
-    if (auto reads = minus(f.reads_outside_inputs, read_by_many); !reads.empty()) {
-        path_list(out, count_of(reads.size(), "read") + " outside its inputs:", reads);
-        listed = true;
+    std::string out;
+    if (auto reads = own(f.reads_outside_inputs, audit); !reads.empty())
+        path_list(out, count_of(reads.size(), "read") + " outside its inputs:", read_lines(reads));
+    if (auto tsconfig = own(f.tsconfig_reads, audit); !tsconfig.empty()) {
+        auto lines = read_lines(tsconfig);
+        // A glob of siblings is likely a tool finding paths, not an input: its advice below says so.
+        bool siblings = lines.size() < tsconfig.size();
+        std::string heading = fmt::format("{} read outside its inputs{}",
+                                          count_of(tsconfig.size(), "TypeScript configuration"),
+                                          siblings               ? ":"
+                                          : tsconfig.size() == 1 ? ", likely an input:"
+                                                                 : ", likely inputs:");
+        path_list(out, heading, lines);
     }
-    if (auto tsconfig = minus(f.tsconfig_reads, read_by_many); !tsconfig.empty()) {
+    if (auto toolchain = own(f.toolchain_reads, audit); !toolchain.empty())
         path_list(out,
-                  tsconfig.size() == 1
-                      ? "1 TypeScript configuration read outside its inputs, likely an input:"
-                      : fmt::format("{} TypeScript configurations read outside its inputs, likely inputs:",
-                                    tsconfig.size()),
-                  tsconfig);
-        listed = true;
-    }
+                  fmt::format("{} outside its inputs:",
+                              count_of(toolchain.size(), "version or package manager configuration")),
+                  read_lines(toolchain));
     // What it wrote in .git (git_writes) is counted once at the end, as enforce allows it.
-    if (const auto& writes = f.stray_writes; !writes.empty()) {
-        // A directory it created is one line with a count: the JSON keeps every path.
-        std::vector<std::string> lines;
-        for (const std::string& g : audit::group_created(f)) {
-            if (!g.ends_with('/')) {
-                lines.push_back(g);
-                continue;
-            }
-            std::size_t n = std::count_if(writes.begin(), writes.end(),
-                                          [&g](const std::string& p) { return p.starts_with(g); });
-            lines.push_back(fmt::format("{} ({}, in a directory it created)", g, count_of(n, "file")));
-        }
-        path_list(out, fmt::format("{} written outside its outputs:", writes.size()), lines);
-        listed = true;
-    }
-    if (const auto& temp = f.temporary_files; !temp.empty()) {
-        path_list(out,
-                  fmt::format("{} temporary file{} outside its outputs, created and removed again (not counted):",
-                              temp.size(), temp.size() == 1 ? "" : "s"),
-                  temp);
-        listed = true;
-    }
+    if (!f.stray_writes.empty())
+        path_list(out, fmt::format("{} written outside its outputs:", f.stray_writes.size()), write_lines(f));
     std::string projects;
     for (const auto& [project, paths] : f.dependency_reads)
         if (!paths.empty())
             projects += fmt::format("{}{} ({})", projects.empty() ? "" : ", ", project, count_of(paths.size(), "file"));
-    if (!projects.empty()) {
+    if (!projects.empty())
         out += "    read in projects it depends on: " + projects + "\n";
-        listed = true;
-    }
+    return out;
+}
+
+// How many of the files it read the run declares once for many tasks.
+std::size_t shared_count(const TaskFindings& f, const RunAudit& audit)
+{
+    std::size_t n = 0;
+    for (const auto* list : {&f.reads_outside_inputs, &f.tsconfig_reads, &f.toolchain_reads})
+        n += std::count_if(list->begin(), list->end(), [&audit](const std::string& p) { return audit.shared(p); });
+    return n;
+}
+
+void task_lines(std::string& out, const TaskAudit& task, const RunAudit& audit, const std::string& own,
+                const std::string& packages)
+{
+    const TaskFindings& f = task.findings;
+    out += "  " + task.task + "\n" + own;
+    if (const auto& temp = f.temporary_files; !temp.empty())
+        path_list(out,
+                  fmt::format("{} temporary file{} outside its outputs, created and removed again (not counted):",
+                              temp.size(), temp.size() == 1 ? "" : "s"),
+                  temp);
     out += packages;
-    // Without this line a task name would stand alone, as if it had nothing to say.
-    if (!listed && packages.empty())
-        out += "    only reads counted above\n";
-    // What to declare, in the target's terms, for what is listed here: what many tasks read is said once
-    // at the top, and installed packages' headings say theirs.
+    out += declare_lines(task, &audit);
+    if (std::size_t n = shared_count(f, audit))
+        out += fmt::format("    and {} many tasks read: in nx.json, above\n", count_of(n, "file"));
+}
+
+void closing(std::string& out, const RunAudit& audit)
+{
+    const auto& c = audit.counts;
+    if (!audit.unkeyed_reads.empty())
+        out += "  read, which the sandbox allows, but not in their keys: " + path_counts(audit.unkeyed_reads) + "\n";
+    if (audit.git_writers) {
+        auto writers = ids_with(audit, [](const TaskAudit& t) {
+            return t.status == TaskStatus::audited && !t.findings.git_writes.empty();
+        });
+        out += fmt::format("  {} wrote in .git, which the sandbox allows: {}\n", count_of(writers.size(), "task"),
+                           named(writers));
+    }
+    restored_line(out, audit, "audited");
+    // When no recorder works, the header already said why nothing was audited.
+    if (audit.no_recorder.empty() || c.audited != 0)
+        status_block(out, audit, TaskStatus::not_audited, c.not_audited, "not audited");
+    status_block(out, audit, TaskStatus::unsandboxed, c.unsandboxed, "ran unsandboxed");
+    status_block(out, audit, TaskStatus::refused, c.refused, "refused");
+}
+
+}  // namespace
+
+namespace summary {
+
+// "1 task", "2 tasks"
+std::string count_of(std::size_t n, const char* noun)
+{
+    return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
+// "app:build, app:test, lib:build and 37 more": up to four named, else the first three.
+std::string named(const std::vector<std::string>& ids)
+{
+    constexpr std::size_t kShown = 3;
+    if (ids.size() <= kShown + 1)
+        return fmt::format("{}", fmt::join(ids, ", "));
+    return fmt::format("{} and {} more", fmt::join(ids.begin(), ids.begin() + kShown, ", "), ids.size() - kShown);
+}
+
+// A path as a line of the summary: a name made for one run says it is nothing to declare.
+std::string path_line(const std::string& path)
+{
+    return audit::temporary_name(path) ? path + " (named for this run: a temporary file, nothing to declare)" : path;
+}
+
+void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths)
+{
+    out += "    " + heading + "\n";
+    for (const auto& p : paths)
+        out += "      " + p + "\n";
+}
+
+// What to declare in its target, for what is listed here, one line per kind: what many tasks read is
+// said once at the top, and installed packages' headings say theirs.
+std::string declare_lines(const TaskAudit& task, const RunAudit* audit)
+{
     // A TypeScript configuration is declared as any other read: one line for both.
     TaskAudit listed_here = task;
-    listed_here.findings.reads_outside_inputs = minus(f.reads_outside_inputs, read_by_many);
-    for (std::string& p : minus(f.tsconfig_reads, read_by_many))
-        listed_here.findings.reads_outside_inputs.push_back(std::move(p));
-    listed_here.findings.tsconfig_reads.clear();
+    auto& f = listed_here.findings;
+    f.reads_outside_inputs.insert(f.reads_outside_inputs.end(), f.tsconfig_reads.begin(), f.tsconfig_reads.end());
+    std::sort(f.reads_outside_inputs.begin(), f.reads_outside_inputs.end());
+    f.tsconfig_reads.clear();
     std::string declare;
-    for (const audit::Suggestion& s : audit::suggest(listed_here))
+    for (const audit::Suggestion& s : audit::suggest(listed_here, audit))
         if (s.declare != "externalDependencies" && s.declare != "packageExtensions")
             declare += "      " + audit::suggestion_line(s) + "\n";
-    if (!declare.empty())
-        out += "    what to declare in its target:\n" + declare;
+    return declare.empty() ? "" : "    what to declare in its target:\n" + declare;
 }
 
 // "  2 tasks not audited:" and a line per task with why.
@@ -195,88 +348,40 @@ void status_block(std::string& out, const RunAudit& audit, TaskStatus status, st
             out += "    " + t.task + (t.reason.empty() ? "" : ": " + t.reason) + "\n";
 }
 
-void closing(std::string& out, const RunAudit& audit)
+void restored_line(std::string& out, const RunAudit& audit, const char* checked)
 {
-    const auto& c = audit.counts;
-    if (!audit.unkeyed_reads.empty())
-        out += "  read, which the sandbox allows, but not in their keys: " + path_counts(audit.unkeyed_reads) + "\n";
-    if (audit.git_writers)
-        out += fmt::format("  {} wrote in .git, which the sandbox allows\n", count_of(audit.git_writers, "task"));
-    if (c.restored)
-        out += fmt::format("  {} restored from the cache, so not audited\n", count_of(c.restored, "task"));
-    // When no recorder works, the header already said why nothing was audited.
-    if (audit.no_recorder.empty() || c.audited != 0)
-        status_block(out, audit, TaskStatus::not_audited, c.not_audited, "not audited");
-    status_block(out, audit, TaskStatus::unsandboxed, c.unsandboxed, "ran unsandboxed");
-    status_block(out, audit, TaskStatus::refused, c.refused, "refused");
+    auto restored = ids_with(audit, [](const TaskAudit& t) { return t.status == TaskStatus::restored; });
+    if (!restored.empty())
+        out += fmt::format("  {} restored from the cache, so not {}: {}\n", count_of(restored.size(), "task"), checked,
+                           named(restored));
 }
 
-// Under enforce: which tasks had what their declarations refuse, refused or not kept, each listed.
-std::string enforce_summary(const RunAudit& audit)
-{
-    const auto& c = audit.counts;
-    std::string out;
-    if (c.enforced == 0)
-        out = "Sandbox enforce: no task ran confined\n";
-    else if (c.went_beyond == 0)
-        out = fmt::format("Sandbox enforce: {} kept to what {}\n", count_of(c.enforced, "task"),
-                          c.enforced == 1 ? "it declares" : "they declare");
-    else
-        out = fmt::format("Sandbox enforce: {} of {} did what {} refuse\n", c.went_beyond,
-                          count_of(c.enforced, "task"), c.enforced == 1 ? "its declarations" : "their declarations");
-    if (!audit.landlock_only.empty())
-        out += "  held by Landlock alone: " + audit.landlock_only + "\n";
-    for (const auto& t : audit.tasks) {
-        if (t.status != TaskStatus::enforced || !t.findings.went_beyond())
-            continue;
-        const TaskFindings& f = t.findings;
-        out += "  " + t.task + "\n";
-        if (!f.refused_reads.empty())
-            path_list(out, fmt::format("{} refused; declare {} as {}:",
-                                       count_of(f.refused_reads.size(), "read"),
-                                       f.refused_reads.size() == 1 ? "it" : "them",
-                                       f.refused_reads.size() == 1 ? "an input" : "inputs"),
-                      f.refused_reads);
-        if (!f.refused_writes.empty())
-            path_list(out, fmt::format("{} outside its outputs refused:", count_of(f.refused_writes.size(), "write")),
-                      f.refused_writes);
-        if (!f.discarded_writes.empty())
-            path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
-                      f.discarded_writes);
-    }
-    if (!audit.recorder && c.enforced != 0)
-        out += "  reads refused are not listed: " +
-               (audit.no_recorder.empty() ? std::string("no recorder works here") : audit.no_recorder) + "\n";
-    if (audit.stale_sandboxes)
-        out += fmt::format("  removed {} sandbox {} left by an interrupted run\n", audit.stale_sandboxes,
-                           audit.stale_sandboxes == 1 ? "directory" : "directories");
-    if (c.restored)
-        out += fmt::format("  {} restored from the cache, so not checked\n", count_of(c.restored, "task"));
-    status_block(out, audit, TaskStatus::unsandboxed, c.unsandboxed, "ran unsandboxed");
-    status_block(out, audit, TaskStatus::refused, c.refused, "refused");
-    return out;
-}
-
-}  // namespace
+}  // namespace summary
 
 std::string sandbox_summary(const RunAudit& audit)
 {
     if (audit.mode == "enforce")
-        return enforce_summary(audit);
+        return summary::enforce_summary(audit);
     std::string out = header(audit);
     run_wide_top(out, audit);
-    std::set<std::string> many, many_packages;
-    for (const auto& c : audit.read_by_many)
-        many.insert(c.path);
+    std::set<std::string> many_packages;
     for (const auto& c : audit.packages_read_by_many)
         many_packages.insert(c.path);
+    // A task that went beyond only by what is said above is one name on one line, not a block each.
+    std::vector<std::string> only_above;
     for (const auto& t : audit.tasks) {
         if (t.status != TaskStatus::audited)
             continue;
         std::string packages = package_lines(t.findings, many_packages);
-        if (t.findings.went_beyond() || !packages.empty())
-            task_lines(out, t, many, packages);
+        std::string mine = own_lines(t, audit);
+        if (!mine.empty() || !packages.empty())
+            task_lines(out, t, audit, mine, packages);
+        else if (t.findings.went_beyond())
+            only_above.push_back(t.task);
     }
+    if (!only_above.empty())
+        out += fmt::format("  {} went beyond only by what is counted above: {}\n", count_of(only_above.size(), "task"),
+                           named(only_above));
     closing(out, audit);
     return out;
 }

@@ -370,6 +370,7 @@ Outcome RunMany::run_task(std::size_t i)
         running_.erase(&runner);
     }
     if (sandboxed.task) {
+        sandboxed.task->command_failed = result && !result->cancelled && !result->succeeded;
         Status kept = sandbox_->finish(std::move(sandboxed.task), cancelled_ || (result && result->cancelled),
                                        result ? std::string() : result.error().message);
         if (!kept) {

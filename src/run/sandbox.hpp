@@ -34,6 +34,7 @@ public:
     std::size_t task;
     rules::Rules rules;
     OutputDirectories directories;  // made for it as it starts, removed if left empty
+    bool command_failed = false;    // set by the runner before finish(): its commands ran and failed
 };
 
 class Sandbox {

@@ -67,6 +67,26 @@ std::vector<std::string> run_outputs(Session& session)
     return out;
 }
 
+// Its declared outputs that name one file (a path with an extension, no pattern): held by Landlock alone
+// a missing one cannot be created, and the summary asks for its directory instead.
+std::vector<std::string> file_outputs(Session& session, const workspace::Task& t, const rules::Rules& rules)
+{
+    std::vector<std::string> out;
+    auto outputs = key::resolve_outputs(session.workspace().projects()[t.project], *t.target, t.configuration);
+    if (!outputs)
+        return out;
+    const std::vector<std::string> dirs = rules.directory_outputs();
+    for (const std::string& p : outputs->paths) {
+        auto glob = workspace::Glob::compile(p);
+        if (!glob || !glob->names_path() || std::find(dirs.begin(), dirs.end(), p) != dirs.end())
+            continue;
+        std::string_view name = std::string_view(p).substr(p.rfind('/') + 1);
+        if (name.find('.') != std::string_view::npos && name.front() != '.')
+            out.push_back(p);
+    }
+    return out;
+}
+
 }  // namespace
 
 class SandboxEnforce::Enforced final : public TaskSandbox {
@@ -234,6 +254,9 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
     const std::string& root = session_.workspace().root();
     Status kept;
     audit::TaskAudit audit{t.id, audit::TaskStatus::enforced, {}, {}};
+    audit.failed = run.command_failed;
+    audit.project_root = session_.workspace().projects()[t.project].root;
+    audit.file_outputs = file_outputs(session_, t, run.rules);
     if (const auto& setup = run.enforced->setup_failure()) {
         audit.status = audit::TaskStatus::refused;
         audit.reason = fmt::format("its sandbox could not be built: {}; {}", *setup, kUnsandboxHint);

@@ -85,7 +85,7 @@ def test_what_existed_and_is_not_declared_stays_refused_and_is_named(how, tmp_pa
     task = doc["tasks"]["app:t"]
     assert task["findings"].get("refusedReads") == [path], task
     summary = r.stdout[r.stdout.index("Sandbox enforce:"):]
-    assert f"  app:t\n    1 read refused; declare it as an input:\n      {path}\n" in summary, summary
+    assert f"  app:t (failed)\n    1 read refused; declare it as an input:\n      {path}\n" in summary, summary
 
 
 def test_directories_stay_listable_and_show_what_the_task_may_read(tmp_path):

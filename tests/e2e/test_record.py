@@ -159,7 +159,7 @@ def test_qk_record_audit_is_record_and_sandbox_and_counts_restored_tasks(recorde
     again = run(b, "--report", str(tmp_path / "run.json"), recorder=recorder, env={"QK_RECORD": "audit"})
     assert restored(again), again.stdout
     assert audit_text(again.stdout) == ("Sandbox audit: no task was audited\n"
-                                        "  1 task restored from the cache, so not audited\n")
+                                        "  1 task restored from the cache, so not audited: app:build\n")
     doc = report(tmp_path / "run.json")
     assert doc["tasks"]["app:build"]["source"] in ("restored", "restoredInPlace")
     assert "audit" not in doc["tasks"]["app:build"]
@@ -170,7 +170,7 @@ def test_a_task_without_ultracache_is_recorded_for_the_audit_alone(recorder, tmp
     target = {k: v for k, v in STAMP.items() if k != "qk:ultracache"}
     ws = stamp_workspace(tmp_path, target)
     r = run(ws, "--record", "--sandbox", recorder=recorder)
-    assert "unkeyed" not in r.stdout and ".git/HEAD (1 task)" in audit_text(r.stdout), r.stdout
+    assert "unkeyed" not in r.stdout and ".git/HEAD (1 task: app:build)" in audit_text(r.stdout), r.stdout
     assert not (ws / ".qk/cache/read-sets").exists()
     (ws / ".git/HEAD").write_text("ref: refs/heads/feature\n")
     assert restored(run(ws, recorder=recorder))  # keyed by its declarations alone, as without --record

@@ -41,7 +41,7 @@ Sandbox audit: 1 of 2 tasks went beyond what they declare
     what to declare in its target:
       "inputs": ["{projectRoot}/other/notes.txt"], or in qk:ultracache.ignoreReads if it cannot change the result
       "outputs": ["{projectRoot}/stray.txt"]
-  read, which the sandbox allows, but not in their keys: .env (1 task)
+  read, which the sandbox allows, but not in their keys: .env (1 task: app:build)
 """
 
 
@@ -90,7 +90,7 @@ def test_restored_tasks_are_not_audited_and_skip_cache_audits_them(recorder, tmp
     assert again.returncode == 0, again.stdout + again.stderr
     assert audit_text(again.stdout) == (
         "Sandbox audit: 1 task kept to what it declares\n"
-        "  1 task restored from the cache, so not audited\n"
+        "  1 task restored from the cache, so not audited: app:build\n"
     ), again.stdout
     assert doc["tasks"]["app:build"] == {"status": "restored"}
     assert doc["summary"]["restored"] == 1 and doc["summary"]["audited"] == 1
@@ -199,16 +199,23 @@ def test_each_finding_kind_and_rule(recorder, tmp_path):
 
     text = audit_text(r.stdout)
     assert text.startswith("Sandbox audit: 9 of 18 tasks went beyond what they declare\n"), text
-    assert "  1 workspace package's package.json read by 1 task\n" in text
-    assert "  version and package managers' configuration read: .nvmrc (1 task)\n" in text
+    assert "  1 workspace package's package.json read by 1 task: app:manifest\n" in text
+    assert "  version and package managers' configuration read: .nvmrc (1 task: app:toolchain)\n" in text
+    # A root toolchain file is declared once, in nx.json, for every task.
+    assert '    "namedInputs": {"sharedGlobals": ["{workspaceRoot}/.nvmrc"]}\n' in text
     assert "  app:deps\n    read in projects it depends on: lib (1 file)\n" in text
     assert "  app:tsconfig\n    1 TypeScript configuration read outside its inputs, likely an input:\n" \
            "      tsconfig.base.json\n" in text
-    assert "  app:manifest\n    only reads counted above\n" in text
-    assert "  read, which the sandbox allows, but not in their keys: .git/HEAD (1 task)\n" in text
-    assert "  1 task wrote in .git, which the sandbox allows\n" in text
+    # Tasks with nothing of their own to say are one line, not a block each.
+    assert "only reads counted above" not in text
+    assert "  2 tasks went beyond only by what is counted above: app:manifest, app:toolchain\n" in text
+    # nx.json is held by effect: declared to be read, never offered to ignoreReads.
+    assert '  app:effect\n    1 read outside its inputs:\n      nx.json\n    what to declare in its target:\n' \
+           '      "inputs": ["{workspaceRoot}/nx.json"]\n' in text
+    assert "  read, which the sandbox allows, but not in their keys: .git/HEAD (1 task: app:git)\n" in text
+    assert "  1 task wrote in .git, which the sandbox allows: app:git\n" in text
     assert '  1 task ran unsandboxed:\n    app:unsandboxed: "qk:sandbox": false on its target\n' in text
-    assert "app:git\n" not in text  # what the sandbox allows does not list a task
+    assert "\n  app:git\n" not in text  # what the sandbox allows gives a task no block of its own
 
 
 @RECORDERS
@@ -234,16 +241,25 @@ def test_paths_read_by_many_tasks_are_listed_once(recorder, tmp_path):
     r, doc = sandbox(ws, "t0,t1,t2", recorder, tmp_path / "report.json", "--parallel", "1")
     assert r.returncode == 0, r.stdout + r.stderr
     assert doc["readByMany"] == [{"path": "tools/shared.js", "tasks": 3}]
+    assert doc["sharedSuggestions"] == [{"namedInput": "sharedGlobals", "values": ["{workspaceRoot}/tools/shared.js"],
+                                         "orIgnoreReads": ["{workspaceRoot}/tools/shared.js"], "targets": ["t0", "t1", "t2"],
+                                         "tasks": 3}]
     # Each task's own list in the report keeps it; the summary lists it once, at the top.
     assert doc["tasks"]["app:t1"]["findings"] == {"readsOutsideInputs": ["other/1.txt", "tools/shared.js"]}
     assert audit_text(r.stdout) == (
         "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
-        "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the results):\n"
-        "    tools/shared.js (3 tasks)\n"
+        "  read by many tasks:\n"
+        "    tools/shared.js (3 tasks: app:t0, app:t1, app:t2)\n"
+        "  what to declare once, in nx.json, rather than in each target:\n"
+        '    "namedInputs": {"sharedGlobals": ["{workspaceRoot}/tools/shared.js"]}\n'
+        '      with "sharedGlobals" in "default" ("default": ["{projectRoot}/**/*", "sharedGlobals"]), and in the inputs '
+        "of targets that name theirs without it\n"
+        "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
         + "".join(f"  app:t{i}\n    1 read outside its inputs:\n      other/{i}.txt\n"
                   "    what to declare in its target:\n"
                   f'      "inputs": ["{{workspaceRoot}}/other/{i}.txt"], or in qk:ultracache.ignoreReads if it cannot '
-                  "change the result\n" for i in range(3))
+                  "change the result\n"
+                  "    and 1 file many tasks read: in nx.json, above\n" for i in range(3))
     ), r.stdout
 
 
@@ -403,3 +419,71 @@ def test_a_file_created_and_removed_again_is_temporary_not_a_stray_write(tmp_pat
     findings = json.loads(report.read_text())["tasks"]["app:build"]["findings"]
     assert findings.get("strayWrites") == ["app/old.txt"], findings
     assert "temporaryFiles" not in findings
+
+
+@RECORDERS
+def test_a_build_reading_back_the_directory_it_wrote_is_told_to_declare_it_as_an_output(recorder, tmp_path):
+    """The build makes lib (no output names it), writes lib/cjs/index.cjs under a temporary name and renames
+    it into place, then reads it back: one write, listed once, and the advice is the output lib, whole,
+    never an input."""
+    build = ("mkdir -p packages/app/lib/cjs && cp packages/app/src/index.js packages/app/lib/cjs/.index.cjs.part"
+             " && mv packages/app/lib/cjs/.index.cjs.part packages/app/lib/cjs/index.cjs"
+             " && cat packages/app/lib/cjs/index.cjs > /dev/null")
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": {"build": {"command": build}}}},
+                        {"packages/app/src/index.js": "export {}\n"})
+    r, doc = sandbox(ws, "build", recorder, tmp_path / "report.json", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    task = doc["tasks"]["app:build"]
+    assert "readsOutsideInputs" not in task["findings"], task
+    assert "packages/app/lib/cjs/index.cjs" in task["findings"]["strayWrites"], task
+    assert [s for s in task["suggestions"] if s["declare"] == "inputs"] == [], task
+    assert {"finding": "strayWrites", "declare": "outputs", "values": ["{projectRoot}/lib"]} in task["suggestions"]
+    text = audit_text(r.stdout)
+    assert '      "outputs": ["{projectRoot}/lib"]\n' in text, text
+    assert '"inputs"' not in text, text
+
+
+@RECORDERS
+def test_what_many_tasks_read_is_one_nx_json_change_and_a_tool_scanning_siblings_one_glob(recorder, tmp_path):
+    """Each task reads .npmrc and pnpm-workspace.yaml as pnpm does; each test reads every project's
+    tsconfig.json as vite-tsconfig-paths does; one lint reads a cache file named for one run. The summary
+    says the nx.json change once and names the tasks it counts; the tests, with nothing of their own, are
+    one line."""
+    names = ["a", "b", "c", "d"]
+    pnpm = "cat .npmrc pnpm-workspace.yaml > /dev/null"
+    projects = {n: {"root": f"packages/{n}", "targets": {
+        "build": {"command": pnpm},
+        "test": {"command": f"{pnpm} && cat packages/*/tsconfig.json > /dev/null"},
+    }} for n in names}
+    projects["a"]["targets"]["build"]["command"] += " && cat .cache/eslint-1796405520738-3f2a1b.json > /dev/null"
+    files = {".npmrc": "x=1\n", ".cache/eslint-1796405520738-3f2a1b.json": "{}\n",
+             **{f"packages/{n}/tsconfig.json": "{}\n" for n in names}}
+    ws = make_workspace(tmp_path / "ws", projects, files)
+    r, doc = sandbox(ws, "build,test", recorder, tmp_path / "report.json", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["sharedSuggestions"] == [
+        {"namedInput": "sharedGlobals", "values": ["{workspaceRoot}/.npmrc", "{workspaceRoot}/pnpm-workspace.yaml"],
+         "orIgnoreReads": ["{workspaceRoot}/.npmrc"], "targets": ["build", "test"], "tasks": 8},
+        {"namedInput": "sharedGlobals", "values": ["{workspaceRoot}/packages/*/tsconfig.json"],
+         "orIgnoreReads": ["{workspaceRoot}/packages/*/tsconfig.json"],
+         "preferIgnoreReads": "one tool reads the tsconfig.json of every directory there, likely only to find paths "
+                              "(as vite-tsconfig-paths does)",
+         "targets": ["test"], "tasks": 4}], doc["sharedSuggestions"]
+    # Each task's report keeps its own suggestions whole; a name made for one run is never one of them.
+    a_build = doc["tasks"]["a:build"]
+    assert a_build["findings"]["readsOutsideInputs"] == [".cache/eslint-1796405520738-3f2a1b.json",
+                                                          "pnpm-workspace.yaml"], a_build
+    assert "1796405520738" not in json.dumps(a_build["suggestions"]), a_build
+    text = audit_text(r.stdout)
+    assert text.count('"namedInputs"') == 1 and text.count("what to declare once") == 1, text
+    assert "  version and package managers' configuration read: .npmrc (8 tasks: a:build, a:test, b:build and 5 more)\n" \
+           in text, text
+    assert "    packages/*/tsconfig.json (4 files, 4 tasks: a:test, b:test, c:test, d:test): TypeScript configuration\n" \
+           in text, text
+    assert '    "targetDefaults": {"test": {"qk:ultracache": {"ignoreReads": ["{workspaceRoot}/packages/*/tsconfig.json"]}}}\n' \
+           in text, text
+    assert "      .cache/eslint-1796405520738-3f2a1b.json (named for this run: a temporary file, nothing to declare)\n" \
+           in text, text
+    assert "  7 tasks went beyond only by what is counted above: a:test, b:build, b:test and 4 more\n" in text, text
+    # Said at the top only: what many read, the namedInputs line, and why it is never to ignore.
+    assert "only reads counted above" not in text and text.count("pnpm-workspace.yaml") == 3, text

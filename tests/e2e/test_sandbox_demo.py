@@ -41,7 +41,7 @@ FINDINGS = {
 
 SUMMARY = """\
 Sandbox audit: 3 of 8 tasks went beyond what they declare
-  1 workspace package's package.json read by 1 task
+  1 workspace package's package.json read by 1 task: app:test
   app:build
     1 read outside its inputs:
       scripts/stamp.mjs
@@ -59,7 +59,7 @@ Sandbox audit: 3 of 8 tasks went beyond what they declare
       tsconfig.base.json
     what to declare in its target:
       "inputs": ["{workspaceRoot}/tsconfig.base.json"], or in qk:ultracache.ignoreReads if it cannot change the result
-  read, which the sandbox allows, but not in their keys: .env (1 task), .git/HEAD (1 task)
+  read, which the sandbox allows, but not in their keys: .env (1 task: app:build), .git/HEAD (1 task: app:build)
 """
 
 GENERATED = shutil.ignore_patterns(".qk", ".git", "node_modules", "dist", ".eslintcache", "*.log")
@@ -142,7 +142,7 @@ def test_enforce_refuses_what_the_audit_reported_and_the_tools_say_so(installed,
     assert enforce.startswith("Sandbox enforce: 3 of 8 tasks did what their declarations refuse\n"), enforce
     for task, path in (("app:build", "scripts/stamp.mjs"), ("app:test", "packages/lib/package.json"),
                        ("app:typecheck", "tsconfig.base.json")):
-        assert f"  {task}\n    1 read refused; declare it as an input:\n      {path}\n" in enforce
+        assert f"  {task} (failed)\n    1 read refused; declare it as an input:\n      {path}\n" in enforce
 
     # Declared as the audit suggests, app:build runs; the log tsc wrote beside its outputs is not kept.
     project = ws / "packages/app/project.json"

@@ -143,7 +143,7 @@ TEST_CASE("package findings: allowed, so never going beyond; listed per task and
     CHECK(report::sandbox_summary(run) ==
           "Sandbox audit: 4 tasks kept to what they declare\n"
           "  installed packages read by many tasks, which the sandbox allows, but not in their keys:\n"
-          "    phantom (3 tasks)\n"
+          "    phantom (3 tasks: a:build, b:build, c:build)\n"
           "  a:build\n"
           "    1 installed package read that nothing its importers install depends on, which the sandbox "
           "allows, found through pnpm's hoisting; declare it as a dependency of the package importing it:\n"

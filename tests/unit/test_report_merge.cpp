@@ -112,6 +112,30 @@ TEST_CASE("a report reads back as it was written, writes in .git among its stray
     CHECK(back->tasks[0].provenance == r.tasks[0].provenance);
 }
 
+TEST_CASE("suggestions read back whole: what ignoreReads fits better, and what a value replaces", "[report-merge]")
+{
+    TaskFindings test;
+    test.tsconfig_reads = {"packages/a/tsconfig.json", "packages/b/tsconfig.json", "packages/c/tsconfig.json"};
+    TaskAudit build = task("lib:build", TaskStatus::enforced, "0123456789abcdef0123456789abcdef", seen("0"));
+    build.project_root = "packages/lib";
+    build.file_outputs = {"packages/lib/dist/index.js"};
+    build.findings.refused_writes = {"packages/lib/dist/index.js"};
+    RunAudit r = shard("0", {task("app:test", TaskStatus::audited, "fedcba9876543210fedcba9876543210", seen("0"), test),
+                             build});
+    const std::string written = qk::report::sandbox_report_json(r);
+    CHECK(written.find("\"preferIgnoreReads\"") != std::string::npos);
+    CHECK(written.find("\"inPlaceOf\"") != std::string::npos);
+    auto back = qk::report::read_sandbox_report(written, "r.json");
+    REQUIRE(back);
+    REQUIRE(back->tasks[0].given_suggestions);
+    REQUIRE(back->tasks[0].given_suggestions->size() == 1);
+    CHECK_FALSE(back->tasks[0].given_suggestions->front().prefer_ignore.empty());
+    REQUIRE(back->tasks[1].given_suggestions);
+    CHECK(back->tasks[1].given_suggestions->front().in_place_of ==
+          std::vector<std::string>{"{projectRoot}/dist/index.js"});
+    CHECK(round_trip(r) == written);  // as a merge of one report writes it
+}
+
 TEST_CASE("a merge keeps the record that says most, lists conflicts, and does not depend on order",
           "[report-merge]")
 {

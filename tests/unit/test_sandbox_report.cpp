@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <map>
+#include <sstream>
 #include <variant>
 
 #include "qk/util/json_writer.hpp"
@@ -171,7 +172,7 @@ TEST_CASE("the spec's example comes out, with what to declare after what the tas
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/other/notes.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
           "      \"outputs\": [\"{workspaceRoot}/stray.txt\"]\n"
-          "  read, which the sandbox allows, but not in their keys: .env (1 task)\n");
+          "  read, which the sandbox allows, but not in their keys: .env (1 task: app:build)\n");
 }
 
 TEST_CASE("the header says how many tasks went beyond, in the right number", "[sandbox-report]")
@@ -189,7 +190,7 @@ TEST_CASE("with nothing audited the header says so, and why when no recorder wor
 {
     CHECK(summary_of({other("a:build", TaskStatus::restored)}) ==
           "Sandbox audit: no task was audited\n"
-          "  1 task restored from the cache, so not audited\n");
+          "  1 task restored from the cache, so not audited: a:build\n");
     CHECK(summary_of({other("a:build", TaskStatus::not_audited, "no recorder works here"),
                       other("b:build", TaskStatus::not_audited, "no recorder works here")},
                      "strace is not installed and eBPF needs CAP_BPF") ==
@@ -210,18 +211,25 @@ TEST_CASE("manifest and toolchain reads are counted once at the top", "[sandbox-
     two.manifest_reads = {"lib/package.json", "util/package.json"};
     two.toolchain_reads = {".npmrc"};
     std::string both = summary_of({audited("a:build", one), audited("b:build", two), audited("c:build")});
+    // Toolchain files at the workspace root are every task's: declared once, in nx.json. A task that went
+    // beyond only by what is counted at the top is one name on one line, not a block of its own.
     CHECK(both ==
           "Sandbox audit: 2 of 3 tasks went beyond what they declare\n"
-          "  2 workspace packages' package.json read by 2 tasks\n"
-          "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
-          "  a:build\n"
-          "    only reads counted above\n"
-          "  b:build\n"
-          "    only reads counted above\n");
+          "  2 workspace packages' package.json read by 2 tasks: a:build, b:build\n"
+          "  version and package managers' configuration read: .npmrc (2 tasks: a:build, b:build), .nvmrc (1 task: "
+          "a:build)\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/.npmrc\", \"{workspaceRoot}/.nvmrc\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
+          "  2 tasks went beyond only by what is counted above: a:build, b:build\n");
+    CHECK(both.find("only reads counted above") == std::string::npos);
 
     TaskFindings single;
     single.manifest_reads = {"lib/package.json"};
-    CHECK(has_line(summary_of({audited("a:build", single)}), "  1 workspace package's package.json read by 1 task"));
+    CHECK(has_line(summary_of({audited("a:build", single)}),
+                   "  1 workspace package's package.json read by 1 task: a:build"));
 }
 
 TEST_CASE("paths read by many tasks are listed at the top and not again per task", "[sandbox-report]")
@@ -232,18 +240,20 @@ TEST_CASE("paths read by many tasks are listed at the top and not again per task
     TaskFindings c = reads({"tools/x.js"});
     CHECK(summary_of({audited("a:build", a), audited("b:build", b), audited("c:build", c)}) ==
           "Sandbox audit: 3 of 3 tasks went beyond what they declare\n"
-          "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the "
-          "results):\n"
-          "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
+          "  read by many tasks:\n"
+          "    tools/x.js (3 tasks: a:build, b:build, c:build): TypeScript configuration, likely an input\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/tools/x.js\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/a/own.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
-          "  b:build\n"
-          "    only reads counted above\n"
-          "  c:build\n"
-          "    only reads counted above\n");
+          "    and 1 file many tasks read: in nx.json, above\n"
+          "  2 tasks went beyond only by what is counted above: b:build, c:build\n");
 
     // Two tasks are not many: each lists the path itself.
     std::string pair =
@@ -307,7 +317,7 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
           "      \"outputs\": [\"{workspaceRoot}/out/extra.txt\", \"{workspaceRoot}/stray.txt\"]\n"
           "      \"inputs\": [\"^default\"], or [\"^a.js\", \"^b.js\", \"^src/**\"] in qk:ultracache.ignoreReads if they "
           "cannot change the result\n"
-          "  1 task wrote in .git, which the sandbox allows\n");
+          "  1 task wrote in .git, which the sandbox allows: app:build\n");
 
     TaskFindings one;
     one.tsconfig_reads = {"tsconfig.base.json"};
@@ -341,8 +351,9 @@ TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[san
     also.unkeyed_reads = {".git/HEAD"};
     CHECK(summary_of({audited("a:build", git), audited("b:build", also)}) ==
           "Sandbox audit: 2 tasks kept to what they declare\n"
-          "  read, which the sandbox allows, but not in their keys: .env (1 task), .git/HEAD (2 tasks)\n"
-          "  2 tasks wrote in .git, which the sandbox allows\n");
+          "  read, which the sandbox allows, but not in their keys: .env (1 task: a:build), .git/HEAD (2 tasks: "
+          "a:build, b:build)\n"
+          "  2 tasks wrote in .git, which the sandbox allows: a:build, b:build\n");
 }
 
 TEST_CASE("temporary files do not make a task go beyond, and are listed apart when it does", "[sandbox-report]")
@@ -438,7 +449,7 @@ TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summar
           "      other/notes.txt\n"
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/other/notes.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
-          "  2 tasks restored from the cache, so not audited\n"
+          "  2 tasks restored from the cache, so not audited: docs:build, lib:build\n"
           "  2 tasks not audited:\n"
           "    app:test: the recording lost 12 events\n"
           "    lib:test: made 100001 reports\n"
@@ -458,7 +469,7 @@ TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summar
     });
     CHECK(singular ==
           "Sandbox audit: 1 task kept to what it declares\n"
-          "  1 task restored from the cache, so not audited\n"
+          "  1 task restored from the cache, so not audited: docs:build\n"
           "  1 task not audited:\n"
           "    app:test: lost events\n"
           "  2 tasks ran unsandboxed:\n"
@@ -506,18 +517,23 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
     });
     CHECK(text ==
           "Sandbox audit: 3 of 4 tasks went beyond what they declare\n"
-          "  1 workspace package's package.json read by 1 task\n"
-          "  version and package managers' configuration read: .npmrc (2 tasks), .nvmrc (1 task)\n"
-          "  read by many tasks (declare them as their inputs, or in ignoreReads if they cannot change the "
-          "results):\n"
-          "    tools/x.js (3 tasks): TypeScript configuration, likely an input\n"
+          "  1 workspace package's package.json read by 1 task: a:build\n"
+          "  version and package managers' configuration read: .npmrc (2 tasks: a:build, b:build), .nvmrc (1 task: "
+          "b:build)\n"
+          "  read by many tasks:\n"
+          "    tools/x.js (3 tasks: a:build, b:build, c:build): TypeScript configuration, likely an input\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/.npmrc\", \"{workspaceRoot}/.nvmrc\", "
+          "\"{workspaceRoot}/tools/x.js\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
           "  a:build\n"
           "    1 read outside its inputs:\n"
           "      a/own.txt\n"
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/a/own.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
-          "  b:build\n"
-          "    only reads counted above\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
           "  c:build\n"
           "    1 TypeScript configuration read outside its inputs, likely an input:\n"
           "      tsconfig.base.json\n"
@@ -529,9 +545,11 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
           "      \"outputs\": [\"{workspaceRoot}/c/stray.txt\"]\n"
           "      \"inputs\": [\"^default\"], or [\"^lib/**\"] in qk:ultracache.ignoreReads if they cannot change the "
           "result\n"
-          "  read, which the sandbox allows, but not in their keys: .env (1 task)\n"
-          "  1 task wrote in .git, which the sandbox allows\n"
-          "  1 task restored from the cache, so not audited\n"
+          "    and 1 file many tasks read: in nx.json, above\n"
+          "  1 task went beyond only by what is counted above: b:build\n"
+          "  read, which the sandbox allows, but not in their keys: .env (1 task: a:build)\n"
+          "  1 task wrote in .git, which the sandbox allows: a:build\n"
+          "  1 task restored from the cache, so not audited: e:build\n"
           "  1 task not audited:\n"
           "    f:build: lost events\n"
           "  1 task ran unsandboxed:\n"
@@ -600,6 +618,8 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
            "orIgnoreReads": ["{workspaceRoot}/other/notes.txt", "{workspaceRoot}/tools/x.js"]},
           {"finding": "tsconfigReads", "declare": "inputs", "values": ["{workspaceRoot}/tsconfig.base.json"],
            "orIgnoreReads": ["{workspaceRoot}/tsconfig.base.json"]},
+          {"finding": "toolchainReads", "declare": "inputs", "values": ["{workspaceRoot}/.nvmrc"],
+           "orIgnoreReads": ["{workspaceRoot}/.nvmrc"]},
           {"finding": "strayWrites", "declare": "outputs", "values": ["{workspaceRoot}/stray.txt"]},
           {"finding": "dependencyReads", "declare": "inputs", "values": ["^default"],
            "orIgnoreReads": ["^lib/**", "^util/**"]}
@@ -620,12 +640,17 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
         "lib:lint": {"status": "refused", "reason": "Landlock cannot take its rules"}
       },
       "readByMany": [{"path": "tools/x.js", "tasks": 3}],
-      "packagesReadByMany": []
+      "packagesReadByMany": [],
+      "sharedSuggestions": [{"namedInput": "sharedGlobals",
+                             "values": ["{workspaceRoot}/.nvmrc", "{workspaceRoot}/tools/x.js"],
+                             "orIgnoreReads": ["{workspaceRoot}/.nvmrc", "{workspaceRoot}/tools/x.js"],
+                             "targets": ["build", "lint"], "tasks": 3}]
     })"));
     CHECK(keys_at(text, "/tasks") == Paths{"app:build", "app:clean", "app:e2e", "app:lint", "app:test",
                                            "docs:build", "lib:build", "lib:lint"});
     CHECK(keys_at(text, "") ==
-          Paths{"schemaVersion", "run", "mode", "recorder", "summary", "tasks", "readByMany", "packagesReadByMany"});
+          Paths{"schemaVersion", "run", "mode", "recorder", "summary", "tasks", "readByMany", "packagesReadByMany",
+                "sharedSuggestions"});
 }
 
 TEST_CASE("the report names its run, and each task its hash and provenance", "[sandbox-report]")
@@ -693,4 +718,240 @@ TEST_CASE("paths in the report are escaped by the JSON writer", "[sandbox-report
             .v);
     CHECK(findings.at("readsOutsideInputs") ==
           Json{std::vector<Json>{Json{std::string("bad\xef\xbf\xbd.txt")}, Json{std::string("odd \"name\"\n.txt")}}});
+}
+
+namespace {
+
+// 40 tasks as a pnpm workspace of 10 projects runs them (build, lint, test, typecheck): pnpm reads .npmrc
+// and pnpm-workspace.yaml for each, tsc the root tsconfig, vitest with vite-tsconfig-paths every
+// project's tsconfig.json, three builds write an undeclared lib and two lints an .eslintcache.
+RunAudit forty_tasks()
+{
+    const char* projects[] = {"api", "app", "cli", "config", "core", "docs", "lib", "ui", "utils", "web"};
+    RunAudit run;
+    for (const char* p : projects) {
+        const std::string root = std::string("packages/") + p;
+        for (const char* target : {"build", "lint", "test", "typecheck"}) {
+            TaskFindings f;
+            f.reads_outside_inputs = {"pnpm-workspace.yaml"};
+            f.toolchain_reads = {".npmrc"};
+            const std::string t = target;
+            if (t == "typecheck")
+                f.tsconfig_reads = {"tsconfig.base.json"};
+            if (t == "test") {
+                for (const char* q : projects)
+                    if (std::string(q) != p)
+                        f.tsconfig_reads.push_back(std::string("packages/") + q + "/tsconfig.json");
+                f.temporary_files = {root + "/vite.config.ts.timestamp-1796405520738-3f2a1b.mjs"};
+            }
+            if (t == "build" && (std::string(p) == "api" || std::string(p) == "cli" || std::string(p) == "docs")) {
+                f.stray_writes = {root + "/lib", root + "/lib/index.cjs"};
+                f.created_directories = {root + "/lib"};
+            }
+            if (t == "lint" && (std::string(p) == "app" || std::string(p) == "web"))
+                f.stray_writes = {root + "/.eslintcache"};
+            TaskAudit a = audited(std::string(p) + ":" + t, f);
+            a.project_root = root;
+            run.tasks.push_back(a);
+        }
+    }
+    run.finish();
+    return run;
+}
+
+}  // namespace
+
+TEST_CASE("a summary of 40 tasks: the shared change once, one line for the tasks with nothing of their own, and "
+          "every count of tasks names them",
+          "[sandbox-report]")
+{
+    const std::string text = sandbox_summary(forty_tasks());
+    CHECK(text ==
+          "Sandbox audit: 40 of 40 tasks went beyond what they declare\n"
+          "  version and package managers' configuration read: .npmrc (40 tasks: api:build, api:lint, api:test and "
+          "37 more)\n"
+          "  read by many tasks:\n"
+          "    packages/*/tsconfig.json (10 files, 10 tasks: api:test, app:test, cli:test and 7 more): TypeScript "
+          "configuration\n"
+          "    pnpm-workspace.yaml (40 tasks: api:build, api:lint, api:test and 37 more)\n"
+          "    tsconfig.base.json (10 tasks: api:typecheck, app:typecheck, cli:typecheck and 7 more): TypeScript "
+          "configuration, likely an input\n"
+          "  what to declare once, in nx.json, rather than in each target:\n"
+          "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/.npmrc\", \"{workspaceRoot}/pnpm-workspace.yaml\", "
+          "\"{workspaceRoot}/tsconfig.base.json\"]}\n"
+          "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
+          "the inputs of targets that name theirs without it\n"
+          "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead, but "
+          "not pnpm-workspace.yaml: the key holds it only by what it changes\n"
+          "    \"targetDefaults\": {\"test\": {\"qk:ultracache\": {\"ignoreReads\": "
+          "[\"{workspaceRoot}/packages/*/tsconfig.json\"]}}}\n"
+          "      one tool reads the tsconfig.json of every directory there, likely only to find paths (as "
+          "vite-tsconfig-paths does); if it can change the results, add it to \"sharedGlobals\" instead\n"
+          "  api:build\n"
+          "    2 written outside its outputs:\n"
+          "      packages/api/lib/ (1 file, in a directory it created)\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/lib\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  app:lint\n"
+          "    1 written outside its outputs:\n"
+          "      packages/app/.eslintcache\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/.eslintcache\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  cli:build\n"
+          "    2 written outside its outputs:\n"
+          "      packages/cli/lib/ (1 file, in a directory it created)\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/lib\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  docs:build\n"
+          "    2 written outside its outputs:\n"
+          "      packages/docs/lib/ (1 file, in a directory it created)\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/lib\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  web:lint\n"
+          "    1 written outside its outputs:\n"
+          "      packages/web/.eslintcache\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/.eslintcache\"]\n"
+          "    and 2 files many tasks read: in nx.json, above\n"
+          "  35 tasks went beyond only by what is counted above: api:lint, api:test, api:typecheck and 32 more\n");
+    CHECK(text.find("only reads counted above") == std::string::npos);
+
+    // Every line that counts tasks (but the header's totals) says which.
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);
+    while (std::getline(lines, line)) {
+        auto at = line.find(" task");
+        if (at == std::string::npos || at == 0 || !std::isdigit(static_cast<unsigned char>(line[at - 1])))
+            continue;
+        auto end = line.find_first_of(":)", at);
+        CAPTURE(line);
+        CHECK((end != std::string::npos && line[end] == ':'));
+    }
+}
+
+TEST_CASE("tasks are named up to four, else the first three and how many more", "[sandbox-report]")
+{
+    auto restored = [](int n) {
+        std::vector<TaskAudit> tasks;
+        for (int i = 0; i < n; ++i)
+            tasks.push_back(other("p" + std::to_string(i) + ":build", TaskStatus::restored));
+        return summary_of(tasks);
+    };
+    CHECK(has_line(restored(4), "  4 tasks restored from the cache, so not audited: p0:build, p1:build, p2:build, "
+                                "p3:build"));
+    CHECK(has_line(restored(5), "  5 tasks restored from the cache, so not audited: p0:build, p1:build, p2:build "
+                                "and 2 more"));
+}
+
+namespace {
+
+TaskAudit enforced(std::string id, std::string root, bool failed, TaskFindings f = {})
+{
+    TaskAudit t{std::move(id), TaskStatus::enforced, "", std::move(f)};
+    t.project_root = std::move(root);
+    t.failed = failed;
+    return t;
+}
+
+std::string enforce_summary_of(std::vector<TaskAudit> tasks, std::string landlock_only = "")
+{
+    RunAudit run;
+    run.mode = "enforce";
+    run.recorder = "ebpf";
+    run.landlock_only = std::move(landlock_only);
+    run.tasks = std::move(tasks);
+    run.finish();
+    return sandbox_summary(run);
+}
+
+}  // namespace
+
+TEST_CASE("under enforce a task whose commands failed is named first, with what was refused and what to declare",
+          "[sandbox-report]")
+{
+    // vitest --coverage writes coverage/.tmp/coverage-0.json where coverage is no output (over an overlay
+    // the write lands, not to be kept), reads it back, is refused, and fails; app:build succeeded but
+    // wrote a log outside its outputs.
+    TaskFindings build;
+    build.discarded_writes = {"packages/app/build.log"};
+    TaskFindings coverage;
+    coverage.refused_reads = {"packages/app/coverage/.tmp/coverage-0.json"};
+    coverage.discarded_writes = {"packages/app/coverage"};
+    TaskFindings refused_input;
+    refused_input.refused_reads = {"scripts/stamp.mjs"};
+    std::string text = enforce_summary_of({
+        enforced("app:build", "packages/app", false, build),
+        enforced("app:test", "packages/app", true, coverage),
+        enforced("lib:build", "packages/lib", false),
+        enforced("lib:stamp", "packages/lib", true, refused_input),
+        // Failed with nothing listed: a refusal its rules allow (a removed output directory made again).
+        enforced("lib:test", "packages/lib", true),
+    });
+    CHECK(text ==
+          "Sandbox enforce: 3 of 5 tasks did what their declarations refuse\n"
+          "  app:test (failed)\n"
+          "    1 read refused of what it wrote outside its outputs; declare that as an output:\n"
+          "      packages/app/coverage/.tmp/coverage-0.json\n"
+          "    1 written outside its outputs, not kept:\n"
+          "      packages/app/coverage\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/coverage\"]\n"
+          "  lib:stamp (failed)\n"
+          "    1 read refused; declare it as an input:\n"
+          "      scripts/stamp.mjs\n"
+          "    what to declare in its target:\n"
+          "      \"inputs\": [\"{workspaceRoot}/scripts/stamp.mjs\"], or in qk:ultracache.ignoreReads if it cannot "
+          "change the result\n"
+          "  lib:test (failed)\n"
+          "    it failed with no refusal listed that its declarations explain; see its output\n"
+          "  app:build\n"
+          "    1 written outside its outputs, not kept:\n"
+          "      packages/app/build.log\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/build.log\"]\n");
+    // A task that kept to its declarations and succeeded is not named; one that succeeded is not marked.
+    CHECK(text.find("lib:build") == std::string::npos);
+    CHECK(text.find("app:build (failed)") == std::string::npos);
+}
+
+TEST_CASE("held by Landlock alone, a declared file output that did not exist yet is refused: its directory is the "
+          "output to declare instead",
+          "[sandbox-report]")
+{
+    TaskAudit build = enforced("lib:build", "packages/lib", true);
+    build.file_outputs = {"packages/lib/dist/index.js", "packages/lib/dist/index.d.ts"};
+    build.findings.refused_writes = {"packages/lib/dist/index.js", "packages/lib/stray.txt"};
+    std::string text = enforce_summary_of({build}, "user namespaces are restricted");
+    CHECK(text ==
+          "Sandbox enforce: 1 of 1 task did what its declarations refuse\n"
+          "  held by Landlock alone: user namespaces are restricted\n"
+          "  lib:build (failed)\n"
+          "    1 write outside its outputs refused:\n"
+          "      packages/lib/stray.txt\n"
+          "    1 write refused: a declared file output that did not exist yet, which Landlock alone cannot let a "
+          "task create; declare its directory as the output instead:\n"
+          "      packages/lib/dist/index.js\n"
+          "    what to declare in its target:\n"
+          "      \"outputs\": [\"{projectRoot}/dist\"] in place of [\"{projectRoot}/dist/index.js\"]\n"
+          "      \"outputs\": [\"{projectRoot}/stray.txt\"]\n");
+
+    RunAudit run;
+    run.mode = "enforce";
+    run.recorder = "ebpf";
+    run.tasks = {build};
+    run.finish();
+    Json doc = parse(sandbox_report_json(run));
+    const auto& task = std::get<std::map<std::string, Json>>(
+        std::get<std::map<std::string, Json>>(std::get<std::map<std::string, Json>>(doc.v).at("tasks").v)
+            .at("lib:build")
+            .v);
+    CHECK(task.at("suggestions") == parse(R"([
+      {"finding": "refusedWrites", "declare": "outputs", "values": ["{projectRoot}/dist"],
+       "inPlaceOf": ["{projectRoot}/dist/index.js"]},
+      {"finding": "refusedWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]}])"));
 }

@@ -69,6 +69,14 @@ struct TaskAudit {
     // Read back from a report (qk report merge): the suggestions it gave, since the roots above that
     // make them are not in it. nullopt for a task audited in this run: audit::suggest gives them.
     std::optional<std::vector<Suggestion>> given_suggestions;
+    // Set by the runner (src/run), not in the report: its commands failed (a non-zero exit, a signal).
+    // Under enforce the summary names such a task first, with what was refused, even when nothing it
+    // did is listed: a run that failed on a refusal must say which task and why.
+    bool failed = false;
+    // Set by the runner under enforce: its declared outputs that name one file (a path, not a glob, with
+    // an extension), workspace-relative. Held by Landlock alone a missing one cannot be created: a
+    // refused write of one is answered with its directory as the output instead.
+    std::vector<std::string> file_outputs;
 };
 
 struct PathCount {
@@ -77,6 +85,20 @@ struct PathCount {
     // read_by_many: it was a TypeScript configuration read (tsconfigReads) in some task, so the summary
     // keeps that finding's wording: a root tsconfig a package's `extends` reads is an input, not noise.
     bool tsconfig = false;
+    // The tasks that read it, sorted: the summary names them (a count alone says nothing at 40 tasks).
+    std::vector<std::string> task_ids;
+};
+
+// What the summary and the report advise declaring once, in nx.json, rather than in each target: a path
+// many tasks read (read_by_many), a version or package manager's configuration at the workspace root or
+// read by many, or the same file read in many sibling directories (packages/*/tsconfig.json, as one tool
+// scanning the workspace reads them), as one glob. Never a name made for one run (a timestamp in it).
+struct SharedRead {
+    std::string path;        // workspace-relative: a file, or a glob with one "*" segment
+    std::size_t files = 1;   // the files read that it stands for
+    std::vector<std::string> task_ids;  // the audited tasks that read any of them, sorted
+    bool tsconfig = false;   // a TypeScript configuration read (tsconfigReads) in some task
+    bool toolchain = false;  // a version or package manager's configuration (toolchainReads)
 };
 
 // Everything one run's audit found, as the summary and the report show it.
@@ -112,9 +134,14 @@ struct RunAudit {
     // Installed packages (in unkeyedPackages or hoistedPackages) read by at least 3 tasks and at least a
     // quarter of those that read any; `path` holds the package's name. Sorted by name.
     std::vector<PathCount> packages_read_by_many;
+    // What to declare once in nx.json (see SharedRead), sorted by path. Each task's findings still list
+    // the files; the summary leaves them out of its lines and says them once.
+    std::vector<SharedRead> shared_reads;
 
     // Sorts the tasks and computes the derived fields above.
     void finish();
+    // The shared read that covers `path` (the file, or a glob matching it), if any.
+    const SharedRead* shared(std::string_view path) const;
 };
 
 }  // namespace qk::audit

@@ -1,0 +1,111 @@
+// The summary under --sandbox=enforce: which tasks had what their declarations refuse, refused or not
+// kept, each with what to declare; a task whose commands failed first, named even when nothing it did is
+// listed, so a run that failed on a refusal says which task and why.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "summary_lines.hpp"
+
+namespace qk::report::summary {
+
+using audit::RunAudit;
+using audit::TaskAudit;
+using audit::TaskFindings;
+using audit::TaskStatus;
+
+namespace {
+
+// Its refused reads, less those of what it wrote itself (outside its outputs, so not kept or refused
+// too): reading back its own undeclared output asks for that output, not an input.
+std::pair<std::vector<std::string>, std::vector<std::string>> refused_reads_split(const TaskFindings& f)
+{
+    std::set<std::string, std::less<>> tried(f.discarded_writes.begin(), f.discarded_writes.end());
+    tried.insert(f.refused_writes.begin(), f.refused_writes.end());
+    std::vector<std::string> others, of_own;
+    for (const std::string& p : f.refused_reads) {
+        bool own = false;
+        for (std::size_t end = p.size(); !own && end != std::string::npos && end > 0; end = p.rfind('/', end - 1))
+            own = tried.contains(std::string_view(p).substr(0, end));
+        (own ? of_own : others).push_back(p);
+    }
+    return {others, of_own};
+}
+
+void enforced_task_lines(std::string& out, const TaskAudit& t)
+{
+    const TaskFindings& f = t.findings;
+    out += "  " + t.task + (t.failed ? " (failed)" : "") + "\n";
+    auto [reads, reads_of_own] = refused_reads_split(f);
+    if (!reads.empty())
+        path_list(out, fmt::format("{} refused; declare {} as {}:", count_of(reads.size(), "read"),
+                                   reads.size() == 1 ? "it" : "them", reads.size() == 1 ? "an input" : "inputs"),
+                  reads);
+    if (!reads_of_own.empty())
+        path_list(out,
+                  fmt::format("{} refused of what it wrote outside its outputs; declare that as an "
+                              "output:",
+                              count_of(reads_of_own.size(), "read")),
+                  reads_of_own);
+    std::vector<std::string> writes, file_outputs;
+    for (const std::string& p : f.refused_writes)
+        (std::find(t.file_outputs.begin(), t.file_outputs.end(), p) != t.file_outputs.end() ? file_outputs : writes)
+            .push_back(p);
+    if (!writes.empty())
+        path_list(out, fmt::format("{} outside its outputs refused:", count_of(writes.size(), "write")), writes);
+    if (!file_outputs.empty())
+        path_list(out,
+                  fmt::format("{} refused: {} declared file output{} that did not exist yet, which Landlock alone "
+                              "cannot let a task create; declare {} directory as the output instead:",
+                              count_of(file_outputs.size(), "write"), file_outputs.size() == 1 ? "a" : "its",
+                              file_outputs.size() == 1 ? "" : "s", file_outputs.size() == 1 ? "its" : "their"),
+                  file_outputs);
+    if (!f.discarded_writes.empty())
+        path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
+                  f.discarded_writes);
+    if (t.failed && !f.went_beyond())
+        // The recorder lists refused opens: a refused mkdir, rename or removal leaves nothing to name.
+        out += "    it failed with no refusal listed that its declarations explain; see its output\n";
+    out += declare_lines(t, nullptr);
+}
+
+}  // namespace
+
+std::string enforce_summary(const RunAudit& audit)
+{
+    const auto& c = audit.counts;
+    std::string out;
+    if (c.enforced == 0)
+        out = "Sandbox enforce: no task ran confined\n";
+    else if (c.went_beyond == 0)
+        out = fmt::format("Sandbox enforce: {} kept to what {}\n", count_of(c.enforced, "task"),
+                          c.enforced == 1 ? "it declares" : "they declare");
+    else
+        out = fmt::format("Sandbox enforce: {} of {} did what {} refuse\n", c.went_beyond,
+                          count_of(c.enforced, "task"), c.enforced == 1 ? "its declarations" : "their declarations");
+    if (!audit.landlock_only.empty())
+        out += "  held by Landlock alone: " + audit.landlock_only + "\n";
+    std::vector<const TaskAudit*> listed;
+    for (const auto& t : audit.tasks)
+        if (t.status == TaskStatus::enforced && (t.failed || t.findings.went_beyond()))
+            listed.push_back(&t);
+    std::stable_partition(listed.begin(), listed.end(), [](const TaskAudit* t) { return t->failed; });
+    for (const TaskAudit* t : listed)
+        enforced_task_lines(out, *t);
+    if (!audit.recorder && c.enforced != 0)
+        out += "  reads refused are not listed: " +
+               (audit.no_recorder.empty() ? std::string("no recorder works here") : audit.no_recorder) + "\n";
+    if (audit.stale_sandboxes)
+        out += fmt::format("  removed {} sandbox {} left by an interrupted run\n", audit.stale_sandboxes,
+                           audit.stale_sandboxes == 1 ? "directory" : "directories");
+    restored_line(out, audit, "checked");
+    status_block(out, audit, TaskStatus::unsandboxed, c.unsandboxed, "ran unsandboxed");
+    status_block(out, audit, TaskStatus::refused, c.refused, "refused");
+    return out;
+}
+
+}  // namespace qk::report::summary

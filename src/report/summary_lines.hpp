@@ -1,0 +1,32 @@
+// The lines both summaries (audit and enforce) write the same way; private to src/report.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "qk/audit/findings.hpp"
+
+namespace qk::report::summary {
+
+// "1 task", "2 tasks"
+std::string count_of(std::size_t n, const char* noun);
+// "app:build, app:test, lib:build and 37 more": up to four named, else the first three.
+std::string named(const std::vector<std::string>& ids);
+// A path as a line of the summary: a name made for one run says it is nothing to declare.
+std::string path_line(const std::string& path);
+// "    heading" and a line per path.
+void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths);
+// "    what to declare in its target:" and a line per suggestion, or "" when there is none. With `audit`,
+// what the run declares once for many tasks is left out.
+std::string declare_lines(const audit::TaskAudit& task, const audit::RunAudit* audit);
+// "  2 tasks not audited:" and a line per task with why.
+void status_block(std::string& out, const audit::RunAudit& audit, audit::TaskStatus status, std::size_t n,
+                  const char* what);
+// "  2 tasks restored from the cache, so not <checked>: a:build, b:build"
+void restored_line(std::string& out, const audit::RunAudit& audit, const char* checked);
+
+// The summary under --sandbox=enforce (sandbox_summary_enforce.cpp).
+std::string enforce_summary(const audit::RunAudit& audit);
+
+}  // namespace qk::report::summary
