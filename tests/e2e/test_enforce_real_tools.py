@@ -14,8 +14,11 @@ following the audit's advice.
 - An undeclared read added on purpose (the build reads notes/secret.txt) is reported by the audit, and
   under enforce fails the build, with the path named in the report and the summary.
 
-The tools' own reads and writes, and what fails under enforce today, are in the commit that added this
-file and in docs/sandbox.md."""
+What the tools read and write is in tests/fixtures/real-tools/README.md.
+
+Time: the fixture installs once per build dir (about 7 s from the registry with an empty store, 5 s from
+a warm one); each test copies it (under a second) and runs qk; the audit of all nine tasks takes 16-18 s
+on two cores, a run under enforce 7-30 s, the focused tests 1-4 s each."""
 
 from __future__ import annotations
 
@@ -148,7 +151,6 @@ def check_the_tools_did_their_work(ws: Path, stdout: str, coverage: bool = True)
 @pytest.mark.parametrize("recorder", h.RECORDERS)
 def test_the_audit_finds_every_task_within_its_declarations(recorder, real_workspace, tmp_path):
     r = run_many(real_workspace, tmp_path, "--sandbox", recorder=recorder)
-    print(r.describe())
     assert r.proc.returncode == 0, r.describe()
     assert r.statuses() == {t: "succeeded" for t in TASKS}, r.describe()
     assert r.sandbox["recorder"] == recorder
@@ -185,7 +187,6 @@ def test_every_task_succeeds_under_enforce(mode, state, real_workspace, tmp_path
     if state == "outputs-in-place":
         lay_earlier_outputs(ws)
     r = run_many(ws, tmp_path, "--sandbox=enforce", env=mode_env(mode))
-    print(r.describe())
     assert r.sandbox["mode"] == "enforce"
     assert ("landlockOnly" in r.sandbox) == (mode == "landlock"), r.describe()
 
@@ -229,7 +230,6 @@ def test_vitest_coverage_under_enforce(mode, state, clean, real_workspace, tmp_p
     if state == "outputs-in-place":
         lay_earlier_outputs(ws)
     r = run_many(ws, tmp_path, "--sandbox=enforce", targets="test", projects="lib", env=mode_env(mode))
-    print(r.describe())
     cannot = LANDLOCK_ALONE_CANNOT if mode == "landlock" and clean else {}
     assert r.statuses()["lib:test"] == ("failed" if cannot else "succeeded"), r.describe()
     if cannot:
@@ -289,7 +289,6 @@ def test_the_audit_reports_an_undeclared_read(reader, real_workspace, tmp_path):
     ws = real_workspace
     READERS[reader](ws)
     r = run_many(ws, tmp_path, "--sandbox", targets="build")
-    print(r.describe())
     assert r.statuses() == {"lib:build": "succeeded", "app:build": "succeeded"}, r.describe()
     assert r.findings()["lib:build"].get("readsOutsideInputs") == [SECRET], r.describe()
     assert f"  lib:build\n    1 read outside its inputs:\n      {SECRET}\n" in r.proc.stdout, r.describe()
@@ -303,7 +302,6 @@ def test_enforce_refuses_an_undeclared_read_and_names_it(reader, mode, real_work
     ws = real_workspace
     READERS[reader](ws)
     r = run_many(ws, tmp_path, "--sandbox=enforce", targets="build", env=mode_env(mode))
-    print(r.describe())
     assert r.proc.returncode != 0, r.describe()
     assert r.statuses() == {"lib:build": "failed", "app:build": "skipped"}, r.describe()
     assert r.findings()["lib:build"].get("refusedReads") == [SECRET], r.describe()
