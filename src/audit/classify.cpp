@@ -122,7 +122,7 @@ TaskFindings classify(const record::Recording& recording, const rules::Rules& ru
 }
 
 void refused_accesses(const record::Recording& recording, const rules::Rules& rules, bool landlock_only,
-                      TaskFindings& out)
+                      bool failed, TaskFindings& out)
 {
     for (const auto& [path, access] : recording.paths()) {
         if (!(access & (record::kDenied | record::kProbe)))
@@ -132,20 +132,22 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             continue;  // outside the workspace enforce refuses nothing, and the workspace itself is no file
         struct stat st {};
         if (!(access & record::kDenied)) {
-            // Over a read mask, what the task may not read is not there: an open that found nothing
-            // where the workspace has something was refused.
-            if (::lstat(path.c_str(), &st) == 0 && !rules.read(path).allowed())
+            // Over a read mask, what the task may not read is not there: an open or look that found
+            // nothing where the workspace has something was refused. Only a task that failed lists them:
+            // tools look for files they can do without (pnpm pack for a lockfile), which the audit does
+            // not count either.
+            if (failed && ::lstat(path.c_str(), &st) == 0 && !rules.read(path).allowed())
                 out.refused_reads.emplace_back(*rel);
             continue;
         }
         // Held by Landlock alone, a refused path that is not there was one the task tried to create (a
         // file output that was not there as it started included: Landlock alone cannot allow it), and a
-        // refused change of what the rules let it write, in a directory it may not write, is one
-        // Landlock alone cannot allow either: removing an output directory itself.
+        // refused change of what the rules let it write, in a directory it may not write, or of a
+        // directory itself, is one Landlock alone cannot allow either: removing an output directory.
         const bool created = landlock_only && ::lstat(path.c_str(), &st) != 0;
         if (!created && !rules.read(path).allowed())
             out.refused_reads.emplace_back(*rel);
-        else if (landlock_only && (created || !rules.write(path, false).allowed() ||
+        else if (landlock_only && (created || S_ISDIR(st.st_mode) || !rules.write(path, false).allowed() ||
                                    !rules.write(std::string(parent_of(path)), true).allowed()))
             out.refused_writes.emplace_back(*rel);
     }

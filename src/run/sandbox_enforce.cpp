@@ -287,7 +287,8 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
                 audit.findings.discarded_writes.push_back(d.path);
         }
         if (run.recording)
-            audit::refused_accesses(run.recording->recording(), run.rules, !overlay_, audit.findings);
+            audit::refused_accesses(run.recording->recording(), run.rules, !overlay_, run.command_failed,
+                                    audit.findings);
         audit.findings.normalise();
         audit.provenance.overlay = overlay_;
     }

@@ -181,7 +181,7 @@ def test_the_audit_finds_every_task_within_its_declarations(recorder, real_works
 
 
 @pytest.mark.parametrize("state", STATES)
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ["overlay"])
 def test_every_task_succeeds_under_enforce(mode, state, real_workspace, tmp_path):
     ws = real_workspace
     if state == "outputs-in-place":
@@ -296,8 +296,22 @@ def test_the_audit_reports_an_undeclared_read(reader, real_workspace, tmp_path):
         assert "Release notes nobody declared" in (ws / "packages/lib/dist/index.js").read_text()
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("reader", READERS)
+def test_landlock_alone_refuses_vites_bundled_config_and_names_it(real_workspace, tmp_path):
+    # Held by Landlock alone (no overlay), a write outside the outputs is refused as it happens: vite 5
+    # cannot write vite.config.ts.timestamp-<ms>-<hash>.mjs beside its config. A limit of Landlock alone
+    # (docs/sandbox.md); the task fails and the file is named, marked as made for one run.
+    r = run_many(real_workspace, tmp_path, "--sandbox=enforce", targets="build", env=mode_env("landlock"))
+    assert r.proc.returncode != 0, r.describe()
+    refused = r.findings()["lib:build"].get("refusedWrites", [])
+    assert any(p.startswith("packages/lib/vite.config.ts.timestamp-") for p in refused), r.describe()
+    summary = r.proc.stdout[r.proc.stdout.index("Sandbox enforce:"):]
+    assert "  lib:build (failed)\n" in summary and "vite.config.ts.timestamp-" in summary, r.describe()
+
+
+# Under Landlock alone vite fails on its bundled config before its config can read anything (the test
+# above), so the read in vite.config.ts is tried over the overlay only.
+@pytest.mark.parametrize("reader,mode", [(r, m) for r in READERS for m in MODES
+                                         if not (m == "landlock" and r == "vite.config.ts")])
 def test_enforce_refuses_an_undeclared_read_and_names_it(reader, mode, real_workspace, tmp_path):
     ws = real_workspace
     READERS[reader](ws)
@@ -305,7 +319,8 @@ def test_enforce_refuses_an_undeclared_read_and_names_it(reader, mode, real_work
     assert r.proc.returncode != 0, r.describe()
     assert r.statuses() == {"lib:build": "failed", "app:build": "skipped"}, r.describe()
     assert r.findings()["lib:build"].get("refusedReads") == [SECRET], r.describe()
-    assert f"  lib:build\n    1 read refused (Permission denied); declare it as an input:\n      {SECRET}\n" in \
+    assert f"  lib:build (failed)\n    1 read refused; declare it as an input:\n      {SECRET}\n" in \
         r.proc.stdout, r.describe()
-    assert re.search(r"^lib:build +\| .*EACCES: permission denied, open '[^']*/notes/secret\.txt'", r.proc.stdout,
-                     re.M), r.describe()
+    # Over the overlay the file is not in the task's view (the read mask); Landlock alone refuses it.
+    error = "ENOENT: no such file or directory" if mode == "overlay" else "EACCES: permission denied"
+    assert re.search(rf"^lib:build +\| .*{error}, open '[^']*/notes/secret\.txt'", r.proc.stdout, re.M), r.describe()

@@ -26,7 +26,8 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
 // and a change the rules allow in a directory they do not, which Landlock alone cannot allow: a file
 // output that did not exist, an output directory removed itself). Any other refusal the rules would
 // allow (file modes) is not the task's doing and is left out.
+// `failed`: the task's commands failed; only then are the probes of a read mask's hidden files listed.
 void refused_accesses(const record::Recording& recording, const rules::Rules& rules, bool landlock_only,
-                      TaskFindings& out);
+                      bool failed, TaskFindings& out);
 
 }  // namespace qk::audit
