@@ -124,9 +124,12 @@ def copy_workspace(dest: Path) -> Path:
 
 def tool_env() -> dict[str, str]:
     """What a qk run over the fixture needs in its environment: pnpm 9 on PATH (the `pnpm exec` commands,
-    and publint, which runs `pnpm pack`), and pnpm not asking the registry whether it is the latest."""
+    and publint, which runs `pnpm pack`), pnpm not asking the registry whether it is the latest, and no
+    colours: vite and vitest colour their output when CI is set (as on CI), which the assertions on their
+    lines would not match."""
     pnpm_bin = pnpm_install.pnpm(PNPM_MAJOR).parent
-    return {"PATH": f"{pnpm_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}", "npm_config_update_notifier": "false"}
+    return {"PATH": f"{pnpm_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}", "npm_config_update_notifier": "false",
+            "NO_COLOR": "1"}
 
 
 @pytest.fixture
