@@ -115,6 +115,10 @@ std::string encode(const SandboxPlan& plan)
         out += fmt::format("grant\t{}\t{}\n", g.access == SandboxPlan::Grant::Access::read ? "r" : "rw", escape(g.path));
     for (const std::string& d : plan.make_dirs)
         line("mkdir", d);
+    for (const std::string& c : plan.cover)
+        line("cover", c);
+    for (const std::string& r : plan.read_only)
+        line("read-only", r);
     if (!plan.tmpdir.empty())
         line("tmpdir", plan.tmpdir);
     if (!plan.result.empty())
@@ -167,6 +171,10 @@ Result<SandboxPlan> decode_plan(std::string_view text)
             plan.binds.push_back(std::move(*p));
         else if (tag == "mkdir")
             plan.make_dirs.push_back(std::move(*p));
+        else if (tag == "cover")
+            plan.cover.push_back(std::move(*p));
+        else if (tag == "read-only")
+            plan.read_only.push_back(std::move(*p));
         else if (tag == "tmpdir")
             plan.tmpdir = std::move(*p);
         else if (tag == "result")
@@ -181,6 +189,9 @@ Result<SandboxPlan> decode_plan(std::string_view text)
         return error("sandbox plan: no absolute root");
     if (plan.overlay && (plan.upper.empty() || plan.work.empty()))
         return error("sandbox plan: an overlay needs upper and work");
+    for (const std::string& c : plan.cover)
+        if (c.empty() || c[0] != '/')
+            return error(fmt::format("sandbox plan: the directory to cover \"{}\" is not absolute", c));
     if (plan.read_mask && (!plan.overlay || plan.mask.empty()))
         return error("sandbox plan: a read mask needs an overlay and a directory to build it in");
     return plan;

@@ -21,6 +21,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Where this run keeps its commands' sandboxes, and where another run (of this workspace or another)
+// would: each that exists, canonical, for the helper to keep from the command.
+std::vector<std::string> sandbox_bases(const std::string& root, const std::filesystem::path& own)
+{
+    auto bases = enforce::SandboxDir::bases_from_environment(root);
+    std::vector<std::filesystem::path> all{own};
+    if (bases.chosen)
+        all.push_back(*bases.chosen);
+    all.insert(all.end(), bases.candidates.begin(), bases.candidates.end());
+    std::vector<std::string> out;
+    for (const auto& p : all) {
+        std::error_code ec;
+        auto real = std::filesystem::canonical(p, ec);
+        if (!ec && std::filesystem::is_directory(real, ec) &&
+            std::find(out.begin(), out.end(), real.string()) == out.end())
+            out.push_back(real.string());
+    }
+    return out;
+}
+
 constexpr const char* kUnsandboxHint = "set \"qk:sandbox\": false on its target to run it unsandboxed";
 
 // Whether the system's temporary directory holds the workspace: Landlock cannot then allow what tools
@@ -143,6 +163,7 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                                             : "the overlay cannot be mounted";
     }
     self->private_tmp_ = workspace_in_tmp(root);
+    self->covers_ = sandbox_bases(root, self->dir_->base());
     if (self->read_mask_)
         self->run_outputs_ = run_outputs(session);
     self->janitor_ = std::thread([s = self.get()] { s->janitor(); });
@@ -233,6 +254,10 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
     }
     for (const rules::Grant& g : rules->grants())
         plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
+    // qk's machinery, kept from the task whatever it may touch: the directories holding every run's
+    // sandboxes, and the cache (entries, read sets, file hashes) in qk's state.
+    plan.cover = covers_;
+    plan.read_only = {".qk/cache"};
     if (overlay_ && read_mask_) {
         // What the task may read (its grants) and what is bound through stay in its view; the rest is
         // masked by the helper, and so is what the run's other tasks may write there meanwhile.

@@ -42,6 +42,7 @@ private:
     std::optional<enforce::SandboxDir> dir_;
     bool overlay_ = true;
     bool private_tmp_ = false;
+    std::vector<std::string> covers_;  // sandboxes' directories, kept from every command (SandboxPlan::cover)
     bool read_mask_ = false;  // tasks' reads held by a read mask (the probe found one works here)
     std::vector<std::string> run_outputs_;  // where the run's tasks may write: kept out of masks that refuse it
 

@@ -6,10 +6,12 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "qk/enforce/read_mask.hpp"
 #include "qk/util/io.hpp"
+#include "qk/util/path_within.hpp"
 
 namespace qk::sandbox_exec {
 
@@ -106,21 +108,75 @@ UniqueFd open_beneath(int root_fd, const std::string& rel)
     return UniqueFd(static_cast<int>(::syscall(SYS_openat2, root_fd, rel.empty() ? "." : rel.c_str(), &how, sizeof how)));
 }
 
+namespace {
+
+// Root's user namespace maps every id to itself, so files of any owner copy up and stay theirs. Writing a
+// map wider than the writer's own id takes CAP_SETUID over the parent namespace, which the process inside
+// no longer has: a child forked before unshare, still outside, writes both maps once told.
+Step map_every_id_by_a_child(int flags)
+{
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+        return setup_error("uid_map", "cannot make a pipe");
+    UniqueFd go_read(pipe_fds[0]), go_write(pipe_fds[1]);
+    const pid_t parent = ::getpid();
+    pid_t mapper = ::fork();
+    if (mapper < 0)
+        return setup_error("uid_map", "cannot start the process that maps ids");
+    if (mapper == 0) {
+        go_write.reset();
+        char c;
+        if (::read(go_read.get(), &c, 1) != 1)
+            ::_exit(1);  // the parent could not unshare: nothing to map
+        for (const char* map : {"uid_map", "gid_map"}) {
+            UniqueFd fd(::open(fmt::format("/proc/{}/{}", parent, map).c_str(), O_WRONLY | O_CLOEXEC));
+            if (!fd.valid() || !write_all(fd.get(), "0 0 4294967295\n"))
+                ::_exit(2);
+        }
+        ::_exit(0);
+    }
+    go_read.reset();
+    const int unshared = ::unshare(flags);
+    const int unshare_errno = errno;
+    if (unshared == 0)
+        (void)write_all(go_write.get(), "g");
+    go_write.reset();
+    int status = 0;
+    while (::waitpid(mapper, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (unshared != 0) {
+        errno = unshare_errno;
+        SetupError e = setup_error("unshare", "cannot make a user namespace");
+        e.message += userns_hint();
+        return e;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        errno = EPERM;
+        SetupError e = setup_error("uid_map", "cannot map the ids of the user namespace");
+        e.message += userns_hint();
+        return e;
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 Step enter_namespaces(bool pid_namespace)
 {
     const uid_t uid = ::geteuid();
     const gid_t gid = ::getegid();
-    // Root mounts in a mount namespace of its own without a user namespace: mapping every id (so files
-    // of any owner copy up) takes a writer outside the namespace, and mapping root alone would make
-    // copying up another owner's file fail with EOVERFLOW.
-    const bool user_namespace = uid != 0;
-    int flags = CLONE_NEWNS | (user_namespace ? CLONE_NEWUSER : 0) | (pid_namespace ? CLONE_NEWPID : 0);
-    if (::unshare(flags) != 0) {
-        SetupError e = setup_error("unshare", user_namespace ? "cannot make a user namespace" : "cannot make a mount namespace");
-        e.message += userns_hint();
-        return e;
-    }
-    if (user_namespace) {
+    // A user namespace even for root: the command's capabilities then count only inside it, over its
+    // own mounts, and none over the host (a sysctl, a module, another process, the raw disk).
+    int flags = CLONE_NEWNS | CLONE_NEWUSER | (pid_namespace ? CLONE_NEWPID : 0);
+    if (uid == 0) {
+        if (auto e = map_every_id_by_a_child(flags))
+            return e;
+    } else {
+        if (::unshare(flags) != 0) {
+            SetupError e = setup_error("unshare", "cannot make a user namespace");
+            e.message += userns_hint();
+            return e;
+        }
         if (auto e = write_proc("/proc/self/setgroups", "deny", "uid_map"))
             return e;
         if (auto e = write_proc("/proc/self/uid_map", fmt::format("{} {} 1\n", uid, uid), "uid_map"))
@@ -146,6 +202,75 @@ Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, std::v
     auto built = enforce::build_read_mask(root, dir, std::move(visible), hidden);
     if (!built)
         return SetupError{"read-mask", built.error().sys_errno, built.error().message};
+    return std::nullopt;
+}
+
+namespace {
+
+// A read-only bind of `rel` over itself on the merged tree: what qk keeps there (its cache) cannot be
+// written, whatever the command's rights, and it cannot be unmounted under Landlock.
+Step bind_read_only(int merged_fd, const std::string& root, const std::string& rel)
+{
+    UniqueFd at = open_beneath(merged_fd, rel);
+    if (!at.valid())
+        return std::nullopt;  // not there (or behind a link): nothing to protect
+    UniqueFd tree(::open_tree(at.get(), "", OPEN_TREE_CLONE | AT_RECURSIVE | AT_EMPTY_PATH | OPEN_TREE_CLOEXEC));
+    struct mount_attr attr {};
+    attr.attr_set = MOUNT_ATTR_RDONLY;
+    if (!tree.valid() || ::mount_setattr(tree.get(), "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof attr) != 0 ||
+        ::move_mount(tree.get(), "", at.get(), "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) != 0)
+        return setup_error("read-only", fmt::format("cannot make {}/{} read-only", root, rel));
+    return std::nullopt;
+}
+
+// An empty read-only tmpfs over `dir`, which holds sandboxes' upper, work and mask directories: the
+// overlays keep what they mounted, the command sees none of it. The command's own temporary directory,
+// when it lies there, is bound back in at the same path.
+Step cover(const std::string& dir, const std::string& tmpdir)
+{
+    UniqueFd tmp_tree;
+    if (is_under(tmpdir, dir)) {
+        tmp_tree = UniqueFd(::open_tree(AT_FDCWD, tmpdir.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC));
+        if (!tmp_tree.valid())
+            return setup_error("cover", "cannot clone the temporary directory " + tmpdir);
+    }
+    if (::mount("qk-cover", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") != 0)
+        return setup_error("cover", "cannot hide " + dir + " from the command");
+    if (tmp_tree.valid()) {
+        std::string made = dir;
+        for (std::size_t pos = dir.size() + 1; pos <= tmpdir.size();) {
+            std::size_t slash = tmpdir.find('/', pos);
+            made = tmpdir.substr(0, slash);
+            if (::mkdir(made.c_str(), 0700) != 0 && errno != EEXIST)
+                return setup_error("cover", "cannot make " + made + " on the cover");
+            pos = slash == std::string::npos ? tmpdir.size() + 1 : slash + 1;
+        }
+        if (::move_mount(tmp_tree.get(), "", AT_FDCWD, tmpdir.c_str(), MOVE_MOUNT_F_EMPTY_PATH) != 0)
+            return setup_error("cover", "cannot bind the temporary directory " + tmpdir + " back");
+    }
+    if (::mount(nullptr, dir.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                nullptr) != 0)
+        return setup_error("cover", "cannot make the cover of " + dir + " read-only");
+    return std::nullopt;
+}
+
+}  // namespace
+
+Step protect_machinery(const OverlaySpec& s)
+{
+    UniqueFd merged(::open(s.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!merged.valid())
+        return setup_error("overlay", fmt::format("cannot open the merged workspace {}", s.root));
+    for (const std::string& rel : s.read_only)
+        if (auto e = bind_read_only(merged.get(), s.root, rel))
+            return e;
+    for (const std::string& dir : s.cover) {
+        struct stat st {};
+        if (dir == s.root || is_under(s.root, dir) || ::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;  // gone, or the workspace itself lies there (QK_SANDBOX_DIR set so): nothing to cover
+        if (auto e = cover(dir, s.tmpdir))
+            return e;
+    }
     return std::nullopt;
 }
 
@@ -194,7 +319,7 @@ Step mount_overlay(const OverlaySpec& s)
         if (dir.valid() && ::mkdirat(dir.get(), name.c_str(), 0777) != 0 && errno != EEXIST)
             return setup_error("mkdir", fmt::format("cannot make the output directory {}", rel));
     }
-    return std::nullopt;
+    return protect_machinery(s);
 }
 
 }  // namespace qk::sandbox_exec

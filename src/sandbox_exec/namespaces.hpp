@@ -10,8 +10,8 @@
 
 namespace qk::sandbox_exec {
 
-// unshare(mount | pid), with a user namespace unless root (the caller's uid and gid mapped, unchanged
-// inside); the mount tree made private, so nothing mounted here reaches the caller's namespace. The
+// unshare(user | mount | pid): the caller's uid and gid mapped, unchanged inside (root: every id, mapped
+// by a child outside); the mount tree made private, so nothing mounted here reaches the caller's namespace. The
 // caller's next child is pid 1 of the new pid namespace.
 Step enter_namespaces(bool pid_namespace);
 
@@ -24,6 +24,9 @@ struct OverlaySpec {
     std::vector<std::string> visible, hidden;
     std::vector<std::string> binds;   // workspace-relative, bound through from the real workspace
     std::vector<std::string> make_dirs;  // workspace-relative, made on the merged tree (parents first)
+    // qk's machinery (SandboxPlan::cover, read_only): covered and made read-only last.
+    std::vector<std::string> read_only, cover;
+    std::string tmpdir;  // bound back in when a cover hides it
 };
 
 struct OverlayLayers {
@@ -38,6 +41,10 @@ Step mount_overlay_layers(const OverlayLayers& layers);
 // the pass-through directories on top from the real workspace (cloned before the overlay hides it), and
 // makes the directories asked for. Afterwards the workspace path leads to the merged tree.
 Step mount_overlay(const OverlaySpec& spec);
+
+// Read-only binds of spec.read_only on the merged tree, and an empty read-only tmpfs on each of
+// spec.cover (the command's temporary directory bound back in): the last mounts, once the overlay is up.
+Step protect_machinery(const OverlaySpec& spec);
 
 // Mounts a tmpfs on `dir` (in this mount namespace) and builds there the read mask of `root` that
 // leaves `visible` in view, less `hidden`. Nothing is left to remove: the tmpfs goes with the namespace.

@@ -17,6 +17,7 @@
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
 #include "namespaces.hpp"
+#include "privileges.hpp"
 
 namespace qk::sandbox_exec {
 
@@ -56,6 +57,8 @@ UniqueFd pidfd_open(pid_t pid)
     LandlockCounts counts;
     Step step = restrict_self(plan, counts);
     tell(report, fmt::format("rules\t{}\t{}\t{}", counts.abi, counts.rules, counts.missing));
+    if (!step)
+        step = drop_privileges();
     if (step) {
         tell_setup(report, *step);
         ::_exit(enforce::kSetupFailedStatus);
@@ -171,7 +174,8 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
     if (plan.overlay) {
         if (auto e = enter_namespaces(true))
             return fail(*e);
-        OverlaySpec spec{plan.root, plan.upper, plan.work, {}, {}, plan.hidden, plan.binds, plan.make_dirs};
+        OverlaySpec spec{plan.root,  plan.upper,     plan.work,      {},       {},         plan.hidden,
+                         plan.binds, plan.make_dirs, plan.read_only, plan.cover, plan.tmpdir};
         if (plan.read_mask) {
             spec.mask = plan.mask;
             for (const auto& g : plan.grants)

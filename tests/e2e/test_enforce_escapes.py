@@ -6,6 +6,7 @@ under Landlock alone (QK_SANDBOX_OVERLAY=0). docs/sandbox.md counts them."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -224,3 +225,111 @@ def test_a_daemon_left_running_cannot_write_after_the_task_ends(mode, tmp_path):
     assert fd is None, "the daemon is still reading its FIFO"
     assert (ws / "dist" / "done.txt").read_text() == "done\n"
     assert not (ws / "dist" / "late.txt").exists() and not (ws / "late.txt").exists()
+
+
+# ---------------------------------------------------------------------------------------------------
+# qk's own machinery and the host (issue 25)
+
+
+@MODE
+def test_the_cache_cannot_be_written(mode, tmp_path):
+    # A forged entry in .qk/cache would be restored later as another task's result.
+    ws = escape_workspace(tmp_path / "ws", {"t": target("mkdir -p dist; echo forged > .qk/cache/forged; "
+                                                       "touch .qk/cache/forged-2 2>/dev/null; true")})
+    (ws / ".qk" / "cache").mkdir(parents=True, exist_ok=True)
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert not (ws / ".qk" / "cache" / "forged").exists(), r.stdout + r.stderr
+    assert not (ws / ".qk" / "cache" / "forged-2").exists(), r.stdout + r.stderr
+
+
+@MODE
+def test_no_sandbox_directory_can_be_reached(mode, tmp_path):
+    # Every run's upper layers lie under the sandbox base: a task lists and writes there to reach them.
+    base = tmp_path / "sandboxes"
+    base.mkdir()
+    other = base / "other-run" / "cmd-1" / "upper"  # not named run-*: qk would clear it as left by a killed run
+    other.mkdir(parents=True)
+    (other / "copy.txt").write_text(SECRET)
+    command = (f"mkdir -p dist; cat {other}/copy.txt; ls -R {base}; echo pwned > {other}/pwned.txt; "
+               f"echo pwned > {base}/pwned.txt; true")
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode, env={"QK_SANDBOX_DIR": str(base)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert SECRET not in r.stdout + r.stderr, r.stdout
+    if mode == "overlay":  # covered: not even listed (Landlock alone never holds listing)
+        assert not re.search(r"^app:t +\| other-run$", r.stdout, re.M), r.stdout
+    assert not (other / "pwned.txt").exists() and not (base / "pwned.txt").exists()
+
+
+@MODE
+def test_a_sysctl_cannot_be_written(mode, tmp_path):
+    # Root writing kernel.core_pattern would make the kernel run its program outside every sandbox.
+    path = "/proc/sys/kernel/core_pattern"
+    before = Path(path).read_text()
+    ws = escape_workspace(tmp_path / "ws", {"t": target(f"mkdir -p dist; echo '|/bin/false qk-pwned' > {path}")})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert Path(path).read_text() == before
+    assert r.returncode != 0, r.stdout + r.stderr
+
+
+@MODE
+def test_the_task_keeps_no_capability_over_the_host(mode, tmp_path):
+    # The bounding set lost everything but file work; over an overlay, root's user namespace is its own.
+    command = "mkdir -p dist; grep -E '^CapBnd' /proc/self/status > dist/caps; readlink /proc/self/ns/user >> dist/caps"
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = (ws / "dist" / "caps").read_text().split("\n")
+    bounding = int(lines[0].split()[1], 16)
+    assert bounding & ~0b11011111 == 0, lines  # CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER FSETID SETGID SETUID
+    assert bounding & (1 << 21) == 0  # CAP_SYS_ADMIN
+    if mode == "overlay":
+        assert lines[1] != os.readlink("/proc/self/ns/user"), lines  # a user namespace of its own, root or not
+
+
+TIOCSTI = "import fcntl, os, termios; fd = os.open('/dev/tty', os.O_RDWR); fcntl.ioctl(fd, termios.TIOCSTI, b'Q')"
+
+
+def run_on_a_terminal(argv: list[str], cwd: Path, env: dict) -> tuple[int, bytes]:
+    """Runs argv as the leader of a session whose controlling terminal is a new pty; returns its exit code
+    and what input the terminal holds afterwards (what a TIOCSTI pushed)."""
+    import fcntl
+    import select
+    import termios
+    master, slave = os.openpty()
+
+    def controlling():
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+    proc = subprocess.run(argv, cwd=cwd, env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          preexec_fn=controlling, timeout=300)
+    # What was pushed sits in the slave's input queue: read it from the slave without blocking.
+    os.set_blocking(slave, False)
+    attrs = termios.tcgetattr(slave)
+    attrs[3] &= ~termios.ICANON
+    termios.tcsetattr(slave, termios.TCSANOW, attrs)
+    pushed = b""
+    while select.select([slave], [], [], 0)[0]:
+        chunk = os.read(slave, 64)
+        if not chunk:
+            break
+        pushed += chunk
+    os.close(master)
+    os.close(slave)
+    return proc.returncode, pushed
+
+
+@MODE
+def test_the_task_cannot_type_into_qks_terminal(mode, tmp_path):
+    python = "/usr/bin/python3"
+    # The same push, outside qk, reaches the terminal: the test can tell.
+    code, pushed = run_on_a_terminal([python, "-c", TIOCSTI], tmp_path, dict(os.environ))
+    assert code == 0 and pushed == b"Q", (code, pushed)
+    ws = escape_workspace(tmp_path / "ws", {"t": target(f'mkdir -p dist; {python} -c "{TIOCSTI}"')})
+    env = dict(os.environ)
+    argv = [str(h.BUILD_DIR / "qk"), "run-many", "-t", "t", "--sandbox=enforce", "--skip-cache"]
+    env.update({"QK_SANDBOX_OVERLAY": "0"} if mode == "landlock" else {})
+    code, pushed = run_on_a_terminal(argv, ws, env)
+    assert pushed == b"", pushed
+    assert code != 0

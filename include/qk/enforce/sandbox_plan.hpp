@@ -38,6 +38,14 @@ struct SandboxPlan {
     // opened, parents first: the outputs named without an extension and the directories outputs lie
     // in, when missing, so that Landlock can allow them. Their grants are among `grants`.
     std::vector<std::string> make_dirs;
+    // Kept from the command whatever its grants (qk's own machinery, issue 25). `cover`: absolute
+    // directories holding sandboxes' upper, work and mask directories (this run's base, and the bases
+    // other runs would use): over an overlay an empty read-only tmpfs is mounted on each once the
+    // overlay is up; under Landlock alone they get no right. `read_only`: workspace-relative paths
+    // inside what is bound through or granted read-write (qk's cache): a read-only bind over an
+    // overlay, read rights only under Landlock alone.
+    std::vector<std::string> cover;
+    std::vector<std::string> read_only;
     std::string tmpdir;   // when set: the command's TMPDIR (a directory outside the workspace, read and
                           // write), for workspaces under the system's temporary directory, whose new
                           // entries Landlock could not allow without allowing the workspace
