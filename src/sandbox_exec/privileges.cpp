@@ -1,12 +1,16 @@
 #include "privileges.hpp"
 
+#include <fcntl.h>
 #include <linux/capability.h>
+#include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <iterator>
+
+#include "qk/util/unique_fd.hpp"
 
 namespace qk::sandbox_exec {
 
@@ -27,8 +31,12 @@ bool kept(int cap)
 
 Step drop_privileges()
 {
-    if (::setsid() < 0)
-        return setup_error("privileges", "cannot start a session of its own");
+    // The controlling terminal is given up, not the session: the command stays in the process group qk
+    // signals and kills on cancel (a session of its own would take it, and all it starts, out of reach
+    // under Landlock alone). Without one, TIOCSTI takes CAP_SYS_ADMIN, which no command keeps, and
+    // /dev/tty cannot be opened; taking the terminal back (TIOCSCTTY) would take stealing it.
+    if (UniqueFd tty(::open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)); tty.valid() && ::ioctl(tty.get(), TIOCNOTTY) != 0)
+        return setup_error("privileges", "cannot give up the controlling terminal");
     // The bounding set caps what any later exec may gain, a root exec included. Cutting it takes
     // CAP_SETPCAP, which a user without capabilities lacks, and does not need: it has none to drop.
     struct __user_cap_header_struct header {_LINUX_CAPABILITY_VERSION_3, 0};

@@ -6,8 +6,8 @@
 
 namespace qk::sandbox_exec {
 
-// A session of its own (no controlling terminal: it cannot push input into qk's with TIOCSTI, nor open
-// /dev/tty), then the capability bounding set, ambient set and permitted set cut to kKeptCapabilities.
+// No controlling terminal (TIOCNOTTY, staying in qk's process group): it cannot push input into the
+// terminal qk runs in with TIOCSTI, nor open /dev/tty. Then the capability bounding set, ambient set and permitted set cut to kKeptCapabilities.
 // Over an overlay the command is in a user namespace of its own, so even these count only there.
 Step drop_privileges();
 
