@@ -90,7 +90,7 @@ std::pair<std::vector<std::string>, std::size_t> readers_of(const Tally& tally, 
 // each task reads in its own directory (pN/own.txt by pN:build) is each task's own input, not shared.
 // Never a name made for one run.
 std::vector<SharedRead> shared_reads_of(const Tally& reads, const std::set<std::string>& tsconfig,
-                                        const Tally& toolchain, std::size_t went_beyond)
+                                        const Tally& toolchain, const Tally& manifests, std::size_t went_beyond)
 {
     constexpr std::size_t kSiblings = 3;
     std::vector<std::string> paths;
@@ -113,6 +113,15 @@ std::vector<SharedRead> shared_reads_of(const Tally& reads, const std::set<std::
     for (const auto& [path, tasks] : toolchain)
         if (!temporary_name(path) && (path.find('/') == std::string::npos || many(tasks.size(), went_beyond)))
             out.push_back({path, 1, tasks, false, true});
+    // Workspace packages' package.json are read by the package manager a script runs through (pnpm run
+    // lists the workspace): however few tasks read them, they are one change for the run, as siblings
+    // in one glob.
+    std::vector<std::string> manifest_paths;
+    for (const auto& [path, tasks] : manifests)
+        manifest_paths.push_back(path);
+    for (const SiblingGroup& g : fold_siblings(manifest_paths, 2)) {
+        out.push_back({g.glob, g.files.size(), readers_of(manifests, g.files, 2).first, false, false, true});
+    }
     std::sort(out.begin(), out.end(), [](const SharedRead& a, const SharedRead& b) { return a.path < b.path; });
     return out;
 }
@@ -247,7 +256,7 @@ void RunAudit::finish()
     unkeyed_reads = to_counts(unkeyed_tally);
     manifest_reads = to_counts(manifest_tally);
     toolchain_reads = to_counts(toolchain_tally);
-    shared_reads = shared_reads_of(read_tally, tsconfig_paths, toolchain_tally, counts.went_beyond);
+    shared_reads = shared_reads_of(read_tally, tsconfig_paths, toolchain_tally, manifest_tally, counts.went_beyond);
 }
 
 const SharedRead* RunAudit::shared(std::string_view path) const

@@ -208,6 +208,7 @@ std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
     read_suggestions(out, "readsOutsideInputs", f.reads_outside_inputs, t, written, run);
     read_suggestions(out, "tsconfigReads", f.tsconfig_reads, t, written, run);
     read_suggestions(out, "toolchainReads", f.toolchain_reads, t, written, run);
+    read_suggestions(out, "manifestReads", f.manifest_reads, t, written, run);
     std::vector<std::string> outputs;
     for (const std::string& p : f.stray_writes) {
         const std::string* d = created_holder(f, p);

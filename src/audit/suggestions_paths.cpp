@@ -179,6 +179,9 @@ std::string prefer_ignore_for(std::string_view glob)
     if (!split_glob(glob))
         return {};
     std::string_view name = basename_of(glob);
+    if (name == "package.json")
+        return "package managers read the package.json of every workspace package to list the workspace, as "
+               "pnpm run does";
     const bool config = (name.starts_with("tsconfig") || name.starts_with("jsconfig")) && name.ends_with(".json");
     if (!config)
         return {};

@@ -117,8 +117,8 @@ void run_wide_top(std::string& out, const RunAudit& audit)
         out += "  version and package managers' configuration read: " + path_counts(audit.toolchain_reads) + "\n";
     bool heading = false;
     for (const audit::SharedRead& r : audit.shared_reads) {
-        if (r.toolchain)
-            continue;  // said on the line above
+        if (r.toolchain || r.manifest)
+            continue;  // said on the lines above
         if (!heading)
             out += "  read by many tasks:\n";
         heading = true;

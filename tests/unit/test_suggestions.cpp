@@ -295,3 +295,33 @@ TEST_CASE("under enforce: a refused read of what the task wrote asks for that ou
     CHECK(b[1].values == Paths{"{projectRoot}/build.log"});
     CHECK(b[1].in_place_of.empty());
 }
+
+TEST_CASE("workspace packages' package.json read through pnpm run are one glob for the run, ignoreReads first",
+          "[suggestions]")
+{
+    // pnpm run in two packages reads every workspace package's manifest; publint's pnpm pack one more.
+    TaskFindings build, lint;
+    build.manifest_reads = {"packages/a/package.json", "packages/b/package.json", "packages/c/package.json"};
+    lint.manifest_reads = {"packages/b/package.json", "packages/c/package.json", "tools/x/package.json"};
+    RunAudit run = run_of({audited("a:build", build, "packages/a"), audited("a:lint", lint, "packages/a")});
+
+    std::vector<std::pair<std::string, std::size_t>> shared;
+    for (const SharedRead& r : run.shared_reads)
+        if (r.manifest)
+            shared.emplace_back(r.path, r.task_ids.size());
+    CHECK(shared == std::vector<std::pair<std::string, std::size_t>>{{"packages/*/package.json", 2},
+                                                                     {"tools/x/package.json", 1}});
+    auto nx = suggest_shared(run);
+    REQUIRE(nx.size() == 2);
+    CHECK(nx[0].values == Paths{"{workspaceRoot}/tools/x/package.json"});
+    CHECK(nx[0].named_input == "sharedGlobals");
+    CHECK(nx[1].values == Paths{"{workspaceRoot}/packages/*/package.json"});
+    CHECK_FALSE(nx[1].prefer_ignore.empty());
+    CHECK(nx[1].targets == Paths{"build", "lint"});
+
+    // Said once for the run, so not for each task; the report's own suggestions still hold them.
+    CHECK(suggest(run.tasks[0], &run).empty());
+    CHECK(declared(suggest(run.tasks[1]), "inputs") == Paths{"{workspaceRoot}/packages/b/package.json",
+                                                             "{workspaceRoot}/packages/c/package.json",
+                                                             "{workspaceRoot}/tools/x/package.json"});
+}

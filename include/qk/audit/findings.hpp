@@ -99,6 +99,7 @@ struct SharedRead {
     std::vector<std::string> task_ids;  // the audited tasks that read any of them, sorted
     bool tsconfig = false;   // a TypeScript configuration read (tsconfigReads) in some task
     bool toolchain = false;  // a version or package manager's configuration (toolchainReads)
+    bool manifest = false;   // workspace packages' package.json (manifestReads), read by any task
 };
 
 // Everything one run's audit found, as the summary and the report show it.

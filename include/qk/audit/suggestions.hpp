@@ -53,7 +53,8 @@ std::vector<SiblingGroup> fold_siblings(const std::vector<std::string>& paths, s
 // Whether `path` is `glob` (a path, or one with one "*" segment as fold_siblings makes them).
 bool sibling_match(std::string_view glob, std::string_view path);
 // Why ignoreReads likely fits a glob of siblings better than the inputs ("" when qk cannot tell): the
-// same TypeScript configuration read in every directory is a tool finding paths (vite-tsconfig-paths).
+// same TypeScript configuration read in every directory is a tool finding paths (vite-tsconfig-paths), and
+// every workspace package's package.json a package manager listing the workspace.
 std::string prefer_ignore_for(std::string_view glob);
 
 }  // namespace qk::audit
