@@ -121,9 +121,12 @@ TaskFindings classify(const record::Recording& recording, const rules::Rules& ru
     return Classifier(recording, rules, ws).run();
 }
 
-void refused_accesses(const record::Recording& recording, const rules::Rules& rules, bool landlock_only,
-                      bool failed, TaskFindings& out)
+void refused_accesses(const record::Recording& recording, const rules::Rules& rules, const RefusalContext& context,
+                      TaskFindings& out)
 {
+    auto later = [](const struct timespec& a, const struct timespec& b) {
+        return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec >= b.tv_nsec;
+    };
     for (const auto& [path, access] : recording.paths()) {
         if (!(access & (record::kDenied | record::kProbe)))
             continue;
@@ -136,20 +139,31 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             // nothing where the workspace has something was refused. Only a task that failed lists them:
             // tools look for files they can do without (pnpm pack for a lockfile), which the audit does
             // not count either.
-            if (failed && ::lstat(path.c_str(), &st) == 0 && !rules.read(path).allowed())
+            if (context.failed && ::lstat(path.c_str(), &st) == 0 && !rules.read(path).allowed())
                 out.refused_reads.emplace_back(*rel);
             continue;
         }
-        // Held by Landlock alone, a refused path that is not there was one the task tried to create (a
-        // file output that was not there as it started included: Landlock alone cannot allow it), and a
-        // refused change of what the rules let it write, in a directory it may not write, or of a
-        // directory itself, is one Landlock alone cannot allow either: removing an output directory.
-        const bool created = landlock_only && ::lstat(path.c_str(), &st) != 0;
-        if (!created && !rules.read(path).allowed())
-            out.refused_reads.emplace_back(*rel);
-        else if (landlock_only && (created || S_ISDIR(st.st_mode) || !rules.write(path, false).allowed() ||
-                                   !rules.write(std::string(parent_of(path)), true).allowed()))
+        const bool there = ::lstat(path.c_str(), &st) == 0;
+        if (!(access & record::kDeniedChange)) {
+            // A read. Landlock alone holds the files that were there when its rules were built: one made
+            // again since (another task rebuilding what this one reads) is refused though declared.
+            if (!rules.read(path).allowed())
+                out.refused_reads.emplace_back(*rel);
+            else if (context.landlock_only && there && later(st.st_ctim, context.rules_built))
+                out.replaced_reads.emplace_back(*rel);
+            continue;
+        }
+        // Held by Landlock alone, a refused change of a path that is not there was one the task tried to
+        // create (a file output that was not there as it started included: Landlock alone cannot allow
+        // it), and a refused change of what the rules let it write, in a directory it may not write, or
+        // of a directory itself, is one Landlock alone cannot allow either: removing an output directory.
+        if (!context.landlock_only) {
+            if (there && !rules.read(path).allowed())
+                out.refused_reads.emplace_back(*rel);  // over the overlay only what it may not read is refused
+        } else if (!there || S_ISDIR(st.st_mode) || !rules.write(path, false).allowed() ||
+                   !rules.write(std::string(parent_of(path)), true).allowed()) {
             out.refused_writes.emplace_back(*rel);
+        }
     }
     out.normalise();
 }

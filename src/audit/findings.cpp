@@ -114,14 +114,14 @@ std::vector<SharedRead> shared_reads_of(const Tally& reads, const std::set<std::
         if (!temporary_name(path) && (path.find('/') == std::string::npos || many(tasks.size(), went_beyond)))
             out.push_back({path, 1, tasks, false, true});
     // Workspace packages' package.json are read by the package manager a script runs through (pnpm run
-    // lists the workspace): however few tasks read them, they are one change for the run, as siblings
-    // in one glob.
+    // lists the workspace): however few tasks read them, siblings are one glob for the run, as is one
+    // read by two tasks. One read by one task alone (resolving a package) stays that task's own.
     std::vector<std::string> manifest_paths;
     for (const auto& [path, tasks] : manifests)
         manifest_paths.push_back(path);
-    for (const SiblingGroup& g : fold_siblings(manifest_paths, 2)) {
-        out.push_back({g.glob, g.files.size(), readers_of(manifests, g.files, 2).first, false, false, true});
-    }
+    for (const SiblingGroup& g : fold_siblings(manifest_paths, 2))
+        if (auto readers = readers_of(manifests, g.files, 2).first; g.files.size() > 1 || readers.size() > 1)
+            out.push_back({g.glob, g.files.size(), std::move(readers), false, false, true});
     std::sort(out.begin(), out.end(), [](const SharedRead& a, const SharedRead& b) { return a.path < b.path; });
     return out;
 }
@@ -132,7 +132,7 @@ void TaskFindings::normalise()
     for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &temporary_files,
                        &created_directories, &unkeyed_reads,
                        &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages, &refused_reads,
-                       &refused_writes, &discarded_writes})
+                       &refused_writes, &discarded_writes, &replaced_reads})
         sort_unique(*list);
     drop_reads_of_writes(*this);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
@@ -148,7 +148,7 @@ bool TaskFindings::empty() const
            unkeyed_reads.empty() &&
            manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads) &&
            unkeyed_packages.empty() && hoisted_packages.empty() && refused_reads.empty() && refused_writes.empty() &&
-           discarded_writes.empty();
+           discarded_writes.empty() && replaced_reads.empty();
 }
 
 bool TaskFindings::went_beyond() const

@@ -143,6 +143,8 @@ void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
     Suggestion directories{"refusedWrites", "outputs", {}, {}, 0, {}, {}};
     std::vector<std::string> refused;
     for (const std::string& p : f.refused_writes) {
+        if (output_itself(t, p))
+            continue;
         if (std::find(t.file_outputs.begin(), t.file_outputs.end(), p) == t.file_outputs.end()) {
             if (!temporary_name(p))
                 refused.push_back(token_path(p, t.project_root));
@@ -185,6 +187,16 @@ std::string target_of(const std::string& task)
 
 }  // namespace
 
+bool output_itself(const TaskAudit& t, std::string_view path)
+{
+    if (std::find(t.file_outputs.begin(), t.file_outputs.end(), path) != t.file_outputs.end())
+        return false;
+    for (const std::string& o : t.output_paths)
+        if (o == path || (o.size() > path.size() && o.starts_with(path) && o[path.size()] == '/'))
+            return true;
+    return false;
+}
+
 std::vector<std::string> group_created(const TaskFindings& f)
 {
     std::vector<std::string> out;
@@ -208,7 +220,13 @@ std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
     read_suggestions(out, "readsOutsideInputs", f.reads_outside_inputs, t, written, run);
     read_suggestions(out, "tsconfigReads", f.tsconfig_reads, t, written, run);
     read_suggestions(out, "toolchainReads", f.toolchain_reads, t, written, run);
-    read_suggestions(out, "manifestReads", f.manifest_reads, t, written, run);
+    // A manifest of a dependency it read more of is keyed by the `^default` suggested for those.
+    std::vector<std::string> manifests;
+    for (const std::string& p : f.manifest_reads)
+        if (std::none_of(t.dependency_roots.begin(), t.dependency_roots.end(),
+                         [&p](const auto& root) { return root.second != "." && under(p, root.second); }))
+            manifests.push_back(p);
+    read_suggestions(out, "manifestReads", manifests, t, written, run);
     std::vector<std::string> outputs;
     for (const std::string& p : f.stray_writes) {
         const std::string* d = created_holder(f, p);

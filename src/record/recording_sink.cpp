@@ -66,7 +66,8 @@ void RecordingSink::on_failed_lookup(const FsOp& op)
     if (!resolve(op.a, true, path))
         return;
     note_spelling(op.a, path);
-    out_.add(path, kDenied);
+    const bool change = op.kind == FsOpKind::open && (op.flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC));
+    out_.add(path, change ? kDenied | kDeniedChange : kDenied);
 }
 
 void RecordingSink::on_refused_change(const FsOp& op)
@@ -81,9 +82,9 @@ void RecordingSink::on_refused_change(const FsOp& op)
     case FsOpKind::rename:
     case FsOpKind::link:
         if (resolve(op.a, false, path))
-            out_.add(path, kDenied);
+            out_.add(path, kDenied | kDeniedChange);
         if (resolve(op.b, false, path))
-            out_.add(path, kDenied);
+            out_.add(path, kDenied | kDeniedChange);
         break;
     case FsOpKind::unlink:
     case FsOpKind::rmdir:
@@ -92,7 +93,7 @@ void RecordingSink::on_refused_change(const FsOp& op)
     case FsOpKind::mknod:
     case FsOpKind::truncate:
         if (op.resolved.empty() && resolve(op.a, false, path))
-            out_.add(path, kDenied);
+            out_.add(path, kDenied | kDeniedChange);
         break;
     default:
         break;

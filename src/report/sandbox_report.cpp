@@ -43,6 +43,7 @@ std::span<const FindingKind> finding_kinds()
         {"refusedReads", &TaskFindings::refused_reads},
         {"refusedWrites", &TaskFindings::refused_writes},
         {"discardedWrites", &TaskFindings::discarded_writes},
+        {"replacedReads", &TaskFindings::replaced_reads},
     };
     return kKinds;
 }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "qk/audit/suggestions.hpp"
 #include "summary_lines.hpp"
 
 namespace qk::report::summary {
@@ -51,9 +52,11 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
                               "output:",
                               count_of(reads_of_own.size(), "read")),
                   reads_of_own);
-    std::vector<std::string> writes, file_outputs;
+    std::vector<std::string> writes, file_outputs, outputs_themselves;
     for (const std::string& p : f.refused_writes)
-        (std::find(t.file_outputs.begin(), t.file_outputs.end(), p) != t.file_outputs.end() ? file_outputs : writes)
+        (audit::output_itself(t, p) ? outputs_themselves
+         : std::find(t.file_outputs.begin(), t.file_outputs.end(), p) != t.file_outputs.end() ? file_outputs
+                                                                                              : writes)
             .push_back(p);
     if (!writes.empty())
         path_list(out, fmt::format("{} outside its outputs refused:", count_of(writes.size(), "write")), writes);
@@ -64,10 +67,25 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
                               count_of(file_outputs.size(), "write"), file_outputs.size() == 1 ? "a" : "its",
                               file_outputs.size() == 1 ? "" : "s", file_outputs.size() == 1 ? "its" : "their"),
                   file_outputs);
+    if (!outputs_themselves.empty())
+        path_list(out,
+                  fmt::format("{} refused of its declared output{} or what holds {}: Landlock alone grants what "
+                              "lies beneath a directory, not the directory, so removing or replacing one needs "
+                              "the overlay (see above why it is not used); nothing to declare:",
+                              count_of(outputs_themselves.size(), "change"),
+                              outputs_themselves.size() == 1 ? "" : "s", outputs_themselves.size() == 1 ? "it" : "them"),
+                  outputs_themselves);
     if (!f.discarded_writes.empty())
         path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
                   f.discarded_writes);
-    if (t.failed && !f.went_beyond())
+    if (!f.replaced_reads.empty())
+        path_list(out,
+                  fmt::format("{} refused of what it may read, made again while it ran (by another task): Landlock "
+                              "alone holds the files there as the task started; run the task that makes {} "
+                              "before it (dependsOn), or over the overlay:",
+                              count_of(f.replaced_reads.size(), "read"), f.replaced_reads.size() == 1 ? "it" : "them"),
+                  f.replaced_reads);
+    if (t.failed && !f.went_beyond() && f.replaced_reads.empty())
         // The recorder lists refused opens: a refused mkdir, rename or removal leaves nothing to name.
         out += "    it failed with no refusal listed that its declarations explain; see its output\n";
     out += declare_lines(t, nullptr);

@@ -1,5 +1,7 @@
 #include "sandbox_enforce.hpp"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -87,24 +89,27 @@ std::vector<std::string> run_outputs(Session& session)
     return out;
 }
 
-// Its declared outputs that name one file (a path with an extension, no pattern): held by Landlock alone
-// a missing one cannot be created, and the summary asks for its directory instead.
-std::vector<std::string> file_outputs(Session& session, const workspace::Task& t, const rules::Rules& rules)
+// Its declared outputs that name one path (no pattern), and of them those that name one file (with an
+// extension, not an output directory the rules know): held by Landlock alone a missing file output cannot
+// be created, nor an output directory removed, and the summary says what to do instead.
+void declared_output_paths(Session& session, const workspace::Task& t, const rules::Rules& rules,
+                           audit::TaskAudit& audit)
 {
-    std::vector<std::string> out;
     auto outputs = key::resolve_outputs(session.workspace().projects()[t.project], *t.target, t.configuration);
     if (!outputs)
-        return out;
+        return;
     const std::vector<std::string> dirs = rules.directory_outputs();
     for (const std::string& p : outputs->paths) {
         auto glob = workspace::Glob::compile(p);
-        if (!glob || !glob->names_path() || std::find(dirs.begin(), dirs.end(), p) != dirs.end())
+        if (!glob || !glob->names_path())
+            continue;
+        audit.output_paths.push_back(p);
+        if (std::find(dirs.begin(), dirs.end(), p) != dirs.end())
             continue;
         std::string_view name = std::string_view(p).substr(p.rfind('/') + 1);
         if (name.find('.') != std::string_view::npos && name.front() != '.')
-            out.push_back(p);
+            audit.file_outputs.push_back(p);
     }
-    return out;
 }
 
 }  // namespace
@@ -120,12 +125,14 @@ public:
             recording.emplace(*recorder, true, plan.read_mask, plan.read_mask);
         Launcher& inner = recording ? static_cast<Launcher&>(*recording) : plain;
         enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
+        ::clock_gettime(CLOCK_REALTIME, &started);  // before its commands build their Landlock rules
     }
     Launcher& launcher() override { return *enforced; }
 
     std::optional<RecordingLauncher> recording;
     ProcessLauncher plain;
     std::optional<EnforceLauncher> enforced;
+    struct timespec started {};
 };
 
 Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, Session& session)
@@ -281,7 +288,7 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
     audit::TaskAudit audit{t.id, audit::TaskStatus::enforced, {}, {}};
     audit.failed = run.command_failed;
     audit.project_root = session_.workspace().projects()[t.project].root;
-    audit.file_outputs = file_outputs(session_, t, run.rules);
+    declared_output_paths(session_, t, run.rules, audit);
     if (const auto& setup = run.enforced->setup_failure()) {
         audit.status = audit::TaskStatus::refused;
         audit.reason = fmt::format("its sandbox could not be built: {}; {}", *setup, kUnsandboxHint);
@@ -312,7 +319,8 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
                 audit.findings.discarded_writes.push_back(d.path);
         }
         if (run.recording)
-            audit::refused_accesses(run.recording->recording(), run.rules, !overlay_, run.command_failed,
+            audit::refused_accesses(run.recording->recording(), run.rules,
+                                    {.landlock_only = !overlay_, .failed = run.command_failed, .rules_built = run.started},
                                     audit.findings);
         audit.findings.normalise();
         audit.provenance.overlay = overlay_;

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from audit_workspace import make_workspace, qk
-from enforce_workspace import MODES, enforce, escape_workspace, outside_dist, snapshot, target
+from enforce_workspace import MODES, enforce, escape_workspace, mode_env, outside_dist, snapshot, target
 import qk_harness as h
 
 pytestmark = pytest.mark.privileged
@@ -197,6 +197,59 @@ def test_landlock_alone_removes_an_output_directory_it_made_and_the_task_left_em
     r, doc = enforce(ws, "t", tmp_path / "r.json", mode="landlock")
     assert r.returncode == 0, r.stdout + r.stderr
     assert not (ws / "dist").exists()
+
+
+@pytest.mark.parametrize("mode", ["overlay", "landlock"])
+def test_a_task_clearing_its_output_directory_passes_over_the_overlay_and_is_told_why_not_under_landlock(
+        mode, tmp_path):
+    # As vitest clears coverage/ and tsc --build cleans dist/: the directory itself goes, then comes back.
+    ws = escape_workspace(tmp_path / "ws", {"t": target("rm -rf dist && mkdir dist && echo x > dist/a.txt")},
+                          {"dist/old.txt": "old\n"})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    task = doc["tasks"]["app:t"]
+    if mode == "overlay":
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert (ws / "dist/a.txt").read_text() == "x\n" and not (ws / "dist/old.txt").exists()
+        return
+    assert r.returncode != 0
+    assert task["findings"].get("refusedWrites") == ["dist"], task
+    assert "needs the overlay" in r.stdout and "dist" in r.stdout, r.stdout
+    # Declaring dist again would change nothing: no suggestion names it.
+    assert not any("{projectRoot}/dist" in v for s in task.get("suggestions", []) for v in s["values"]), task
+    assert "what to declare" not in r.stdout, r.stdout
+
+
+def test_landlock_alone_names_a_declared_file_another_process_made_again_while_the_task_ran(tmp_path):
+    # Landlock alone holds the files there as the task starts, a file input by its inode: a
+    # file rebuilt meanwhile (as another task rebuilding what this one reads) is refused though declared.
+    # The summary says so; it is neither a write nor an input to declare.
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    t = target(f"cat {go} > /dev/null; cat src/a.txt", inputs=["{projectRoot}/src/a.txt"])
+    ws = escape_workspace(tmp_path / "ws", {"t": t}, {"src/a.txt": "a\n"})
+    report = tmp_path / "r.json"
+    proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "t", "--sandbox=enforce", "--sandbox-report",
+                             str(report)], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env={**os.environ, **mode_env("landlock")})
+    deadline = time.monotonic() + 60
+    while True:  # wait for the task to open the fifo: then its rules are built
+        try:
+            fd = os.open(go, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError:
+            assert proc.poll() is None, proc.stdout.read()
+            assert time.monotonic() < deadline, "the task never started"
+            time.sleep(0.01)
+    (ws / "src/a.txt.new").write_text("b\n")
+    os.replace(ws / "src/a.txt.new", ws / "src/a.txt")
+    os.close(fd)
+    out = proc.communicate(timeout=120)[0]
+    assert proc.returncode != 0, out
+    doc = json.loads(report.read_text())
+    findings = doc["tasks"]["app:t"]["findings"]
+    assert findings == {"replacedReads": ["src/a.txt"]}, (findings, out)
+    assert "made again while it ran" in out and "src/a.txt" in out, out
+    assert "what to declare" not in out and "no refusal listed" not in out, out
 
 
 def test_kill_9_leaves_the_workspace_untouched_and_nothing_behind(tmp_path):

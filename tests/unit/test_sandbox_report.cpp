@@ -223,6 +223,9 @@ TEST_CASE("manifest and toolchain reads are counted once at the top", "[sandbox-
           "      with \"sharedGlobals\" in \"default\" (\"default\": [\"{projectRoot}/**/*\", \"sharedGlobals\"]), and in "
           "the inputs of targets that name theirs without it\n"
           "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead\n"
+          "    \"targetDefaults\": {\"build\": {\"qk:ultracache\": {\"ignoreReads\": [\"{workspaceRoot}/*/package.json\"]}}}\n"
+          "      package managers read the package.json of every workspace package to list the workspace, as pnpm run "
+          "does; if it can change the results, add it to \"sharedGlobals\" instead\n"
           "  2 tasks went beyond only by what is counted above: a:build, b:build\n");
     CHECK(both.find("only reads counted above") == std::string::npos);
 
@@ -533,6 +536,8 @@ TEST_CASE("a run with every line, in order", "[sandbox-report]")
           "      a/own.txt\n"
           "    what to declare in its target:\n"
           "      \"inputs\": [\"{workspaceRoot}/a/own.txt\"], or in qk:ultracache.ignoreReads if it cannot change the result\n"
+          "      \"inputs\": [\"{workspaceRoot}/lib/package.json\"], or in qk:ultracache.ignoreReads if it cannot change "
+          "the result\n"
           "    and 2 files many tasks read: in nx.json, above\n"
           "  c:build\n"
           "    1 TypeScript configuration read outside its inputs, likely an input:\n"
@@ -620,6 +625,8 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
            "orIgnoreReads": ["{workspaceRoot}/tsconfig.base.json"]},
           {"finding": "toolchainReads", "declare": "inputs", "values": ["{workspaceRoot}/.nvmrc"],
            "orIgnoreReads": ["{workspaceRoot}/.nvmrc"]},
+          {"finding": "manifestReads", "declare": "inputs", "values": ["{workspaceRoot}/lib/package.json"],
+           "orIgnoreReads": ["{workspaceRoot}/lib/package.json"]},
           {"finding": "strayWrites", "declare": "outputs", "values": ["{workspaceRoot}/stray.txt"]},
           {"finding": "dependencyReads", "declare": "inputs", "values": ["^default"],
            "orIgnoreReads": ["^lib/**", "^util/**"]}

@@ -309,19 +309,41 @@ TEST_CASE("workspace packages' package.json read through pnpm run are one glob f
     for (const SharedRead& r : run.shared_reads)
         if (r.manifest)
             shared.emplace_back(r.path, r.task_ids.size());
-    CHECK(shared == std::vector<std::pair<std::string, std::size_t>>{{"packages/*/package.json", 2},
-                                                                     {"tools/x/package.json", 1}});
+    // tools/x/package.json, read by one task alone (resolving a package), stays that task's own.
+    CHECK(shared == std::vector<std::pair<std::string, std::size_t>>{{"packages/*/package.json", 2}});
     auto nx = suggest_shared(run);
-    REQUIRE(nx.size() == 2);
-    CHECK(nx[0].values == Paths{"{workspaceRoot}/tools/x/package.json"});
-    CHECK(nx[0].named_input == "sharedGlobals");
-    CHECK(nx[1].values == Paths{"{workspaceRoot}/packages/*/package.json"});
-    CHECK_FALSE(nx[1].prefer_ignore.empty());
-    CHECK(nx[1].targets == Paths{"build", "lint"});
+    REQUIRE(nx.size() == 1);
+    CHECK(nx[0].values == Paths{"{workspaceRoot}/packages/*/package.json"});
+    CHECK_FALSE(nx[0].prefer_ignore.empty());
+    CHECK(nx[0].targets == Paths{"build", "lint"});
 
     // Said once for the run, so not for each task; the report's own suggestions still hold them.
     CHECK(suggest(run.tasks[0], &run).empty());
+    CHECK(declared(suggest(run.tasks[1], &run), "inputs") == Paths{"{workspaceRoot}/tools/x/package.json"});
+
+    // A dependency's manifest, read with more of its files, is keyed by the ^default suggested for them.
+    TaskAudit test = audited("app:test", {}, "packages/app");
+    test.findings.manifest_reads = {"packages/lib/package.json"};
+    test.findings.dependency_reads = {{"lib", {"packages/lib/src/a.ts"}}};
+    test.dependency_roots = {{"lib", "packages/lib"}};
+    CHECK(declared(suggest(test), "inputs") == Paths{"^default"});
     CHECK(declared(suggest(run.tasks[1]), "inputs") == Paths{"{workspaceRoot}/packages/b/package.json",
                                                              "{workspaceRoot}/packages/c/package.json",
                                                              "{workspaceRoot}/tools/x/package.json"});
+}
+
+TEST_CASE("under Landlock alone, a refused change of a declared output directory itself asks for nothing",
+          "[suggestions]")
+{
+    TaskAudit test{"app:test", TaskStatus::enforced, "", {}};
+    test.project_root = "packages/app";
+    test.output_paths = {"packages/app/coverage", "packages/app/dist/esm", "packages/app/report.json"};
+    test.file_outputs = {"packages/app/report.json"};
+    CHECK(output_itself(test, "packages/app/coverage"));
+    CHECK(output_itself(test, "packages/app/dist"));  // holds dist/esm: a tool clearing dist
+    CHECK_FALSE(output_itself(test, "packages/app/coverage/x.json"));
+    CHECK_FALSE(output_itself(test, "packages/app/cov"));
+    CHECK_FALSE(output_itself(test, "packages/app/report.json"));  // a file output: its directory instead
+    test.findings.refused_writes = {"packages/app/coverage", "packages/app/dist", "packages/app/stray.txt"};
+    CHECK(declared(suggest(test), "outputs") == Paths{"{projectRoot}/stray.txt"});
 }

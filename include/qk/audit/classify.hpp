@@ -2,6 +2,8 @@
 // recorder made the recording.
 #pragma once
 
+#include <time.h>
+
 #include "qk/audit/findings.hpp"
 #include "qk/record/recording.hpp"
 #include "qk/rules/rules.hpp"
@@ -22,12 +24,18 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
 // Under enforce: the opens the sandbox refused (kDenied in the recording, or over a read mask, kProbe
 // on a path the workspace holds) that the task's rules refuse too, into `out` (workspace-relative,
 // normalised): reads, and, when the task is held by Landlock alone,
-// writes (a refused path it may read but not write, or one that is not there: it tried to create it;
-// and a change the rules allow in a directory they do not, which Landlock alone cannot allow: a file
-// output that did not exist, an output directory removed itself). Any other refusal the rules would
-// allow (file modes) is not the task's doing and is left out.
-// `failed`: the task's commands failed; only then are the probes of a read mask's hidden files listed.
-void refused_accesses(const record::Recording& recording, const rules::Rules& rules, bool landlock_only,
-                      bool failed, TaskFindings& out);
+// writes (a refused change of a path it may read but not write, or of one that is not there: it tried to
+// create it; and a change the rules allow in a directory they do not, which Landlock alone cannot allow:
+// a file output that did not exist, an output directory removed itself). Held by Landlock alone, a read
+// the rules allow of a file changed since `rules_built` was refused because the file was replaced (by
+// another task) after its rules were built: replaced_reads. Any other refusal the rules would allow (file
+// modes) is not the task's doing and is left out.
+struct RefusalContext {
+    bool landlock_only = false;
+    bool failed = false;  // the task's commands failed: only then are a read mask's hidden probes listed
+    struct timespec rules_built {};  // when its Landlock rules were built (CLOCK_REALTIME, as st_ctim)
+};
+void refused_accesses(const record::Recording& recording, const rules::Rules& rules, const RefusalContext& context,
+                      TaskFindings& out);
 
 }  // namespace qk::audit

@@ -39,6 +39,9 @@ struct TaskFindings {
     std::vector<std::string> refused_reads;     // refusedReads: opens Landlock refused, from its recording
     std::vector<std::string> refused_writes;    // refusedWrites: held by Landlock alone, refused as they happened
     std::vector<std::string> discarded_writes;  // discardedWrites: written outside its outputs, not kept
+    // replacedReads: held by Landlock alone, reads its declarations allow, refused because the file was
+    // made again (by another task) after its rules were built. Not its doing: not counted as going beyond.
+    std::vector<std::string> replaced_reads;
 
     // Each list sorted and unique.
     void normalise();
@@ -77,6 +80,11 @@ struct TaskAudit {
     // an extension), workspace-relative. Held by Landlock alone a missing one cannot be created: a
     // refused write of one is answered with its directory as the output instead.
     std::vector<std::string> file_outputs;
+    // Set by the runner under enforce: every declared output naming one path (no pattern), file outputs
+    // included. Held by Landlock alone, which grants what lies beneath a directory but not the directory
+    // itself, a refused removal or rename of one (or of a directory holding one, as a tool clearing its
+    // output) needs the overlay: declaring it again would change nothing.
+    std::vector<std::string> output_paths;
 };
 
 struct PathCount {

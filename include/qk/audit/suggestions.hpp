@@ -32,6 +32,12 @@ std::vector<std::string> group_created(const TaskFindings& findings);
 // At most `shown` values of each list are written, then how many more.
 std::string suggestion_line(const Suggestion& s, std::size_t shown = 4);
 
+// Under Landlock alone: whether a refused write of `path` changed a declared output directory itself, or
+// a directory holding a declared output (a tool clearing its output before it writes), not a file in
+// one. Landlock grants what lies beneath a directory, not the directory, so only the overlay allows it:
+// nothing to declare.
+bool output_itself(const TaskAudit& task, std::string_view path);
+
 // A path with a part made for one run (vite's vite.config.ts.timestamp-1796405520738-3f2a1b.mjs, a
 // `.tmp-<hex>` name, a long run of digits or hex digits, a UUID): it will not be there by that name next
 // run, so it is never suggested as an input or an output.

@@ -40,6 +40,9 @@ enum Access : std::uint16_t {
     // exist. A change refused (unlink, rmdir, mkdir, rename, link, symlink, mknod, truncate) names the
     // path it would have changed, as spelled (both names of a rename or link).
     kDenied = 1 << 6,
+    // With kDenied: what was refused asked to change the path (an open for writing, creating or
+    // truncating, or one of the changes above), not only to read it.
+    kDeniedChange = 1 << 7,
 };
 
 struct Process {
