@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 7
+#define QK_ABI_VERSION 8
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -145,6 +145,7 @@ struct qk_task_stats {
     qk_u64 io_uring_unseen; /* rings set up while io_uring's tracepoint could not be attached */
     qk_u64 options;     /* QK_TASK_*, set by userspace when it starts tracking the cgroup */
     qk_u64 unfollowed;  /* processes forked that the `members` map had no room for */
+    qk_u64 io_uring_refused; /* io_uring_setup calls that failed with ENOSYS (enforce's seccomp filter) */
 };
 
 /* Failed lookups (ENOENT opens and execs) are not recorded: for a caller that judges only reads and

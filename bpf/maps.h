@@ -10,7 +10,7 @@ const volatile __u32 qk_abi_version = QK_ABI_VERSION;
 
 /* The same sizes src/record/ebpf_decode.cpp asserts for g++: both compilers must agree. */
 _Static_assert(sizeof(struct qk_event_header) == 24, "qk_event_header layout");
-_Static_assert(sizeof(struct qk_task_stats) == 56 && __builtin_offsetof(struct qk_task_stats, options) == 40,
+_Static_assert(sizeof(struct qk_task_stats) == 64 && __builtin_offsetof(struct qk_task_stats, options) == 40,
                "qk_task_stats layout");
 _Static_assert(sizeof(struct qk_globals) == 40 && __builtin_offsetof(struct qk_globals, root_dentry) == 24,
                "qk_globals layout");

@@ -211,6 +211,47 @@ __noinline int qk_put_cwd(struct qk_pieces *p)
     return qk_put_path(p, (__u64)BPF_CORE_READ(task, fs, pwd.mnt), (__u64)BPF_CORE_READ(task, fs, pwd.dentry));
 }
 
+/* The length of the magic link a name starts with when it names the caller's own descriptor or cwd
+ * through /proc ("/proc/self/fd/3", "/proc/thread-self/cwd"), with *fd set to the descriptor (-1 for the
+ * cwd); 0 for any other name. Resolving it in userspace would resolve qk's own /proc/self: the kernel
+ * side knows whose descriptor it is. /proc/<pid>/ is not decoded: the pid is the caller's namespace's. */
+static __always_inline int proc_self_link(const char *name, long *fd)
+{
+    char b[32] = {};
+    bpf_probe_read_user_str(b, sizeof(b), name);
+    if (b[0] != '/' || b[1] != 'p' || b[2] != 'r' || b[3] != 'o' || b[4] != 'c' || b[5] != '/')
+        return 0;
+    int i;
+    if (b[6] == 's' && b[7] == 'e' && b[8] == 'l' && b[9] == 'f' && b[10] == '/')
+        i = 11;
+    else if (b[6] == 't' && b[7] == 'h' && b[8] == 'r' && b[9] == 'e' && b[10] == 'a' && b[11] == 'd' &&
+             b[12] == '-' && b[13] == 's' && b[14] == 'e' && b[15] == 'l' && b[16] == 'f' && b[17] == '/')
+        i = 18;
+    else
+        return 0;
+    if (b[i] == 'c' && b[i + 1] == 'w' && b[i + 2] == 'd' && (b[i + 3] == '/' || b[i + 3] == 0)) {
+        *fd = -1;
+        return i + 3;
+    }
+    if (b[i] != 'f' || b[i + 1] != 'd' || b[i + 2] != '/')
+        return 0;
+    long n = 0;
+    int digits = 0;
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        char c = b[(i + 3 + k) & 31];
+        if (c < '0' || c > '9')
+            break;
+        n = n * 10 + (c - '0');
+        digits++;
+    }
+    char end = b[(i + 3 + digits) & 31];
+    if (!digits || (end != '/' && end != 0))
+        return 0;
+    *fd = n;
+    return i + 3 + digits;
+}
+
 /* A name relative to dirfd (AT_FDCWD for the cwd): [base, name]. An absolute name has an empty base,
  * unless the task is chrooted away from qk's root: then the base is the task's root and the name loses
  * its leading '/', so that userspace joins them into the path qk sees. */
@@ -218,6 +259,18 @@ __noinline int qk_put_at_path(struct qk_pieces *p, long dirfd, __u64 ustr)
 {
     char first = 0;
     bpf_probe_read_user(&first, 1, (const char *)ustr);
+    long self_fd = 0;
+    int magic = first == '/' ? proc_self_link((const char *)ustr, &self_fd) : 0;
+    if (magic > 0) {
+        /* [the descriptor's or cwd's path, what follows the link without its '/'] */
+        if (self_fd < 0)
+            qk_put_cwd(p);
+        else
+            qk_put_fd(p, self_fd);
+        char next = 0;
+        bpf_probe_read_user(&next, 1, (const char *)ustr + magic);
+        return qk_put_user_str(p, ustr + magic + (next == '/' ? 1 : 0));
+    }
     if (first == '/') {
         struct task_struct *task = (struct task_struct *)bpf_get_current_task();
         __u64 root_mnt = (__u64)BPF_CORE_READ(task, fs, root.mnt);

@@ -44,6 +44,7 @@ enum {
 #define EPERM 1
 #define ENOENT 2
 #define EACCES 13
+#define ENOSYS 38
 #define PF_KTHREAD 0x00200000
 #define CLONE_NEWNS 0x00020000
 #define MS_REMOUNT 32
@@ -209,7 +210,7 @@ __noinline int qk_record_plan(struct plan *p, long ret)
 }
 
 /* Counts, for a traced task, a syscall that makes its recording incomplete without being recorded. */
-enum unrecorded { UNRECORDED_COMPAT, UNRECORDED_IO_URING };
+enum unrecorded { UNRECORDED_COMPAT, UNRECORDED_IO_URING, REFUSED_IO_URING };
 
 static __always_inline void count_unrecorded(enum unrecorded what)
 {
@@ -219,6 +220,8 @@ static __always_inline void count_unrecorded(enum unrecorded what)
         return;
     if (what == UNRECORDED_IO_URING)
         __sync_fetch_and_add(&stats->io_uring_unseen, 1);
+    else if (what == REFUSED_IO_URING)
+        __sync_fetch_and_add(&stats->io_uring_refused, 1);
     else
         __sync_fetch_and_add(&stats->compat, 1);
 }
@@ -234,6 +237,10 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
     struct task_struct *task = bpf_get_current_task_btf();
     if ((task->thread_info.status & TS_COMPAT) || (nr & X32_SYSCALL_BIT)) {
         count_unrecorded(UNRECORDED_COMPAT);
+        return 0;
+    }
+    if (nr == NR_io_uring_setup && ret == -ENOSYS) { /* refused: enforce's seccomp filter */
+        count_unrecorded(REFUSED_IO_URING);
         return 0;
     }
     if (nr == NR_io_uring_setup && ret >= 0 && qk_g.io_uring_blind) {

@@ -11,7 +11,7 @@
 namespace qk::record {
 
 // The layout both compilers must agree on; a change here needs QK_ABI_VERSION bumped.
-static_assert(QK_ABI_VERSION == 7);
+static_assert(QK_ABI_VERSION == 8);
 static_assert(sizeof(qk_event_header) == 24);
 static_assert(offsetof(qk_event_header, cgroup_id) == 8);
 static_assert(sizeof(qk_pieces) == 12 + QK_DATA_SIZE);
@@ -20,7 +20,8 @@ static_assert(offsetof(qk_file_event, p) == 40);
 static_assert(offsetof(qk_exec_event, p) == 32);
 static_assert(sizeof(qk_fork_event) == 32);
 static_assert(sizeof(qk_exit_event) == 32);
-static_assert(sizeof(qk_task_stats) == 56 && offsetof(qk_task_stats, options) == 40);
+static_assert(sizeof(qk_task_stats) == 64 && offsetof(qk_task_stats, options) == 40 &&
+              offsetof(qk_task_stats, io_uring_refused) == 56);
 static_assert((QK_TASK_NO_PROBES & QK_TASK_DENIALS) == 0 && ((QK_TASK_NO_PROBES | QK_TASK_DENIALS) & QK_TASK_DENIALS_ONLY) == 0);
 static_assert(sizeof(qk_globals) == 40 && offsetof(qk_globals, wakeup_bytes) == 8 &&
               offsetof(qk_globals, root_dentry) == 24);

@@ -92,6 +92,8 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     if (stats.io_uring_fs)
         rec.mark_incomplete(fmt::format(
             "{} file operations were submitted through io_uring, which the recorder does not decode", stats.io_uring_fs));
+    if (stats.io_uring_refused)
+        rec.add_refused_call("io_uring_setup");
     if (stats.io_uring_unseen)
         rec.mark_incomplete(fmt::format("{} io_uring instance{} set up, and this kernel's io_uring tracepoint could not be "
                                         "attached to see what {}",

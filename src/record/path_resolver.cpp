@@ -73,6 +73,20 @@ std::string PathResolver::canonical_dir(const std::string& dir)
     return result;
 }
 
+namespace {
+
+// /proc's per-process links (/proc/self/fd/3, /proc/1234/cwd) and /dev/fd, /dev/stdin... that lead to
+// them name the traced process's descriptors: resolved here they would be qk's own. The kernel side
+// decodes the caller's /proc/self and /proc/thread-self; anything else stays as spelled, outside the
+// workspace, where a refusal through it is still named (audit::refused_accesses).
+bool per_process_link(std::string_view raw)
+{
+    return raw.starts_with("/proc/") || raw == "/dev/fd" || raw.starts_with("/dev/fd/") ||
+           raw.starts_with("/dev/std");
+}
+
+}  // namespace
+
 std::string PathResolver::canonical(std::string_view base, std::string_view name, bool follow_last)
 {
     // Resolve on the raw spelling, not the lexical one: "link/.." is where the link points, then up.
@@ -86,6 +100,11 @@ std::string PathResolver::canonical(std::string_view base, std::string_view name
     std::string raw = raw_;
     while (raw.size() > 1 && raw.back() == '/')
         raw.pop_back();
+    // Checked on the lexical form: a task under a root of its own spells "//dev/fd/3" (its root "/",
+    // then the name), and a hostile one "/dev/./fd/3".
+    if (raw.find("proc") != std::string::npos || raw.find("dev") != std::string::npos)  // the rest: no cost
+        if (std::string lexical = join_lexically("", raw); per_process_link(lexical))
+            return lexical;
     auto slash = raw.rfind('/');
     std::string_view last = std::string_view(raw).substr(slash + 1);
     if (slash == std::string::npos || last.empty() || last == "." || last == "..")

@@ -46,6 +46,7 @@ void Recording::merge(const Recording& other)
     for (const auto& reason : other.incomplete_)
         mark_incomplete(reason);
     lost_events_ += other.lost_events_;
+    refused_calls_.insert(other.refused_calls_.begin(), other.refused_calls_.end());
 }
 
 std::vector<const Recording::PathMap::value_type*> Recording::sorted_paths() const

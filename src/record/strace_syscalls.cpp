@@ -260,6 +260,8 @@ Status StraceParser::decode(pid_t tid, const Call& call, const Return& ret)
     if (name == "io_uring_setup") {
         if (ret.value >= 0)
             sink_.mark_incomplete("io_uring in use: its file operations are invisible to strace");
+        else if (ret.value == -ENOSYS)
+            sink_.recording().add_refused_call("io_uring_setup");  // enforce's seccomp filter
         return {};
     }
     return decode_path_op(t, call, ret);

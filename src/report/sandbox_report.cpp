@@ -44,6 +44,8 @@ std::span<const FindingKind> finding_kinds()
         {"refusedWrites", &TaskFindings::refused_writes},
         {"discardedWrites", &TaskFindings::discarded_writes},
         {"replacedReads", &TaskFindings::replaced_reads},
+        {"refusedUnplaced", &TaskFindings::refused_unplaced},
+        {"refusedCalls", &TaskFindings::refused_calls},
     };
     return kKinds;
 }

@@ -2,6 +2,7 @@
 // kept, each with what to declare; a task whose commands failed first, named even when nothing it did is
 // listed, so a run that failed on a refusal says which task and why.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <set>
@@ -78,6 +79,16 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
     if (!f.discarded_writes.empty())
         path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
                   f.discarded_writes);
+    if (!f.refused_calls.empty())
+        out += fmt::format("    refused {}, which enforce does not allow (io_uring); tools fall back to plain system "
+                           "calls, and one that does not fails\n",
+                           fmt::join(f.refused_calls, ", "));
+    if (!f.refused_unplaced.empty())
+        path_list(out,
+                  fmt::format("{} refused through a descriptor or directory of a process that qk cannot place in "
+                              "the workspace; see what it opened there:",
+                              count_of(f.refused_unplaced.size(), "open")),
+                  f.refused_unplaced);
     if (!f.replaced_reads.empty())
         path_list(out,
                   fmt::format("{} refused of what it may read, made again while it ran (by another task): Landlock "
@@ -97,14 +108,25 @@ std::string enforce_summary(const RunAudit& audit)
 {
     const auto& c = audit.counts;
     std::string out;
+    // A task that failed with no refusal listed did not show that it kept to its declarations: counted
+    // apart, never among those that did.
+    std::size_t unexplained = 0;
+    for (const auto& t : audit.tasks)
+        unexplained += t.status == TaskStatus::enforced && t.failed && !t.findings.went_beyond() &&
+                       t.findings.replaced_reads.empty();
     if (c.enforced == 0)
-        out = "Sandbox enforce: no task ran confined\n";
-    else if (c.went_beyond == 0)
-        out = fmt::format("Sandbox enforce: {} kept to what {}\n", count_of(c.enforced, "task"),
+        out = "Sandbox enforce: no task ran confined";
+    else if (c.went_beyond == 0 && unexplained == 0)
+        out = fmt::format("Sandbox enforce: {} kept to what {}", count_of(c.enforced, "task"),
                           c.enforced == 1 ? "it declares" : "they declare");
+    else if (c.went_beyond == 0)
+        out = fmt::format("Sandbox enforce: {} of {} failed with no refusal listed", unexplained,
+                          count_of(c.enforced, "task"));
     else
-        out = fmt::format("Sandbox enforce: {} of {} did what {} refuse\n", c.went_beyond,
-                          count_of(c.enforced, "task"), c.enforced == 1 ? "its declarations" : "their declarations");
+        out = fmt::format("Sandbox enforce: {} of {} did what {} refuse{}", c.went_beyond,
+                          count_of(c.enforced, "task"), c.enforced == 1 ? "its declarations" : "their declarations",
+                          unexplained ? fmt::format("; {} failed with no refusal listed", unexplained) : "");
+    out += "\n";
     if (!audit.landlock_only.empty())
         out += "  held by Landlock alone: " + audit.landlock_only + "\n";
     std::vector<const TaskAudit*> listed;

@@ -18,6 +18,7 @@
 #include "landlock.hpp"
 #include "namespaces.hpp"
 #include "privileges.hpp"
+#include "syscall_filter.hpp"
 
 namespace qk::sandbox_exec {
 
@@ -59,6 +60,8 @@ UniqueFd pidfd_open(pid_t pid)
     tell(report, fmt::format("rules\t{}\t{}\t{}", counts.abi, counts.rules, counts.missing));
     if (!step)
         step = drop_privileges();
+    if (!step)
+        step = refuse_io_uring();
     if (step) {
         tell_setup(report, *step);
         ::_exit(enforce::kSetupFailedStatus);

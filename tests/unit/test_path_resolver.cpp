@@ -54,3 +54,15 @@ TEST_CASE("a path of thousands of missing components or slashes resolves without
     CHECK(resolver.canonical("/qkt-missing/a", "../b/./c", false) == "/qkt-missing/b/c");
     CHECK(resolver.canonical("relative/only", "x", false) == "/relative/only/x");
 }
+
+TEST_CASE("a traced process's /proc/self and /dev/fd links are not resolved in qk's own process", "[record][paths]")
+{
+    // Resolved here, /proc/self/fd/3 would be qk's descriptor 3 and /dev/fd/0 qk's stdin.
+    PathResolver resolver;
+    CHECK(resolver.canonical("", "/proc/self/fd/3/secret.txt", true) == "/proc/self/fd/3/secret.txt");
+    CHECK(resolver.canonical("/", "/dev/fd/3/secret.txt", false) == "/dev/fd/3/secret.txt");
+    CHECK(resolver.canonical("/", "dev/./fd/3", true) == "/dev/fd/3");  // a root of its own, then the name
+    CHECK(resolver.canonical("/proc", "self/cwd/x", true) == "/proc/self/cwd/x");
+    CHECK(resolver.canonical("", "/dev/stdin", true) == "/dev/stdin");
+    CHECK(resolver.canonical("", "/dev/null", true) == "/dev/null");  // other devices resolve as ever
+}

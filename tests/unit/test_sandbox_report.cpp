@@ -900,7 +900,7 @@ TEST_CASE("under enforce a task whose commands failed is named first, with what 
         enforced("lib:test", "packages/lib", true),
     });
     CHECK(text ==
-          "Sandbox enforce: 3 of 5 tasks did what their declarations refuse\n"
+          "Sandbox enforce: 3 of 5 tasks did what their declarations refuse; 1 failed with no refusal listed\n"
           "  app:test (failed)\n"
           "    1 read refused of what it wrote outside its outputs; declare that as an output:\n"
           "      packages/app/coverage/.tmp/coverage-0.json\n"

@@ -42,6 +42,11 @@ struct TaskFindings {
     // replacedReads: held by Landlock alone, reads its declarations allow, refused because the file was
     // made again (by another task) after its rules were built. Not its doing: not counted as going beyond.
     std::vector<std::string> replaced_reads;
+    // refusedUnplaced: refusals through a descriptor or cwd of a process (/proc/<pid>/fd/3/x, /dev/fd/3)
+    // that the recorder could not place in the workspace: absolute, as the task spelled them.
+    std::vector<std::string> refused_unplaced;
+    // refusedCalls: system calls refused outright, by name (io_uring_setup: enforce refuses io_uring).
+    std::vector<std::string> refused_calls;
 
     // Each list sorted and unique.
     void normalise();

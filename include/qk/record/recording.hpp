@@ -73,6 +73,11 @@ public:
     // command's process, `other`'s.
     void merge(const Recording& other);
 
+    // A system call refused outright, by name (io_uring_setup, which enforce's seccomp filter refuses):
+    // no path to name, but a refusal all the same.
+    void add_refused_call(std::string name) { refused_calls_.insert(std::move(name)); }
+    const std::set<std::string>& refused_calls() const { return refused_calls_; }
+
     bool complete() const { return incomplete_.empty(); }
     const std::vector<std::string>& incomplete_reasons() const { return incomplete_; }
     const PathMap& paths() const { return paths_; }
@@ -90,6 +95,7 @@ private:
     std::map<std::string, std::string, std::less<>> aliases_;
     std::map<pid_t, Process> processes_;
     std::vector<std::string> incomplete_;
+    std::set<std::string> refused_calls_;
     std::uint64_t lost_events_ = 0;
 };
 
