@@ -59,10 +59,26 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
     return std::nullopt;
 }
 
+std::optional<std::string> RunMany::changed_while_running(const key::TaskKey& key)
+{
+    key::FileIndex& files = session_->files();
+    for (const key::KeyGroup& g : key.groups)
+        if (g.files)
+            if (auto changed = files.changed_since_hashed(*g.files))
+                return changed;
+    std::vector<std::uint32_t> named;  // the project's package.json, .gitignore: held whatever the inputs say
+    for (const key::KeyFile& f : key.always)
+        if (auto index = files.find(f.path))
+            named.push_back(static_cast<std::uint32_t>(*index));
+    return files.changed_since_hashed(named);
+}
+
 void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record)
 {
     const std::string& id = runs_[i].task;
     auto not_cached = [&](const std::string& why) { display_->line(id, "qk: the result was not cached: " + why); };
+    if (auto changed = changed_while_running(key))
+        return not_cached(*changed + " while it ran: the result may hold what its key does not say; run again");
     (void)history_->remember(id, key::key_parts(key, session_->files()));  // a hint: never fails a task
     std::optional<Result<key::ReadSet>> recorded = sandbox_ ? sandbox_->take_read_set(i) : std::nullopt;
     if (recorded) {

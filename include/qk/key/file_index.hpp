@@ -66,6 +66,11 @@ public:
     // The content hash of a file that hash() covered; for a symbolic link, the hash of its target's
     // text, domain-separated so that it never equals the hash of a file holding that text.
     Hash128 hash_of(std::size_t file) const;
+    // The first of `files` (those hash() covered; the others are skipped) that no longer holds what it held when hashed:
+    // gone, or another content (a new stamp with the same bytes, as a rewrite of the same output, is
+    // no change). nullopt when all hold. The guard before a result is stored under a key: a file edited
+    // while the task ran was read at its new content, which the key does not say.
+    std::optional<std::string> changed_since_hashed(std::span<const std::uint32_t> files) const;
     // Whether a file that hash() covered was a symbolic link when it was hashed (its lstat then).
     bool is_symlink(std::size_t file) const;
     // The content hash of a regular file outside the index (an output, git-ignored), `st` its lstat:

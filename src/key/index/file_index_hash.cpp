@@ -177,6 +177,26 @@ bool FileIndex::is_symlink(std::size_t file) const
     return S_ISLNK(hashing_->known[file].stamp.mode);
 }
 
+std::optional<std::string> FileIndex::changed_since_hashed(std::span<const std::uint32_t> files) const
+{
+    FileReader reader(hashing_->root_fd.get(), root_);
+    for (std::uint32_t f : files) {
+        if (hashing_->state[f].load(std::memory_order_acquire) != Hashing::hashed)
+            continue;  // not hashed by this run: no key holds its hash
+        const std::string& path = files_[f];
+        struct stat st {};
+        if (!reader.stat(path, st))
+            return path + " was removed";
+        if (FileStamp::of(st) == hashing_->known[f].stamp)
+            continue;
+        // A stamp alone can change with nothing else (a rewrite of the same bytes): the content decides.
+        auto now = reader.hash(path, st);
+        if (!now || *now != hashing_->hashes[f])
+            return path + " changed";
+    }
+    return std::nullopt;
+}
+
 FileIndex::HashCounts FileIndex::hash_counts() const
 {
     std::lock_guard lock(hashing_->mutex);
