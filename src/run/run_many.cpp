@@ -159,7 +159,7 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     WorkspaceLock::Options lock_options;
     lock_options.wait = !request.no_wait;
     lock_options.waiting = fd_sink(request.output_fd);
-    lock_options.cancelled = &self->cancelled_;
+    lock_options.interrupted = request.interrupted;
     QK_TRY(lock, WorkspaceLock::acquire(s.workspace().root(), lock_options));
     self->lock_ = std::make_unique<WorkspaceLock>(std::move(*lock));
     self->clear_leftovers();
