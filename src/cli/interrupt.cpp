@@ -72,6 +72,8 @@ InterruptWatch::~InterruptWatch()
 
 int InterruptWatch::signal() { return g_signal.load(); }
 
+const std::atomic<int>& InterruptWatch::signal_flag() { return g_signal; }
+
 void InterruptWatch::on_interrupt(std::function<void()> callback)
 {
     std::lock_guard lock(g_callback_mutex);

@@ -3,6 +3,7 @@
 // and that it was interrupted. Nothing is left behind: no cgroup, no attached program.
 #pragma once
 
+#include <atomic>
 #include <functional>
 
 namespace qk::cli {
@@ -18,6 +19,8 @@ public:
 
     // The signal that interrupted the run, or 0.
     static int signal();
+    // The same, for code that must not know this class (a run waiting for the workspace lock).
+    static const std::atomic<int>& signal_flag();
     // Called on the watcher thread at the first signal, after the task cgroups are killed: how a runner
     // stops starting tasks and stops the commands it started without a cgroup. Set it before work starts.
     static void on_interrupt(std::function<void()> callback);

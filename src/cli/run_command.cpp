@@ -54,8 +54,19 @@ int run_tasks(const RunOptions& options)
     }
     request.recorder = or_fatal(record::parse_recorder_choice(recorder));
 
-    auto runner = or_fatal(run::RunMany::prepare(request));
+    request.interrupted = &InterruptWatch::signal_flag();
+    auto prepared = run::RunMany::prepare(request);
+    if (!prepared) {
+        // Stopped while waiting for the workspace lock, most likely: it ends as an interrupted run does.
+        if (int sig = InterruptWatch::signal())
+            throw FatalError(prepared.error(), 128 + sig);
+        throw FatalError(prepared.error());
+    }
+    auto runner = std::move(*prepared);
     InterruptWatch::on_interrupt([r = runner.get()] { r->cancel(); });
+    // A signal while the run was prepared found no runner to cancel: nothing starts.
+    if (InterruptWatch::signal())
+        runner->cancel();
     auto status = runner->run();
     InterruptWatch::on_interrupt({});
     if (!status)

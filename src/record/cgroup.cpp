@@ -89,11 +89,16 @@ Status wait_empty_at(const std::string& path, std::chrono::milliseconds timeout)
 {
     // cgroup.events wakes POLLPRI pollers when "populated" flips, once it has been read since the last
     // change: so read, then poll, then read again.
+    // A cgroup removed meanwhile (by a killed run's guardian, as a reaper looks at it) is empty.
     UniqueFd events(::open((path + "/cgroup.events").c_str(), O_RDONLY | O_CLOEXEC));
+    if (!events.valid() && errno == ENOENT)
+        return {};
     auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
         char buf[256];
         ssize_t n = events.valid() ? ::pread(events.get(), buf, sizeof(buf) - 1, 0) : -1;
+        if (n < 0 && errno == ENODEV)
+            return {};
         if (n < 0)
             return sys_error("cannot read " + path + "/cgroup.events");
         buf[n] = 0;
@@ -160,11 +165,17 @@ ReapReport reap_stale_in(const std::string& parent)
         UniqueFd dir = open_dir(entry.path());
         if (!dir.valid() || ::flock(dir.get(), LOCK_EX | LOCK_NB) != 0)
             continue;  // its owner lives
-        kill_cgroup_at(entry.path());
-        if (wait_empty_at(entry.path(), std::chrono::seconds(5)))
+        // Usually empty: the killed run's guardian killed what ran in it (and removes it, maybe as we
+        // look). Only what is there is killed and counted.
+        int running = count_processes_at(entry.path());
+        if (running > 0 || !wait_empty_at(entry.path(), std::chrono::milliseconds(0)))
+            kill_cgroup_at(entry.path());
+        if (wait_empty_at(entry.path(), std::chrono::seconds(5))) {
             report.removed++;
-        else
+            report.killed += running;
+        } else {
             report.still_running.push_back(entry.path().string());
+        }
         remove_tree_at(entry.path());
     }
     return report;

@@ -1,12 +1,15 @@
 #include "qk/record/guardian.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,6 +32,7 @@ pid_t g_groups[kMaxGroups];
 char g_cgroups[kMaxCgroups][kPathMax];
 char g_line[kPathMax + 8];
 char g_buf[8192];
+char g_tree[kPathMax];
 
 std::once_flag g_started;
 int g_socket = -1;  // qk's end, held by qk alone (close-on-exec)
@@ -110,6 +114,99 @@ void kill_cgroup(const char* path)
     }
 }
 
+long now_ms()
+{
+    struct timespec ts {};
+    ::clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Waits until cgroup.events says "populated 0" (true), or the deadline passes, or the cgroup is gone.
+// cgroup.events wakes POLLPRI pollers when it changes, once read since the last change: read, poll,
+// read again. Each round kills again: before cgroup.kill (Linux 5.14) a process may have forked.
+bool wait_empty(const char* path, long deadline)
+{
+    char file[kPathMax + 16];
+    std::strcpy(file, path);
+    std::strcat(file, "/cgroup.events");
+    int fd = ::open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT;
+    bool empty = false;
+    for (;;) {
+        ssize_t n = ::pread(fd, g_buf, sizeof(g_buf) - 1, 0);
+        if (n < 0) {
+            empty = errno == ENODEV;  // removed meanwhile
+            break;
+        }
+        g_buf[n] = 0;
+        if (std::strstr(g_buf, "populated 0")) {
+            empty = true;
+            break;
+        }
+        long left = deadline - now_ms();
+        if (left <= 0)
+            break;
+        kill_cgroup(path);
+        struct pollfd p {fd, POLLPRI, 0};
+        ::poll(&p, 1, static_cast<int>(left < 100 ? left : 100));
+    }
+    ::close(fd);
+    return empty;
+}
+
+// Into the first child directory of g_tree, if it has one and its path fits.
+bool descend()
+{
+    int fd = ::open(g_tree, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool found = false;
+    for (;;) {
+        long n = ::syscall(SYS_getdents64, fd, g_buf, sizeof(g_buf));
+        if (n <= 0)
+            break;
+        for (long at = 0; at < n && !found;) {
+            auto* entry = reinterpret_cast<struct dirent64*>(g_buf + at);
+            at += entry->d_reclen;
+            const char* name = entry->d_name;
+            if (entry->d_type != DT_DIR || std::strcmp(name, ".") == 0 || std::strcmp(name, "..") == 0)
+                continue;
+            std::size_t used = std::strlen(g_tree);
+            if (used + 1 + std::strlen(name) >= sizeof(g_tree))
+                continue;
+            g_tree[used] = '/';
+            std::strcpy(g_tree + used + 1, name);
+            found = true;
+        }
+        if (found)
+            break;
+    }
+    ::close(fd);
+    return found;
+}
+
+// Removes an emptied cgroup and the cgroups a command made below it, children first, without a
+// directory iterator's allocations.
+void remove_tree(const char* path)
+{
+    std::strcpy(g_tree, path);
+    const std::size_t root = std::strlen(path);
+    for (int step = 0; step < 100000; step++) {
+        if (::rmdir(g_tree) == 0 || errno == ENOENT) {
+            if (std::strlen(g_tree) <= root)
+                return;
+            *std::strrchr(g_tree, '/') = 0;  // back to its parent, to remove it next
+            continue;
+        }
+        // EBUSY: a child cgroup (go into it), or processes that would not die (leave it to the next run).
+        if (errno != EBUSY && errno != ENOTEMPTY)
+            return;
+        if (!descend())
+            return;
+    }
+}
+
 [[noreturn]] void guard(int in)
 {
     ::prctl(PR_SET_NAME, "qk-guardian", 0, 0, 0);
@@ -146,6 +243,12 @@ void kill_cgroup(const char* path)
     for (const auto& path : g_cgroups)
         if (path[0])
             kill_cgroup(path);
+    // Then each cgroup goes, once empty: nothing of the run is left for the next one to find. What would
+    // not die within the time is left, cgroup and all, for the next run's reaper to kill and report.
+    const long deadline = now_ms() + 5000;
+    for (const auto& path : g_cgroups)
+        if (path[0] && wait_empty(path, deadline))
+            remove_tree(path);
     ::_exit(0);
 }
 

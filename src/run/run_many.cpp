@@ -159,7 +159,7 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     WorkspaceLock::Options lock_options;
     lock_options.wait = !request.no_wait;
     lock_options.waiting = fd_sink(request.output_fd);
-    lock_options.cancelled = &self->cancelled_;
+    lock_options.interrupted = request.interrupted;
     QK_TRY(lock, WorkspaceLock::acquire(s.workspace().root(), lock_options));
     self->lock_ = std::make_unique<WorkspaceLock>(std::move(*lock));
     self->clear_leftovers();
@@ -188,9 +188,10 @@ void RunMany::clear_leftovers()
     // be writing into outputs that this run would store.
     record::ReapReport reaped = record::reap_stale_task_cgroups();
     auto say = fd_sink(request_.output_fd);
-    if (reaped.removed)
-        say(fmt::format("qk: killed what {} task{} of an earlier, killed qk run left running\n", reaped.removed,
-                        reaped.removed == 1 ? "" : "s"));
+    // Empty cgroups removed are not worth a line: nothing ran in them.
+    if (reaped.killed)
+        say(fmt::format("qk: killed {} process{} that an earlier, killed qk run left running\n", reaped.killed,
+                        reaped.killed == 1 ? "" : "es"));
     if (!reaped.still_running.empty()) {
         store_refused_ = fmt::format("processes of an earlier, killed qk run would not die (in {}), and may still "
                                      "write into outputs",

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <chrono>
 #include <thread>
 
@@ -27,9 +28,10 @@ Result<WorkspaceLock> WorkspaceLock::acquire(const std::filesystem::path& root, 
             break;
         if (errno != EWOULDBLOCK && errno != EINTR)
             return sys_error(fmt::format("cannot lock {}", path));
-        std::string holder;
+        std::string pid;
         if (auto text = read_file(path); text && !text->empty())
-            holder = fmt::format(" (pid {})", text->substr(0, text->find('\n')));
+            pid = text->substr(0, text->find('\n'));
+        std::string holder = pid.empty() ? "" : fmt::format(" (pid {})", pid);
         if (!options.wait)
             return error(fmt::format("another qk run is running in this workspace{}: wait for it to end, or run "
                                      "again without --no-wait to wait for it",
@@ -40,8 +42,12 @@ Result<WorkspaceLock> WorkspaceLock::acquire(const std::filesystem::path& root, 
                                         holder));
             told = true;
         }
-        if (options.cancelled && *options.cancelled)
-            return error("interrupted while waiting for another qk run in this workspace to end");
+        if (int sig = options.interrupted ? options.interrupted->load() : 0) {
+            const char* name = ::sigabbrev_np(sig);
+            return error(fmt::format("stopped by {} while waiting for the workspace lock held by {}: no task ran",
+                                     name ? fmt::format("SIG{}", name) : fmt::format("signal {}", sig),
+                                     pid.empty() ? "another qk run" : fmt::format("another qk run (pid {})", pid)));
+        }
         // flock has no timeout; a short poll keeps Ctrl-C effective while waiting.
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }

@@ -18,7 +18,8 @@ public:
     struct Options {
         bool wait = true;                                // false: --no-wait, an Error when it is held
         std::function<void(const std::string&)> waiting;  // told once, when it has to wait
-        const std::atomic<bool>* cancelled = nullptr;    // stops the wait (Ctrl-C)
+        // The signal that stopped the run (0: none), set from another thread: ends the wait at once.
+        const std::atomic<int>* interrupted = nullptr;
     };
     // `root`/.qk must exist (LocalCache::open makes it).
     static Result<WorkspaceLock> acquire(const std::filesystem::path& root, const Options& options);

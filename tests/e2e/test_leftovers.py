@@ -9,8 +9,8 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import secrets
+import signal
 import subprocess
 from pathlib import Path
 
@@ -121,7 +121,7 @@ def test_the_next_run_kills_what_a_killed_guardian_left_and_spares_live_owners(t
         ws = make_workspace(tmp_path / "ws", {"app": {"root": ".", "targets": {"quick": {"command": "true"}}}})
         r = qk(ws, "run-many", "-t", "quick")  # not even sandboxed: every run clears what could write
         assert r.returncode == 0, r.stdout + r.stderr
-        assert re.search(r"qk: killed what \d+ tasks? of an earlier, killed qk run left running", r.stdout), r.stdout
+        assert "qk: killed 1 process that an earlier, killed qk run left running\n" in r.stdout, r.stdout
         assert orphan.wait(timeout=10) == -9
         assert not stale.exists()
         assert held.exists() and owned.poll() is None, "a cgroup whose owner lives was touched"
@@ -130,6 +130,96 @@ def test_the_next_run_kills_what_a_killed_guardian_left_and_spares_live_owners(t
         owned.wait()
         os.close(lock)
         held.rmdir()
+
+
+def guardians_of(ws: Path) -> list[int]:
+    """The guardians of the qk runs started in `ws`: a guardian is forked from qk, so it keeps qk's
+    working directory (and no other qk on the machine, in another test or worktree, has this one)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if (entry.name.isdigit() and (entry / "comm").read_text().strip() == "qk-guardian"
+                    and os.readlink(entry / "cwd") == str(ws) and alive(int(entry.name))):
+                pids.append(int(entry.name))
+        except OSError:
+            pass
+    return pids
+
+
+def cgroup_pids(cgroup: Path) -> list[int]:
+    """The processes in a cgroup and the cgroups below it."""
+    pids = []
+    for procs in cgroup.rglob("cgroup.procs"):  # its own first
+        pids += [int(p) for p in procs.read_text().split()]
+    return pids
+
+
+def start_blocked_tasks(tmp_path: Path, recorder: str, command: str, tasks: int):
+    """A `qk run-many --sandbox` of `tasks` tasks, each running `command` (with {started} the file it
+    must write its shell's pid to, {fifo} a FIFO nobody writes): returns qk, the workspace, the tasks'
+    pids and their cgroups, once every task runs."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    started = [tmp_path / f"started{i}" for i in range(tasks)]
+    ws = make_workspace(tmp_path / "ws", {
+        **{f"p{i}": {"root": f"p{i}", "targets": {"block": {"command": command.format(started=started[i], fifo=fifo)}}}
+           for i in range(tasks)},
+        "quick": {"root": "quick", "targets": {"quick": {"command": "true"}}}})
+    proc = subprocess.Popen([str(QK), "run-many", "-t", "block", "--sandbox", "--parallel", str(tasks)], cwd=ws,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, QK_RECORDER=recorder))
+    wait_for(lambda: all(f.exists() and f.read_text().strip() for f in started), "the tasks to start", timeout=60)
+    pids = [int(f.read_text()) for f in started]
+    cgroups = [task_cgroup_of(pid) for pid in pids]
+    assert None not in cgroups and len(set(cgroups)) == tasks, f"precondition: a task cgroup each: {cgroups}"
+    return proc, ws, pids, cgroups
+
+
+@pytest.mark.parametrize("recorder", h.RECORDERS)
+def test_the_guardian_of_a_killed_run_removes_its_task_cgroups_and_the_next_run_says_nothing(recorder, tmp_path):
+    proc, ws, pids, cgroups = start_blocked_tasks(
+        tmp_path, recorder, "echo $$ > {started}.tmp && mv {started}.tmp {started} && cat {fifo}", tasks=2)
+    guardians = guardians_of(ws)
+    assert len(guardians) == 1, f"precondition: the run has one guardian: {guardians}"
+    proc.kill()
+    proc.wait(timeout=60)
+    wait_for(lambda: not alive(guardians[0]), "the guardian to finish", timeout=30)
+    assert [pid for pid in pids if alive(pid)] == [], "the killed run's tasks still run"
+    assert [cg for cg in cgroups if cg.exists()] == [], "the guardian left the killed run's task cgroups"
+
+    r = qk(ws, "run-many", "-t", "quick", "--sandbox", recorder=recorder)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "killed" not in r.stdout and "earlier" not in r.stdout, r.stdout
+
+
+@pytest.mark.privileged("ebpf")
+def test_the_next_run_counts_the_processes_a_killed_run_and_its_guardian_left(tmp_path):
+    """The guardian killed first, then qk: the task and the daemon it started live on in their cgroup,
+    and the next run kills them, saying how many processes there were."""
+    daemon = tmp_path / "daemon.pid"
+    command = (f"setsid sh -c 'echo $$ > {daemon}; exec sleep 300' & "
+               f"while [ ! -s {daemon} ]; do sleep 0.01; done; ") + \
+        "echo $$ > {started}.tmp && mv {started}.tmp {started} && cat {fifo}"
+    proc, ws, pids, (cgroup,) = start_blocked_tasks(tmp_path, "ebpf", command, tasks=1)
+    guardians = guardians_of(ws)
+    assert len(guardians) == 1, f"precondition: the run has one guardian: {guardians}"
+    os.kill(guardians[0], signal.SIGKILL)
+    wait_for(lambda: not alive(guardians[0]), "the guardian to die")
+    proc.kill()
+    proc.wait(timeout=60)
+    left = cgroup_pids(cgroup)
+    daemon_pid = int(daemon.read_text())
+    assert daemon_pid in left and pids[0] in left, f"precondition: the task and its daemon live on: {left}"
+
+    r = qk(ws, "run-many", "-t", "quick")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"qk: killed {len(left)} processes that an earlier, killed qk run left running\n" in r.stdout, \
+        (left, r.stdout)
+    assert [pid for pid in left if alive(pid)] == [], "the next run left the killed run's processes running"
+    assert not cgroup.exists()
+    r = qk(ws, "run-many", "-t", "quick")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "killed" not in r.stdout, r.stdout
 
 
 def trace_argv(recorder: str, root: Path, json_path: Path) -> list[str]:

@@ -24,10 +24,12 @@ Result<std::string> cgroup2_mount();
 // commands die, their recorders see them exit and finish as usual. Safe from any thread.
 void kill_all_task_cgroups();
 
-// What reap_stale_task_cgroups() found: task cgroups whose owner is gone (a qk killed outright, and its
-// guardian with it), emptied and removed, and those whose processes would not die.
+// What reap_stale_task_cgroups() found: task cgroups whose owner is gone (a qk killed outright whose
+// guardian had no time to remove them, or was killed too), emptied and removed; the processes that still
+// ran in them, killed (none when the guardian did its work); and the cgroups whose processes would not die.
 struct ReapReport {
     int removed = 0;
+    int killed = 0;
     std::vector<std::string> still_running;
 };
 

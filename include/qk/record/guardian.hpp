@@ -4,8 +4,8 @@
 //
 // qk registers each task's process group and cgroup with it over a socket whose other end only qk
 // holds; when that end closes (qk is gone, however it ended) the guardian kills every group and cgroup
-// still registered, then exits. Started on first use; a run that cannot start it goes on, and
-// `guardian_status()` says why, for the run to report.
+// still registered, removes each cgroup once it is empty (within a few seconds), then exits. Started on
+// first use; a run that cannot start it goes on, and `guardian_status()` says why, for the run to report.
 #pragma once
 
 #include <sys/types.h>

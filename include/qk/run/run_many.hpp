@@ -50,6 +50,9 @@ struct RunRequest {
     // with their results (key/read_sets.hpp); with `sandbox` audit, the audit reads the same recordings.
     bool record = false;
     std::string report;  // --report: where to write the run as JSON (report/run_report.hpp)
+    // The signal that stopped the run (0: none), set from another thread: read while prepare() waits for
+    // the workspace lock, before there is a runner to cancel.
+    const std::atomic<int>* interrupted = nullptr;
 };
 
 class RunMany {
