@@ -3,22 +3,20 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
+
+#include "qk/util/path_within.hpp"
 
 namespace qk::audit {
 namespace {
-
-bool under(const std::string& path, const std::string& dir)
-{
-    return path.size() > dir.size() && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
-}
 
 // The topmost of `dirs` that holds `path` (or is it), if any.
 const std::string* holder_in(const std::vector<std::string>& dirs, const std::string& path)
 {
     const std::string* best = nullptr;
     for (const std::string& d : dirs)
-        if ((path == d || under(path, d)) && (!best || d.size() < best->size()))
+        if (is_within(path, d) && (!best || d.size() < best->size()))
             best = &d;
     return best;
 }
@@ -29,13 +27,22 @@ const std::string* created_holder(const TaskFindings& f, const std::string& path
     return holder_in(f.created_directories, path);
 }
 
+// What follows the root of a project other than the root one in `path`, when it lies there. A root of
+// "" is none known (a TaskAudit made without its project), not the workspace root, which is ".".
+std::optional<std::string_view> in_project(std::string_view path, std::string_view root)
+{
+    if (root.empty() || root == ".")
+        return std::nullopt;
+    return relative_under(path, root);
+}
+
 // A workspace-relative path as a target writes it: under its project's root with {projectRoot}.
 std::string token_path(const std::string& path, const std::string& project_root)
 {
     if (project_root == ".")
         return "{projectRoot}/" + path;  // the root project: the whole workspace is its own
-    if (!project_root.empty() && under(path, project_root))
-        return "{projectRoot}/" + path.substr(project_root.size() + 1);
+    if (auto rest = in_project(path, project_root))
+        return "{projectRoot}/" + std::string(*rest);
     return "{workspaceRoot}/" + path;
 }
 
@@ -122,8 +129,9 @@ void dependency_suggestion(std::vector<Suggestion>& out, const TaskAudit& t)
         auto root = t.dependency_roots.find(project);
         for (const std::string& p : paths) {
             std::string rel = p;
-            if (root != t.dependency_roots.end() && root->second != "." && under(p, root->second))
-                rel = p.substr(root->second.size() + 1);
+            if (root != t.dependency_roots.end())
+                if (auto rest = in_project(p, root->second))
+                    rel = *rest;
             auto slash = rel.find('/');
             globs.push_back("^" + (slash == std::string::npos ? rel : rel.substr(0, slash) + "/**"));
         }
@@ -192,7 +200,7 @@ bool output_itself(const TaskAudit& t, std::string_view path)
     if (std::find(t.file_outputs.begin(), t.file_outputs.end(), path) != t.file_outputs.end())
         return false;
     for (const std::string& o : t.output_paths)
-        if (o == path || (o.size() > path.size() && o.starts_with(path) && o[path.size()] == '/'))
+        if (is_within(o, path))
             return true;
     return false;
 }
@@ -224,7 +232,7 @@ std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
     std::vector<std::string> manifests;
     for (const std::string& p : f.manifest_reads)
         if (std::none_of(t.dependency_roots.begin(), t.dependency_roots.end(),
-                         [&p](const auto& root) { return root.second != "." && under(p, root.second); }))
+                         [&p](const auto& root) { return in_project(p, root.second).has_value(); }))
             manifests.push_back(p);
     read_suggestions(out, "manifestReads", manifests, t, written, run);
     std::vector<std::string> outputs;

@@ -11,6 +11,8 @@
 #include <optional>
 #include <set>
 
+#include "qk/util/path_within.hpp"
+
 namespace qk::audit {
 namespace {
 
@@ -117,9 +119,8 @@ bool held_by_effect(std::string_view path, std::string_view project_root)
         return project_root != ".";  // the root project's own manifest is keyed whole
     if (project_root.empty() || project_root == ".")
         return path == "project.json" || path == "project.local.json";
-    return path.size() > project_root.size() && path.starts_with(project_root) && path[project_root.size()] == '/' &&
-           (path.substr(project_root.size() + 1) == "project.json" ||
-            path.substr(project_root.size() + 1) == "project.local.json");
+    auto rest = relative_under(path, project_root);
+    return rest && (*rest == "project.json" || *rest == "project.local.json");
 }
 
 bool sibling_match(std::string_view glob, std::string_view path)

@@ -65,6 +65,4 @@ private:
     ApplyResult result_;
 };
 
-bool is_under(std::string_view path, std::string_view dir);
-
 }  // namespace qk::enforce::detail

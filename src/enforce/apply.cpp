@@ -8,6 +8,7 @@
 
 #include "applier.hpp"
 #include "place.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "tree_ops.hpp"
 
@@ -17,11 +18,6 @@ namespace detail {
 
 using tree::name_of;
 using tree::parent_of;
-
-bool is_under(std::string_view path, std::string_view dir)
-{
-    return path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/';
-}
 
 namespace {
 bool is_directory_change(ChangeKind k)
@@ -55,9 +51,9 @@ Status Applier::prepare()
     std::vector<std::size_t> open;  // directory changes whose subtree the walk is in
     for (std::size_t i = 0; i < n; ++i) {
         const std::string& path = changes_[i].path;
-        if (!tree::is_plain_relative(path))
+        if (!qk::is_plain_relative(path))
             return error(fmt::format("cannot apply \"{}\": not a plain workspace-relative path", path));
-        while (!open.empty() && !is_under(path, changes_[open.back()].path)) {
+        while (!open.empty() && !qk::is_under(path, changes_[open.back()].path)) {
             end_[open.back()] = i;
             open.pop_back();
         }

@@ -7,14 +7,11 @@
 
 #include <algorithm>
 
+#include "qk/util/path_within.hpp"
+
 namespace qk::enforce {
 
 namespace {
-
-bool is_within(std::string_view path, std::string_view dir)
-{
-    return dir.empty() || path == dir || (path.size() > dir.size() && path.starts_with(dir) && path[dir.size()] == '/');
-}
 
 int open_beneath(int dirfd, const std::string& name)
 {

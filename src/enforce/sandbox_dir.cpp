@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/path_within.hpp"
 #include "tree_ops.hpp"
 
 namespace qk::enforce {
@@ -23,15 +24,6 @@ constexpr const char* kBaseLock = ".lock";
 constexpr const char* kRunLock = "lock";
 constexpr std::string_view kRunPrefix = "run-";
 constexpr std::string_view kCommandPrefix = "cmd-";
-
-bool is_within(const fs::path& p, const fs::path& dir)
-{
-    const std::string& a = p.native();
-    const std::string& b = dir.native();
-    if (b == "/")
-        return true;
-    return a == b || (a.size() > b.size() && a.starts_with(b) && a[b.size()] == '/');
-}
 
 // The device of `p`, or of its nearest existing ancestor: where a directory made there would live.
 std::optional<dev_t> device_for(fs::path p)
@@ -61,7 +53,7 @@ Result<Base> open_base(const fs::path& dir, const fs::path& workspace)
     fs::path path = fs::weakly_canonical(fs::absolute(dir, ec), ec);
     if (ec)
         return error(fmt::format("cannot resolve it: {}", ec.message()));
-    if (is_within(path, workspace))
+    if (qk::is_within(path.native(), workspace.native()))
         return error("it is inside the workspace");
     fs::path made;
     for (const fs::path& part : path) {
@@ -71,7 +63,7 @@ Result<Base> open_base(const fs::path& dir, const fs::path& workspace)
     }
     Base base;
     base.path = fs::canonical(path, ec);
-    if (ec || is_within(base.path, workspace))
+    if (ec || qk::is_within(base.path.native(), workspace.native()))
         return error(ec ? fmt::format("cannot resolve it: {}", ec.message()) : "it is inside the workspace");
     base.fd.reset(::open(base.path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st;

@@ -38,22 +38,6 @@ std::string_view name_of(std::string_view rel)
     return slash == std::string_view::npos ? rel : rel.substr(slash + 1);
 }
 
-bool is_plain_relative(std::string_view rel)
-{
-    if (rel.empty() || rel.front() == '/')
-        return false;
-    for (std::size_t start = 0; start <= rel.size();) {
-        auto end = rel.find('/', start);
-        if (end == std::string_view::npos)
-            end = rel.size();
-        std::string_view part = rel.substr(start, end - start);
-        if (part.empty() || part == "." || part == "..")
-            return false;
-        start = end + 1;
-    }
-    return true;
-}
-
 std::string proc_path(int dirfd, std::string_view name)
 {
     return fmt::format("/proc/self/fd/{}/{}", dirfd, name);

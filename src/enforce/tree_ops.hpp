@@ -18,8 +18,6 @@ std::string join(std::string_view dir, std::string_view name);
 // The directory part of a relative path ("" for a top-level name), and the last component.
 std::string_view parent_of(std::string_view rel);
 std::string_view name_of(std::string_view rel);
-// A relative path with no empty, "." or ".." component and no leading '/'.
-bool is_plain_relative(std::string_view rel);
 
 // A path that reaches `name` in the directory open as `dirfd` without following `name` itself when it
 // is a link: the path-based xattr and chmod calls take it where no *at form exists.

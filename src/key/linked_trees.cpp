@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
 #include "qk/util/unique_fd.hpp"
 
@@ -89,7 +90,7 @@ const char* kind_name(Entry::Kind k)
 class TreeWalker {
 public:
     TreeWalker(std::string_view link, const std::string& root, FileIndex& files)
-        : link_(link), root_prefix_(root == "/" ? root : root + '/'), files_(files)
+        : link_(link), root_(root), files_(files)
     {
     }
 
@@ -130,8 +131,8 @@ private:
     // The content hash of the regular file at `abs` (canonical), into `e`: the index's when it holds it.
     Status content(const std::string& abs, Entry& e)
     {
-        if (abs.starts_with(root_prefix_)) {
-            if (auto i = files_.find(std::string_view(abs).substr(root_prefix_.size()))) {
+        if (auto rel = relative_under(abs, root_)) {
+            if (auto i = files_.find(*rel)) {
                 e.indexed = static_cast<std::int64_t>(*i);
                 indexed_.push_back(static_cast<std::uint32_t>(*i));
                 return {};
@@ -282,7 +283,7 @@ private:
     }
 
     std::string_view link_;
-    std::string root_prefix_;  // the canonical workspace root with a '/' after it
+    std::string root_;  // the canonical workspace root
     FileIndex& files_;
     std::set<std::pair<dev_t, ino_t>> visited_;
     std::vector<Entry> entries_;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cache/cache_fs.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
 
 namespace qk::key {
@@ -102,7 +103,7 @@ bool OutputSet::never_entered(std::string_view name)
 
 bool OutputSet::contains(std::string_view path) const
 {
-    if (!cache_fs::is_plain_relative(path))
+    if (!qk::is_plain_relative(path))
         return false;
     auto parts = split_path(path);
     return std::none_of(parts.begin(), parts.end(), never_entered) && matches(path);

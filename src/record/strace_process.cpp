@@ -9,6 +9,7 @@
 
 #include <fmt/core.h>
 
+#include "qk/util/path_within.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "strace_names.hpp"
 #include "strace_parser.hpp"
@@ -101,7 +102,7 @@ void StraceParser::follow_rename(const FsOp& op)
     std::string from = resolver_.canonical(op.a.base, op.a.name, false);
     std::string to = resolver_.canonical(op.b.base, op.b.name, false);
     auto move = [](std::string& cwd, const std::string& a, const std::string& b) {
-        if (cwd != a && !(cwd.starts_with(a) && cwd.size() > a.size() && cwd[a.size()] == '/'))
+        if (!is_within(cwd, a))
             return false;
         cwd = b + cwd.substr(a.size());
         return true;

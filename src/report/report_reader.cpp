@@ -10,6 +10,7 @@
 
 #include "qk/report/sandbox_report.hpp"
 #include "qk/util/io.hpp"
+#include "qk/util/special_names.hpp"
 #include "qk/workspace/json.hpp"
 
 namespace qk::report {
@@ -283,11 +284,11 @@ private:
             }
             f.*(kind->list) = strings(value, at);
         }
-        // The report lists writes in .git among strayWrites; the audit keeps them apart (enforce allows them).
+        // The report lists writes in .git among strayWrites; the audit keeps them apart (enforce allows them),
+        // by the rules' own test: a .git anywhere, however cased, not under the root's .qk.
         auto& stray = f.stray_writes;
-        auto git = std::stable_partition(stray.begin(), stray.end(), [](const std::string& p) {
-            return !(p == ".git" || p.starts_with(".git/"));
-        });
+        auto git = std::stable_partition(stray.begin(), stray.end(),
+                                         [](const std::string& p) { return special_tree(p) != SpecialDir::git; });
         f.git_writes.assign(git, stray.end());
         stray.erase(git, stray.end());
     }

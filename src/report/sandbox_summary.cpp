@@ -12,6 +12,7 @@
 #include "qk/report/sandbox_summary.hpp"
 
 #include "qk/audit/suggestions.hpp"
+#include "qk/util/path_within.hpp"
 #include "summary_lines.hpp"
 
 namespace qk::report {
@@ -201,8 +202,9 @@ std::vector<std::string> write_lines(const TaskFindings& f)
             lines.push_back(path_line(g));
             continue;
         }
+        std::string_view dir = std::string_view(g).substr(0, g.size() - 1);
         std::size_t n = std::count_if(f.stray_writes.begin(), f.stray_writes.end(),
-                                      [&g](const std::string& p) { return p.starts_with(g); });
+                                      [dir](const std::string& p) { return is_under(p, dir); });
         lines.push_back(fmt::format("{} ({}, in a directory it created)", g, count_of(n, "file")));
     }
     return lines;

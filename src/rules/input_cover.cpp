@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "path_kinds.hpp"
+#include "qk/util/path_within.hpp"
 #include "rules_data.hpp"
 
 namespace qk::rules {
@@ -30,8 +31,8 @@ void Rules::Data::cover_inputs()
     auto inside = [&](const std::string& abs) -> std::optional<std::string> {
         if (abs == root)
             return std::string();
-        if (abs.size() > root.size() && abs.starts_with(root) && abs[root.size()] == '/')
-            return abs.substr(root.size() + 1);
+        if (auto rel = qk::relative_under(abs, root))
+            return std::string(*rel);
         return std::nullopt;
     };
     for (const auto& tree : key->linked_trees) {
@@ -73,7 +74,7 @@ void Rules::Data::cover_inputs()
         if (inputs != last - first || files->holds_special(dir))
             return false;
         return std::none_of(undeclared.begin(), undeclared.end(),
-                            [&](std::string_view e) { return e != dir && is_under(e, dir); });
+                            [&](std::string_view e) { return qk::is_under(e, dir); });
     };
     PathSet candidates;
     for (const auto& [dir, n] : inputs_under)

@@ -4,6 +4,8 @@
 
 #include <fmt/core.h>
 
+#include "qk/util/path_within.hpp"
+
 namespace qk::rules {
 
 Result<std::shared_ptr<const InstalledPackages>> InstalledPackages::load(const std::filesystem::path& root,
@@ -27,9 +29,10 @@ Result<std::shared_ptr<const InstalledPackages>> InstalledPackages::load(const s
     if (!modules->node_linker.empty() && modules->node_linker != "isolated")
         return none(fmt::format("node-linker={} has no store of packages to place reads in", modules->node_linker));
     std::string dir = modules->virtual_store_dir.empty() ? ".pnpm" : modules->virtual_store_dir;
-    // An absolute or outer virtual store (pnpm's global virtual store) holds nothing in the workspace.
-    if (dir.starts_with('/') || dir.starts_with(".."))
-        return none(fmt::format("the virtual store {} lies outside node_modules", dir));
+    // An absolute or outer virtual store (pnpm's global virtual store) holds nothing in the workspace; one
+    // spelled with "." or ".." anywhere would never match the canonical paths it is compared with.
+    if (!is_plain_relative(dir))
+        return none(fmt::format("the virtual store {} lies outside node_modules, or is not a plain path in it", dir));
     std::shared_ptr<InstalledPackages> p(new InstalledPackages(lock, std::move(modules).value()));
     p->prefix_ = "node_modules/" + dir + "/";
     return std::shared_ptr<const InstalledPackages>(std::move(p));

@@ -4,13 +4,6 @@
 
 namespace qk::rules {
 
-bool is_under(std::string_view path, std::string_view dir)
-{
-    if (dir.empty())
-        return true;
-    return path.starts_with(dir) && (path.size() == dir.size() || path[dir.size()] == '/');
-}
-
 std::string_view basename_of(std::string_view path)
 {
     std::size_t slash = path.rfind('/');

@@ -1,14 +1,13 @@
 // The names that make a workspace path special whatever a task declares (beside .git, .qk and
 // node_modules, qk/util/special_names.hpp): dotenv files, version and package managers'
-// configuration, TypeScript configuration; and the path arithmetic the rules use.
+// configuration, TypeScript configuration; and the path arithmetic the rules use (containment is
+// qk/util/path_within.hpp's).
 #pragma once
 
 #include <string_view>
 
 namespace qk::rules {
 
-// Whether `path` is `dir` or lies under it, by whole components ("a/b" is under "a", "a/bc" is not).
-bool is_under(std::string_view path, std::string_view dir);
 std::string_view basename_of(std::string_view path);
 std::string_view dirname_of(std::string_view path);  // "" for a path at the root
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
 #include "path_kinds.hpp"
 #include "rules_data.hpp"
@@ -95,7 +96,7 @@ std::optional<Verdict> Rules::Data::installed_package(std::string_view rel) cons
 std::optional<PathClass> Rules::Data::writable(std::string_view rel) const
 {
     for (const std::string& s : scratch)
-        if (is_under(rel, s))
+        if (qk::is_within(rel, s))
             return PathClass::scratch;
     if (outputs->contains(rel))
         return PathClass::output;

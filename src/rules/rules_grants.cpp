@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "path_kinds.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "rules_data.hpp"
@@ -275,7 +276,7 @@ std::vector<Grant> Rules::grants() const
     for (const Grant& grant : out) {
         if (!kept.empty() && kept.back().path == grant.path)
             continue;
-        while (!around.empty() && !is_under(grant.path, kept[around.back()].path))
+        while (!around.empty() && !qk::is_within(grant.path, kept[around.back()].path))
             around.pop_back();
         if (std::any_of(around.begin(), around.end(), [&](std::size_t dir) { return kept[dir].access >= grant.access; }))
             continue;

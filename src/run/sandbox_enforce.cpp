@@ -12,6 +12,7 @@
 #include "qk/enforce/apply.hpp"
 #include "qk/enforce/probe.hpp"
 #include "qk/key/outputs.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/workspace/glob.hpp"
 #include "qk/enforce/upper_layer.hpp"
 #include "enforce_launcher.hpp"
@@ -61,8 +62,7 @@ bool workspace_in_tmp(const std::string& root)
     fs::path tmp = fs::canonical(env && *env ? env : "/tmp", ec);
     if (ec)
         return false;
-    std::string t = tmp.string();
-    return root == t || (root.size() > t.size() && root.starts_with(t) && (t == "/" || root[t.size()] == '/'));
+    return is_within(root, tmp.native());
 }
 
 // Where the run's tasks may write, workspace-relative: each output path, or a glob's literal leading

@@ -14,8 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "qk/util/unique_fd.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
+#include "qk/util/unique_fd.hpp"
 #include "qk/workspace/tokens.hpp"
 
 namespace qk::run {
@@ -45,12 +46,6 @@ std::vector<std::string> components(std::string_view path)
         at = slash + 1;
     }
     return out;
-}
-
-// `dir` is `parent` or lies under it, component-wise ("a/bc" is not under "a").
-bool within(std::string_view dir, std::string_view parent)
-{
-    return dir == parent || (dir.size() > parent.size() && dir.starts_with(parent) && dir[parent.size()] == '/');
 }
 
 // Characters with a meaning in Nx's globs (classes, braces, extglob groups, negation, escapes): an entry
@@ -261,7 +256,7 @@ Status check_scratch(const workspace::Workspace& ws, const std::vector<std::stri
         // With no .qk in its path and no project under it, it cannot hold qk's cache and state either: they
         // live in the workspace root's .qk, so a project root's .qk is covered by the project check.
         for (const workspace::Project& p : ws.projects())
-            if (p.root != "." && within(p.root, dir))
+            if (p.root != "." && is_within(p.root, dir))
                 return error(fmt::format("scratch directory \"{}\" holds the project {} ({}), which emptying it "
                                          "would delete; name a directory inside the project instead",
                                          dir, p.name, p.root));
@@ -294,12 +289,13 @@ Status check_scratch_overlaps(const std::vector<TaskScratch>& tasks)
         for (const std::string& d : tasks[t].second)
             dirs.emplace_back(d + "/", t);
     std::sort(dirs.begin(), dirs.end());
+    auto dir = [](const std::string& key) { return std::string_view(key).substr(0, key.size() - 1); };
     for (std::size_t i = 0; i < dirs.size(); ++i)
-        for (std::size_t j = i + 1; j < dirs.size() && dirs[j].first.starts_with(dirs[i].first); ++j) {
+        for (std::size_t j = i + 1; j < dirs.size() && is_within(dir(dirs[j].first), dir(dirs[i].first)); ++j) {
             auto [x, y] = std::minmax(dirs[i], dirs[j], [](const auto& p, const auto& q) { return p.second < q.second; });
             if (tasks[x.second].first == tasks[y.second].first)
                 continue;
-            std::string a = x.first.substr(0, x.first.size() - 1), b = y.first.substr(0, y.first.size() - 1);
+            std::string a(dir(x.first)), b(dir(y.first));
             std::string how = a == b ? "share the scratch directory" : "have nested scratch directories";
             return error(fmt::format("{} and {} {} (\"{}\" and \"{}\"): each empties it before it runs, "
                                      "so neither could rely on it; give each task a directory of its own",
@@ -310,12 +306,11 @@ Status check_scratch_overlaps(const std::vector<TaskScratch>& tasks)
 
 Status empty_scratch(const std::filesystem::path& root, const std::string& dir)
 {
-    auto parts = components(dir);
-    if (dir.starts_with('/') || parts.empty() ||
-        std::any_of(parts.begin(), parts.end(), [](const std::string& c) { return c == "." || c == ".."; }))
+    if (!is_plain_relative(dir))
         return error(fmt::format("scratch directory \"{}\" is not a normalised path inside the workspace; resolve "
                                  "it with resolve_scratch first",
                                  dir));
+    auto parts = components(dir);
     UniqueFd at(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!at.valid())
         return sys_error(fmt::format("cannot open the workspace root {}", root.string()));

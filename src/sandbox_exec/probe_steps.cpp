@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "qk/util/io.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
 #include "namespaces.hpp"
@@ -31,7 +32,7 @@ std::string mount_below(const std::string& root)
         std::string id, parent, dev, source_root, point;
         fields >> id >> parent >> dev >> source_root >> point;
         // Octal escapes (\040 for a space) are left as they are: a match needs the plain prefix anyway.
-        if (point.size() > root.size() && point.starts_with(root) && point[root.size()] == '/')
+        if (is_under(point, root))
             return point;
     }
     return {};

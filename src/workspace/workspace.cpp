@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
+#include "qk/util/path_within.hpp"
 
 namespace qk::workspace {
 
@@ -162,9 +163,7 @@ const Project* Workspace::project_owning(std::string_view path) const
 {
     const Project* best = nullptr;
     for (const auto& p : projects_) {
-        bool inside = p.root == "." || path == p.root ||
-                      (path.size() > p.root.size() && path.substr(0, p.root.size()) == p.root &&
-                       path[p.root.size()] == '/');
+        bool inside = p.root == "." || is_within(path, p.root);
         if (inside && (!best || best->root == "." || (p.root != "." && p.root.size() > best->root.size())))
             best = &p;
     }

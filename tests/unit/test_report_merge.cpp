@@ -96,8 +96,10 @@ TEST_CASE("a report reads back as it was written, writes in .git among its stray
 {
     TaskFindings f;
     f.reads_outside_inputs = {"tools/x.js"};
-    f.stray_writes = {"out.txt"};
-    f.git_writes = {".git/index"};
+    f.stray_writes = {".gitignore", "out.txt"};
+    // In .git as the rules decide it: anywhere, however cased (the reader once took only a top-level,
+    // lower-case .git, so these two came back as stray writes enforce would refuse).
+    f.git_writes = {".GIT/config", ".git/index", "sub/.git/FETCH_HEAD"};
     f.dependency_reads = {{"lib", {"lib/a.ts"}}};
     f.unkeyed_packages = {"left-pad"};
     RunAudit r = shard("0", {task("app:build", TaskStatus::audited, "0123456789abcdef0123456789abcdef", seen("0"), f),
@@ -107,8 +109,8 @@ TEST_CASE("a report reads back as it was written, writes in .git among its stray
     CHECK(round_trip(r) == written);
     auto back = qk::report::read_sandbox_report(written, "r.json");
     REQUIRE(back);
-    CHECK(back->tasks[0].findings.git_writes == std::vector<std::string>{".git/index"});
-    CHECK(back->tasks[0].findings.stray_writes == std::vector<std::string>{"out.txt"});
+    CHECK(back->tasks[0].findings.git_writes == f.git_writes);
+    CHECK(back->tasks[0].findings.stray_writes == f.stray_writes);
     CHECK(back->tasks[0].provenance == r.tasks[0].provenance);
 }
 

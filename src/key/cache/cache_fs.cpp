@@ -42,16 +42,6 @@ std::string_view name_of(std::string_view path)
     return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-bool is_plain_relative(std::string_view path)
-{
-    if (path.empty() || path.starts_with('/') || path.ends_with('/') || path.find("//") != std::string_view::npos)
-        return false;
-    for (std::string_view part : split_path(path))
-        if (part == "." || part == "..")
-            return false;
-    return true;
-}
-
 Error link_on_the_way(std::string_view output, std::string_view link)
 {
     return error(fmt::format("output {}: {} is a symbolic link, and qk never reads or writes outputs through a "

@@ -19,10 +19,6 @@ std::vector<std::string_view> split_path(std::string_view path);
 std::string_view parent_of(std::string_view path);
 std::string_view name_of(std::string_view path);
 
-// True for "a/b/c": not empty, not absolute, no empty, "." or ".." component. The only paths the cache
-// writes at, beneath the workspace root or an entry.
-bool is_plain_relative(std::string_view path);
-
 // The error for a symbolic link found at `link` on the way to `output`: outputs are never read or written
 // through one.
 Error link_on_the_way(std::string_view output, std::string_view link);

@@ -11,6 +11,7 @@
 #include "qk/util/atomic_file.hpp"
 #include "qk/util/io.hpp"
 #include "qk/util/json_writer.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/workspace/workspace.hpp"
 #include "cache_fs.hpp"
 #include "cache_meta.hpp"
@@ -116,7 +117,7 @@ Result<ReadSet> read_set(const Json& item)
             return error("a read needs a path and a hash (null when it did not exist)");
         // A workspace path as recorded_reads writes it: never absolute, never climbing out.
         const std::string& rel = path->as_string();
-        if (!cache_fs::is_plain_relative(rel))
+        if (!qk::is_plain_relative(rel))
             return error(fmt::format("\"{}\" is not a path inside the workspace", rel));
         RecordedRead read{rel, std::nullopt};
         if (content->is_string()) {

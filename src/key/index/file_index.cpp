@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "file_index_hashing.hpp"
+#include "qk/util/path_within.hpp"
 
 namespace qk::key {
 
@@ -140,7 +141,7 @@ bool FileIndex::holds_special(std::string_view dir) const
     key += '/';
     auto it = std::lower_bound(specials_.begin(), specials_.end(), std::string_view(key),
                                [](const std::string& s, std::string_view k) { return std::string_view(s) < k; });
-    return it != specials_.end() && it->starts_with(key);
+    return it != specials_.end() && is_under(*it, dir);
 }
 
 }  // namespace qk::key

@@ -2,6 +2,8 @@
 // `**` handled by the greedy wildcard algorithm with components standing in for characters.
 #include "glob_match.hpp"
 
+#include "qk/util/path_within.hpp"
+
 namespace qk::workspace::glob_detail {
 
 namespace {
@@ -52,12 +54,10 @@ bool match_components(const Segment* segs, size_t m, std::string_view r, bool no
     return si == m;
 }
 
-bool starts_with_dir(std::string_view path, std::string_view dir)
-{
-    return path.size() > dir.size() && path[dir.size()] == '/' && path.substr(0, dir.size()) == dir;
-}
-
 // The part of `path` below `prefix`: {rest, none} where none means path is prefix itself; false when elsewhere.
+// Below by text (continues_by_component), not qk::is_under: a prefix is a glob's text, not a canonical
+// path, and an anchored "" is a leading '/' (`/**/x` matches "/a/x", never "a/x"), where is_under's ""
+// would be the root holding every relative path.
 bool below(const Alternative& a, std::string_view path, std::string_view& rest, bool& none)
 {
     std::string_view prefix = a.prefix;
@@ -71,7 +71,7 @@ bool below(const Alternative& a, std::string_view path, std::string_view& rest, 
         none = true;
         return true;
     }
-    if (!starts_with_dir(path, prefix))
+    if (!continues_by_component(path, prefix))
         return false;
     rest = path.substr(prefix.size() + 1);
     none = false;
@@ -85,7 +85,7 @@ bool Alternative::matches(std::string_view path) const
     switch (shape) {
     case Shape::exact: return path == prefix;
     case Shape::all: return true;
-    case Shape::tree: return anchored ? starts_with_dir(path, prefix) : !path.empty();
+    case Shape::tree: return anchored ? continues_by_component(path, prefix) : !path.empty();
     case Shape::basename: {
         std::string_view r;
         bool none = false;
@@ -111,7 +111,7 @@ bool Alternative::may_match_under(std::string_view dir) const
         return true;
     if (dir.empty())
         return !(shape == Shape::exact && prefix.empty());  // everything is under the root
-    if (starts_with_dir(prefix, dir))
+    if (continues_by_component(prefix, dir))
         return true;  // the prefix itself lies under dir
     std::string_view r;
     bool none = false;
