@@ -2,6 +2,8 @@
 
 #include <fmt/core.h>
 
+#include "qk/util/printable.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -176,11 +178,13 @@ void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
     add(out, "discardedWrites", "outputs", std::move(discarded));
 }
 
+// A JSON array to paste, each value escaped as a JSON string (printable_json): a name with terminal
+// escapes in it is shown as "\u001b...", never played.
 std::string quoted_list(const std::vector<std::string>& values, std::size_t shown)
 {
     std::string out = "[";
     for (std::size_t i = 0; i < values.size() && i < shown; ++i)
-        out += fmt::format("{}\"{}\"", i ? ", " : "", values[i]);
+        out += fmt::format("{}\"{}\"", i ? ", " : "", printable_json(values[i]));
     if (values.size() > shown)
         out += fmt::format(", … {} more", values.size() - shown);
     return out + "]";
@@ -297,7 +301,8 @@ std::string suggestion_line(const Suggestion& s, std::size_t shown)
         out += fmt::format(" in place of {}", quoted_list(s.in_place_of, shown));
     const char* it = std::max(s.paths, s.or_ignore.size()) == 1 ? "it" : "they";
     if (!s.prefer_ignore.empty())
-        out += fmt::format(", or, likely better, in qk:ultracache.ignoreReads: {}", s.prefer_ignore);
+        out += fmt::format(", or, likely better, in qk:ultracache.ignoreReads: {}",
+                           printable(s.prefer_ignore));  // it names the file
     else if (s.or_ignore == s.values)
         out += fmt::format(", or in qk:ultracache.ignoreReads if {} cannot change the result", it);
     else if (!s.or_ignore.empty())

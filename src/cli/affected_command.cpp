@@ -7,6 +7,7 @@
 
 #include "qk/run/affected.hpp"
 #include "qk/run/session.hpp"
+#include "qk/util/printable.hpp"
 #include "qk/util/result.hpp"
 
 namespace qk::cli {
@@ -47,11 +48,11 @@ int run_affected(const AffectedOptions& o)
             }
     }
     std::printf("qk affected: %zu changed file%s; affected: %s\n", changed.size(), changed.size() == 1 ? "" : "s",
-                affected.empty() ? "none" : fmt::format("{}", fmt::join(affected, ", ")).c_str());
+                affected.empty() ? "none" : printable_join(affected, ", ").c_str());
     std::fflush(stdout);
     if (projects.empty()) {
         std::printf("qk affected: no affected project has target %s: nothing to run\n",
-                    fmt::format("{}", fmt::join(o.run.targets, ",")).c_str());
+                    printable_join(o.run.targets, ",").c_str());
         return 0;
     }
     RunOptions run = o.run;

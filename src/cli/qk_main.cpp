@@ -15,6 +15,7 @@
 #include "interrupt.hpp"
 #include "run_command.hpp"
 #include "show_command.hpp"
+#include "qk/util/printable.hpp"
 #include "qk/util/result.hpp"
 
 namespace {
@@ -198,7 +199,7 @@ int main(int argc, char** argv)
                                            : qk::cli::ShowOptions::What::projects;
         return qk::cli::run_show(show);
     } catch (const qk::FatalError& e) {
-        std::fprintf(stderr, "qk: %s\n", e.what());
+        std::fprintf(stderr, "qk: %s\n", qk::printable_message(e.what()).c_str());  // it may quote a path
         return e.exit_code();
     }
 }

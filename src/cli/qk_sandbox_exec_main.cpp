@@ -10,6 +10,7 @@
 #include "probe_steps.hpp"
 #include "qk/enforce/sandbox_plan.hpp"
 #include "qk/util/io.hpp"
+#include "qk/util/printable.hpp"
 #include "supervisor.hpp"
 
 int main(int argc, char** argv)
@@ -27,12 +28,13 @@ int main(int argc, char** argv)
     }
     auto text = read_file(argv[1]);
     if (!text) {
-        std::fprintf(stderr, "qk-sandbox-exec: %s\n", text.error().message.c_str());
+        std::fprintf(stderr, "qk-sandbox-exec: %s\n", printable_message(text.error().message).c_str());
         return enforce::kSetupFailedStatus;
     }
     auto plan = enforce::decode_plan(*text);
     if (!plan) {
-        std::fprintf(stderr, "qk-sandbox-exec: %s: %s\n", argv[1], plan.error().message.c_str());
+        std::fprintf(stderr, "qk-sandbox-exec: %s: %s\n", printable(argv[1]).c_str(),
+                     printable_message(plan.error().message).c_str());
         return enforce::kSetupFailedStatus;
     }
     return sandbox_exec::run_sandboxed(*plan, std::vector<std::string>(argv + 3, argv + argc));

@@ -5,6 +5,7 @@
 
 #include "interrupt.hpp"
 #include "trace_command.hpp"
+#include "qk/util/printable.hpp"
 #include "qk/util/result.hpp"
 #include "qk/util/version.hpp"
 
@@ -34,7 +35,7 @@ int main(int argc, char** argv)
     try {
         return qk::cli::run_trace(options);
     } catch (const qk::FatalError& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        std::fprintf(stderr, "%s\n", qk::printable_message(e.what()).c_str());  // it may quote a path
         return e.exit_code();
     }
 }

@@ -18,6 +18,7 @@
 #include "qk/report/sandbox_report.hpp"
 #include "qk/util/atomic_file.hpp"
 #include "qk/util/io.hpp"
+#include "qk/util/printable.hpp"
 
 namespace qk::cli {
 namespace {
@@ -68,7 +69,7 @@ void say_conflicts(const std::map<std::string, std::vector<Record>>& conflicts)
                                 provenance_of(t).shard.value_or("(none)"), provenance_of(t).host);
         std::fprintf(stderr, "qk report: %s has different key hashes on different shards: %s; listed under "
                              "\"conflicts\", not counted in the summary\n",
-                     id.c_str(), seen.c_str());
+                     printable(id).c_str(), printable(seen).c_str());
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include "show_key.hpp"
 #include "qk/util/json_writer.hpp"
+#include "qk/util/printable.hpp"
 #include "qk/util/result.hpp"
 #include "qk/rules/rules.hpp"
 #include "qk/run/task_rules.hpp"
@@ -17,6 +18,8 @@ namespace qk::cli {
 
 namespace {
 
+// The text forms escape every name from the workspace as they format it (qk::printable): a directory or
+// a script named with terminal escapes is shown, not played. The JSON forms keep the bytes.
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
 int show_projects(const run::Session& s, bool json)
@@ -31,7 +34,7 @@ int show_projects(const run::Session& s, bool json)
         return 0;
     }
     for (const auto& p : s.workspace().projects())
-        print(p.name + "\n");
+        print(printable(p.name) + "\n");
     return 0;
 }
 
@@ -53,23 +56,23 @@ int show_project(const run::Session& s, const std::string& name, bool json)
         print(out.dump() + "\n");
         return 0;
     }
-    std::string text = fmt::format("{}\n  root          {}\n", p->name, p->root);
+    std::string text = fmt::format("{}\n  root          {}\n", printable(p->name), printable(p->root));
     if (!p->package_name.empty())
-        text += fmt::format("  package       {}@{}\n", p->package_name, p->package_version);
+        text += fmt::format("  package       {}@{}\n", printable(p->package_name), printable(p->package_version));
     if (!p->tags.empty())
-        text += fmt::format("  tags          {}\n", fmt::join(p->tags, ", "));
-    text += fmt::format("  depends on    {}\n", deps.empty() ? "(nothing)" : fmt::format("{}", fmt::join(deps, ", ")));
+        text += fmt::format("  tags          {}\n", printable_join(p->tags, ", "));
+    text += fmt::format("  depends on    {}\n", deps.empty() ? "(nothing)" : printable_join(deps, ", "));
     std::vector<std::string> files;
     for (const std::string* f : {&p->package_json, &p->project_json, &p->project_local_json})
         if (!f->empty())
             files.push_back(*f);
-    text += fmt::format("  configured in {}\n  targets\n", fmt::join(files, ", "));
+    text += fmt::format("  configured in {}\n  targets\n", printable_join(files, ", "));
     for (const workspace::Target& t : p->targets) {
-        text += fmt::format("    {}  ({}{})\n", t.name, t.executor, t.cache ? ", cached" : "");
+        text += fmt::format("    {}  ({}{})\n", printable(t.name), printable(t.executor), t.cache ? ", cached" : "");
         for (const std::string& c : t.run.commands)
-            text += fmt::format("      $ {}\n", c);
+            text += fmt::format("      $ {}\n", printable(c));
         if (!t.run.problem.empty())
-            text += fmt::format("      cannot run: {}\n", t.run.problem);
+            text += fmt::format("      cannot run: {}\n", printable(t.run.problem));
     }
     print(text);
     return 0;
@@ -81,12 +84,13 @@ const char* access_name(rules::Grant::Access a) { return a == rules::Grant::Acce
 // hand Landlock now, path by path, from the same rules.
 std::string rules_text(const std::string& id, const rules::Rules& rules)
 {
-    std::string text = fmt::format("{}: what the sandbox lets it do in the workspace\n", id);
+    std::string text = fmt::format("{}: what the sandbox lets it do in the workspace\n", printable(id));
     for (const rules::RuleLine& line : rules.describe())
-        text += fmt::format("  {:<15} {}\n  {:<15}   ({})\n", line.access, line.path, "", line.why);
+        text += fmt::format("  {:<15} {}\n  {:<15}   ({})\n", line.access, printable(line.path), "",
+                            printable(line.why));
     text += "what enforce allows as it starts (Landlock; a directory with everything in it):\n";
     for (const rules::Grant& g : rules.grants())
-        text += fmt::format("  {:<15} {}{}  ({})\n", access_name(g.access), g.path.empty() ? "." : g.path,
+        text += fmt::format("  {:<15} {}{}  ({})\n", access_name(g.access), g.path.empty() ? "." : printable(g.path),
                             g.directory ? "/" : "", rules::class_name(g.why));
     text += fmt::format("  {:<15} {}\n", "read, write", "everything outside the workspace (qk is not hermetic)");
     return text;
@@ -120,7 +124,7 @@ int show_task(run::Session& s, const std::string& written, bool json, bool with_
     request.task = written;  // read against the workspace: targets may hold colons
     or_fatal(s.plan(request));
     for (const std::string& note : s.tasks().notes())
-        std::fprintf(stderr, "qk: %s\n", note.c_str());
+        std::fprintf(stderr, "qk: %s\n", printable_message(note).c_str());
     const auto& tasks = s.tasks().tasks();
     auto asked = std::find_if(tasks.begin(), tasks.end(), [](const workspace::Task& t) { return t.requested; });
     if (asked == tasks.end())

@@ -1,11 +1,13 @@
 // A task key printed for a person (`qk show task`) and as JSON (`--json`): every part, with the files
-// each input selected, so that a user can see why a key moved or why a file is not in it.
+// each input selected, so that a user can see why a key moved or why a file is not in it. The text
+// escapes every name from the workspace as it formats it (qk::printable); the JSON keeps the bytes.
 #include "show_key.hpp"
 
 #include <fmt/format.h>
 
 #include "qk/key/read_sets.hpp"
 #include "qk/util/json_writer.hpp"
+#include "qk/util/printable.hpp"
 
 namespace qk::cli {
 
@@ -34,17 +36,18 @@ std::string recorded_reads_text(run::Session& s, const key::TaskKey& k)
     auto store = key::ReadSetStore::open(s.workspace().root() / ".qk" / "cache");
     auto sets = store.sets(k.hash);
     if (!sets)
-        return "\nRecorded reads: " + sets.error().message + "\n";
+        return "\nRecorded reads: " + printable(sets.error().message) + "\n";
     if (sets->empty())
         return "\nRecorded reads: none saved for this key (qk run-many --record saves them for a target with "
                "qk:ultracache)\n";
     std::string out = fmt::format("\nRecorded reads, checked before a result is restored ({} set{}, newest first):\n",
                                   sets->size(), sets->size() == 1 ? "" : "s");
     for (const key::ReadSet& set : *sets) {
-        out += fmt::format("  saved {}, result {}{}\n", set.created, short_hash(set.result),
+        out += fmt::format("  saved {}, result {}{}\n", printable(set.created), short_hash(set.result),
                            set.reads.empty() ? ": it read nothing its key leaves out" : "");
         for (const key::RecordedRead& r : set.reads)
-            out += fmt::format("    {}  {}\n", r.content ? short_hash(*r.content) : std::string("absent      "), r.path);
+            out += fmt::format("    {}  {}\n", r.content ? short_hash(*r.content) : std::string("absent      "),
+                               printable(r.path));
     }
     return out;
 }
@@ -52,65 +55,68 @@ std::string recorded_reads_text(run::Session& s, const key::TaskKey& k)
 std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
 {
     const auto& files = s.files();
-    std::string out = fmt::format("{}\n  hash        {}\n  command     {}\n", k.task, k.hash.hex(), k.command_hash.hex());
-    out += fmt::format("  dependsOn   {}\n", depends_on.empty() ? "(nothing)" : fmt::format("{}", fmt::join(depends_on, ", ")));
-    out += fmt::format("  outputs     {}\n", k.outputs.paths.empty() ? "(none)" : fmt::format("{}", fmt::join(k.outputs.paths, ", ")));
+    std::string out =
+        fmt::format("{}\n  hash        {}\n  command     {}\n", printable(k.task), k.hash.hex(), k.command_hash.hex());
+    out += fmt::format("  dependsOn   {}\n", depends_on.empty() ? "(nothing)" : printable_join(depends_on, ", "));
+    out += fmt::format("  outputs     {}\n",
+                       k.outputs.paths.empty() ? "(none)" : printable_join(k.outputs.paths, ", "));
     if (!k.outputs.dropped.empty())
-        out += fmt::format("              dropped, their tokens name nothing: {}\n", fmt::join(k.outputs.dropped, ", "));
+        out += fmt::format("              dropped, their tokens name nothing: {}\n",
+                           printable_join(k.outputs.dropped, ", "));
 
     out += "\nFiles held whole, by input:\n";
     for (const key::KeyGroup& g : k.groups) {
         const key::FilesetGroup& fs = *k.inputs.filesets[g.fileset];
-        out += fmt::format("  {}: {} ({} file{})\n", fs.origin, fmt::join(fs.patterns, " "), g.files->size(),
-                           g.files->size() == 1 ? "" : "s");
+        out += fmt::format("  {}: {} ({} file{})\n", printable(fs.origin), printable_join(fs.patterns, " "),
+                           g.files->size(), g.files->size() == 1 ? "" : "s");
         for (std::uint32_t f : *g.files)
-            out += fmt::format("    {}  {}\n", short_hash(files.hash_of(f)), files.files()[f]);
+            out += fmt::format("    {}  {}\n", short_hash(files.hash_of(f)), printable(files.files()[f]));
     }
     out += "  always held:\n";
     for (const key::KeyFile& f : k.always)
-        out += fmt::format("    {}  {}\n", short_hash(f.hash), f.path);
+        out += fmt::format("    {}  {}\n", short_hash(f.hash), printable(f.path));
     if (!k.linked_trees.empty())
         out += "  the trees that links among them lead to:\n";
     for (const auto& tree : k.linked_trees) {
         const key::KeyLinkedTree& t = *tree;
-        out += fmt::format("    {} -> {} ({} entr{}, {})\n", t.link, t.target, t.files->size(),
+        out += fmt::format("    {} -> {} ({} entr{}, {})\n", printable(t.link), printable(t.target), t.files->size(),
                            t.files->size() == 1 ? "y" : "ies", short_hash(t.hash));
         for (const std::string& d : t.targets)
             if (d != t.target)
-                out += fmt::format("      reaching also {}\n", d);
+                out += fmt::format("      reaching also {}\n", printable(d));
         for (const std::string& f : t.target_files)
-            out += fmt::format("      reaching also {}\n", f);
+            out += fmt::format("      reaching also {}\n", printable(f));
         for (const key::KeyFile& f : *t.files)
-            out += fmt::format("      {}  {}/{}\n", short_hash(f.hash), t.link, f.path);
+            out += fmt::format("      {}  {}/{}\n", short_hash(f.hash), printable(t.link), printable(f.path));
     }
     if (!k.json_files.empty()) {
         out += "\nJSON files, by the fields selected:\n";
         for (const key::KeyJsonFile& j : k.json_files)
-            out += fmt::format("  {}  {} fields [{}] less [{}]\n", short_hash(j.hash), j.path, fmt::join(j.fields, ", "),
-                               fmt::join(j.exclude_fields, ", "));
+            out += fmt::format("  {}  {} fields [{}] less [{}]\n", short_hash(j.hash), printable(j.path),
+                               printable_join(j.fields, ", "), printable_join(j.exclude_fields, ", "));
     }
     out += "\nFiles held only by what they change (a read of one is outside the inputs):\n";
     for (const key::KeyEffectFile& e : k.effect_files)
-        out += fmt::format("  {}  {}: {}\n", short_hash(e.hash), e.path, e.what);
+        out += fmt::format("  {}  {}: {}\n", short_hash(e.hash), printable(e.path), printable(e.what));
 
     const key::KeyPackages& p = k.packages;
     out += "\nInstalled packages: ";
     if (p.source == key::KeyPackages::Source::none)
         out += "none keyed (no pnpm-lock.yaml)\n";
     else if (p.source == key::KeyPackages::Source::importers)
-        out += fmt::format("{} from {}, what importers {} install\n", p.closure ? p.closure->size() : 0, p.lockfile,
-                           fmt::join(p.importers, ", "));
+        out += fmt::format("{} from {}, what importers {} install\n", p.closure ? p.closure->size() : 0,
+                           printable(p.lockfile), printable_join(p.importers, ", "));
     else
         out += fmt::format("{} from {}, externalDependencies [{}] and what they depend on\n",
-                           p.closure ? p.closure->size() : 0, p.lockfile, fmt::join(p.names, ", "));
+                           p.closure ? p.closure->size() : 0, printable(p.lockfile), printable_join(p.names, ", "));
     for (const auto& [name, h] : k.env)
-        out += fmt::format("Environment: {} ({})\n", name, short_hash(h));
+        out += fmt::format("Environment: {} ({})\n", printable(name), short_hash(h));
     for (const auto& [cmd, h] : k.runtime)
-        out += fmt::format("Runtime: {} ({})\n", cmd, short_hash(h));
+        out += fmt::format("Runtime: {} ({})\n", printable(cmd), short_hash(h));
     for (const auto& [id, h] : k.dependency_tasks)
-        out += fmt::format("Dependency task: {} ({})\n", id, short_hash(h));
+        out += fmt::format("Dependency task: {} ({})\n", printable(id), short_hash(h));
     for (const key::KeyFile& f : k.dependency_outputs)
-        out += fmt::format("Dependency output: {} ({})\n", f.path, short_hash(f.hash));
+        out += fmt::format("Dependency output: {} ({})\n", printable(f.path), short_hash(f.hash));
     out += recorded_reads_text(s, k);
     return out;
 }

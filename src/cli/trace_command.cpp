@@ -19,6 +19,7 @@
 #include "qk/report/trace_summary.hpp"
 #include "qk/record/process.hpp"
 #include "qk/util/atomic_file.hpp"
+#include "qk/util/printable.hpp"
 
 namespace qk::cli {
 namespace fs = std::filesystem;
@@ -98,15 +99,15 @@ int run_trace(const TraceOptions& options)
 
     if (!recorder) {
         // auto with no working recorder: run the command anyway, unrecorded, and say why.
-        std::fprintf(stderr, "qk-trace: running unrecorded: %s\n", why_none.c_str());
+        std::fprintf(stderr, "qk-trace: running unrecorded: %s\n", printable_message(why_none).c_str());
         auto program = record::find_program(cmd.argv.at(0), cmd.cwd);
         if (!program) {
-            std::fprintf(stderr, "qk-trace: %s\n", program.error().message.c_str());
+            std::fprintf(stderr, "qk-trace: %s\n", printable_message(program.error().message).c_str());
             return 127;
         }
         auto pid = record::spawn(record::SpawnRequest{*program, cmd.argv, cmd.cwd, -1});
         if (!pid) {
-            std::fprintf(stderr, "qk-trace: %s\n", pid.error().message.c_str());
+            std::fprintf(stderr, "qk-trace: %s\n", printable_message(pid.error().message).c_str());
             return 127;
         }
         return record::shell_status(record::wait_exit(*pid));
@@ -115,7 +116,7 @@ int run_trace(const TraceOptions& options)
     auto trace = recorder->record(cmd);
     times.lap("record");
     if (!trace) {
-        std::fprintf(stderr, "qk-trace: %s\n", trace.error().message.c_str());
+        std::fprintf(stderr, "qk-trace: %s\n", printable_message(trace.error().message).c_str());
         return 127;
     }
     if (int sig = InterruptWatch::signal()) {

@@ -13,6 +13,7 @@
 
 #include "qk/audit/suggestions.hpp"
 #include "qk/util/path_within.hpp"
+#include "qk/util/printable.hpp"
 #include "summary_lines.hpp"
 
 namespace qk::report {
@@ -38,7 +39,7 @@ std::string path_counts(const std::vector<PathCount>& counts)
 {
     std::string out;
     for (const auto& c : counts)
-        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", c.path, tasks_named(c.task_ids));
+        out += fmt::format("{}{} ({})", out.empty() ? "" : ", ", printable(c.path), tasks_named(c.task_ids));
     return out;
 }
 
@@ -72,16 +73,17 @@ void shared_advice(std::string& out, const RunAudit& audit)
         return;
     out += "  what to declare once, in nx.json, rather than in each target:\n";
     for (const audit::SharedSuggestion& s : suggestions) {
-        std::string quoted;  // every value: it is said once
+        std::string quoted;  // every value: it is said once, as JSON to paste
         for (const std::string& v : s.values)
-            quoted += fmt::format("{}\"{}\"", quoted.empty() ? "" : ", ", v);
+            quoted += fmt::format("{}\"{}\"", quoted.empty() ? "" : ", ", printable_json(v));
         if (!s.prefer_ignore.empty()) {
             std::string per_target;
             for (const std::string& t : s.targets)
                 per_target += fmt::format("{}\"{}\": {{\"qk:ultracache\": {{\"ignoreReads\": [{}]}}}}",
-                                          per_target.empty() ? "" : ", ", t, quoted);
+                                          per_target.empty() ? "" : ", ", printable_json(t), quoted);
             out += fmt::format("    \"targetDefaults\": {{{}}}\n", per_target);
-            out += fmt::format("      {}; if {} can change the results, add {} to \"{}\" instead\n", s.prefer_ignore,
+            out += fmt::format("      {}; if {} can change the results, add {} to \"{}\" instead\n",
+                               printable(s.prefer_ignore),  // it names the file
                                s.values.size() == 1 ? "it" : "they", s.values.size() == 1 ? "it" : "them",
                                s.named_input);
             continue;
@@ -93,7 +95,7 @@ void shared_advice(std::string& out, const RunAudit& audit)
         std::vector<std::string> held;  // by effect: never to ignore
         for (const std::string& v : s.values)
             if (std::find(s.or_ignore.begin(), s.or_ignore.end(), v) == s.or_ignore.end())
-                held.push_back(v.substr(v.find('/') + 1));
+                held.push_back(printable(v.substr(v.find('/') + 1)));
         if (s.or_ignore.empty())
             continue;
         out += "      what cannot change the results may go in qk:ultracache.ignoreReads (in targetDefaults) instead";
@@ -130,13 +132,13 @@ void run_wide_top(std::string& out, const RunAudit& audit)
                                : audit::prefer_ignore_for(r.path).empty()
                                    ? ": TypeScript configuration, likely an input"
                                    : ": TypeScript configuration";
-        out += fmt::format("    {} ({}){}\n", r.path, what, tsconfig);
+        out += fmt::format("    {} ({}){}\n", printable(r.path), what, tsconfig);
     }
     shared_advice(out, audit);
     if (!audit.packages_read_by_many.empty()) {
         out += "  installed packages read by many tasks, which the sandbox allows, but not in their keys:\n";
         for (const auto& c : audit.packages_read_by_many)
-            out += fmt::format("    {} ({})\n", c.path, tasks_named(c.task_ids));
+            out += fmt::format("    {} ({})\n", printable(c.path), tasks_named(c.task_ids));
     }
 }
 
@@ -163,8 +165,9 @@ std::vector<std::string> read_lines(const std::vector<std::string>& paths)
 {
     std::vector<std::string> out;
     for (const audit::SiblingGroup& g : audit::fold_siblings(paths))
-        out.push_back(g.files.size() == 1 ? path_line(g.glob)
-                                          : fmt::format("{} ({})", g.glob, count_of(g.files.size(), "file")));
+        out.push_back(g.files.size() == 1
+                          ? path_line(g.glob)
+                          : fmt::format("{} ({})", printable(g.glob), count_of(g.files.size(), "file")));
     return out;
 }
 
@@ -205,7 +208,7 @@ std::vector<std::string> write_lines(const TaskFindings& f)
         std::string_view dir = std::string_view(g).substr(0, g.size() - 1);
         std::size_t n = std::count_if(f.stray_writes.begin(), f.stray_writes.end(),
                                       [dir](const std::string& p) { return is_under(p, dir); });
-        lines.push_back(fmt::format("{} ({}, in a directory it created)", g, count_of(n, "file")));
+        lines.push_back(fmt::format("{} ({}, in a directory it created)", printable(g), count_of(n, "file")));
     }
     return lines;
 }
@@ -216,7 +219,7 @@ std::string own_lines(const TaskAudit& task, const RunAudit& audit)
     const TaskFindings& f = task.findings;
     std::string out;
     if (auto reads = own(f.reads_outside_inputs, audit); !reads.empty())
-        path_list(out, count_of(reads.size(), "read") + " outside its inputs:", read_lines(reads));
+        line_list(out, count_of(reads.size(), "read") + " outside its inputs:", read_lines(reads));
     if (auto tsconfig = own(f.tsconfig_reads, audit); !tsconfig.empty()) {
         auto lines = read_lines(tsconfig);
         // A glob of siblings is likely a tool finding paths, not an input: its advice below says so.
@@ -226,20 +229,21 @@ std::string own_lines(const TaskAudit& task, const RunAudit& audit)
                                           siblings               ? ":"
                                           : tsconfig.size() == 1 ? ", likely an input:"
                                                                  : ", likely inputs:");
-        path_list(out, heading, lines);
+        line_list(out, heading, lines);
     }
     if (auto toolchain = own(f.toolchain_reads, audit); !toolchain.empty())
-        path_list(out,
+        line_list(out,
                   fmt::format("{} outside its inputs:",
                               count_of(toolchain.size(), "version or package manager configuration")),
                   read_lines(toolchain));
     // What it wrote in .git (git_writes) is counted once at the end, as enforce allows it.
     if (!f.stray_writes.empty())
-        path_list(out, fmt::format("{} written outside its outputs:", f.stray_writes.size()), write_lines(f));
+        line_list(out, fmt::format("{} written outside its outputs:", f.stray_writes.size()), write_lines(f));
     std::string projects;
     for (const auto& [project, paths] : f.dependency_reads)
         if (!paths.empty())
-            projects += fmt::format("{}{} ({})", projects.empty() ? "" : ", ", project, count_of(paths.size(), "file"));
+            projects += fmt::format("{}{} ({})", projects.empty() ? "" : ", ", printable(project),
+                                    count_of(paths.size(), "file"));
     if (!projects.empty())
         out += "    read in projects it depends on: " + projects + "\n";
     return out;
@@ -258,7 +262,7 @@ void task_lines(std::string& out, const TaskAudit& task, const RunAudit& audit, 
                 const std::string& packages)
 {
     const TaskFindings& f = task.findings;
-    out += "  " + task.task + "\n" + own;
+    out += "  " + printable(task.task) + "\n" + own;
     if (const auto& temp = f.temporary_files; !temp.empty())
         path_list(out,
                   fmt::format("{} temporary file{} outside its outputs, created and removed again (not counted):",
@@ -304,22 +308,32 @@ std::string count_of(std::size_t n, const char* noun)
 std::string named(const std::vector<std::string>& ids)
 {
     constexpr std::size_t kShown = 3;
-    if (ids.size() <= kShown + 1)
-        return fmt::format("{}", fmt::join(ids, ", "));
-    return fmt::format("{} and {} more", fmt::join(ids.begin(), ids.begin() + kShown, ", "), ids.size() - kShown);
+    const bool all = ids.size() <= kShown + 1;
+    std::vector<std::string> shown(ids.begin(), all ? ids.end() : ids.begin() + kShown);
+    if (all)
+        return printable_join(shown, ", ");
+    return fmt::format("{} and {} more", printable_join(shown, ", "), ids.size() - kShown);
 }
 
 // A path as a line of the summary: a name made for one run says it is nothing to declare.
 std::string path_line(const std::string& path)
 {
-    return audit::temporary_name(path) ? path + " (named for this run: a temporary file, nothing to declare)" : path;
+    return audit::temporary_name(path) ? printable(path) + " (named for this run: a temporary file, nothing to declare)"
+                                       : printable(path);
 }
 
 void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths)
 {
     out += "    " + heading + "\n";
     for (const auto& p : paths)
-        out += "      " + p + "\n";
+        out += "      " + printable(p) + "\n";
+}
+
+void line_list(std::string& out, const std::string& heading, const std::vector<std::string>& lines)
+{
+    out += "    " + heading + "\n";
+    for (const auto& l : lines)
+        out += "      " + l + "\n";
 }
 
 // What to declare in its target, for what is listed here, one line per kind: what many tasks read is
@@ -347,7 +361,7 @@ void status_block(std::string& out, const RunAudit& audit, TaskStatus status, st
     out += fmt::format("  {} {}:\n", count_of(n, "task"), what);
     for (const auto& t : audit.tasks)
         if (t.status == status)
-            out += "    " + t.task + (t.reason.empty() ? "" : ": " + t.reason) + "\n";
+            out += "    " + printable(t.task) + (t.reason.empty() ? "" : ": " + printable(t.reason)) + "\n";
 }
 
 void restored_line(std::string& out, const RunAudit& audit, const char* checked)

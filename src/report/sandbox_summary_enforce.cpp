@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "qk/audit/suggestions.hpp"
+#include "qk/util/printable.hpp"
 #include "summary_lines.hpp"
 
 namespace qk::report::summary {
@@ -41,7 +42,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> refused_reads_spli
 void enforced_task_lines(std::string& out, const TaskAudit& t)
 {
     const TaskFindings& f = t.findings;
-    out += "  " + t.task + (t.failed ? " (failed)" : "") + "\n";
+    out += "  " + printable(t.task) + (t.failed ? " (failed)" : "") + "\n";
     auto [reads, reads_of_own] = refused_reads_split(f);
     if (!reads.empty())
         path_list(out, fmt::format("{} refused; declare {} as {}:", count_of(reads.size(), "read"),

@@ -11,12 +11,18 @@ namespace qk::report::summary {
 
 // "1 task", "2 tasks"
 std::string count_of(std::size_t n, const char* noun);
-// "app:build, app:test, lib:build and 37 more": up to four named, else the first three.
+// "app:build, app:test, lib:build and 37 more": up to four named, else the first three; escaped.
 std::string named(const std::vector<std::string>& ids);
-// A path as a line of the summary: a name made for one run says it is nothing to declare.
+// Every name the summary shows (paths, globs, task ids, project names) goes through qk::printable as
+// the line is formatted, and a value in a JSON fragment through printable_json: a file named with
+// terminal escapes is shown escaped, never played (docs/sandbox.md).
+
+// A path as a line of the summary, escaped: a name made for one run says it is nothing to declare.
 std::string path_line(const std::string& path);
-// "    heading" and a line per path.
+// "    heading" and a line per path, each escaped.
 void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths);
+// "    heading" and the lines as they are: made by path_line or with their names escaped already.
+void line_list(std::string& out, const std::string& heading, const std::vector<std::string>& lines);
 // "    what to declare in its target:" and a line per suggestion, or "" when there is none. With `audit`,
 // what the run declares once for many tasks is left out.
 std::string declare_lines(const audit::TaskAudit& task, const audit::RunAudit* audit);

@@ -3,9 +3,12 @@
 #include <fmt/core.h>
 
 #include "qk/report/trace_summary.hpp"
+#include "qk/util/printable.hpp"
 
 namespace qk::report {
 
+// The command's name and the reasons a recording is incomplete may quote paths: escaped as they are
+// formatted (qk::printable), as the --json document keeps them whole.
 std::string trace_summary(const TraceRequest& request, const record::Trace& trace)
 {
     const auto& rec = trace.recording;
@@ -18,7 +21,7 @@ std::string trace_summary(const TraceRequest& request, const record::Trace& trac
     auto count = [&counts](std::uint16_t access) { return counts[std::countr_zero(access)]; };
     std::string status = trace.status.signal ? "killed by " + signal_name(trace.status.signal)
                                              : fmt::format("exit {}", trace.status.code);
-    out += fmt::format("qk-trace: {} ({}, recorded with {}, {} process{})\n", request.command.at(0), status,
+    out += fmt::format("qk-trace: {} ({}, recorded with {}, {} process{})\n", printable(request.command.at(0)), status,
                        trace.recorder, rec.processes().size(), rec.processes().size() == 1 ? "" : "es");
     out += fmt::format("  {} read, {} written, {} created, {} removed, {} renamed, {} listed, {} probed, {} denied\n",
                        count(record::kRead), count(record::kWrite), count(record::kCreate), count(record::kRemove),
@@ -30,7 +33,7 @@ std::string trace_summary(const TraceRequest& request, const record::Trace& trac
         out += "  INCOMPLETE: this recording missed something, so it proves nothing about what the command "
                "touched:\n";
         for (const auto& r : rec.incomplete_reasons())
-            out += "    - " + r + "\n";
+            out += "    - " + printable(r) + "\n";
     }
     return out;
 }

@@ -13,6 +13,7 @@
 #include "qk/record/recorder.hpp"
 #include "qk/run/scratch.hpp"
 #include "qk/run/session.hpp"
+#include "qk/util/printable.hpp"
 #include "enforce_launcher.hpp"
 
 namespace qk::run {
@@ -161,9 +162,11 @@ std::string doctor_text(const DoctorReport& report)
 {
     std::string out = "qk doctor: what the sandbox can use here\n";
     for (const DoctorCheck& c : report.checks) {
-        out += fmt::format("  {:<5} {:<18} {}\n", c.ok ? "ok" : (c.needed ? "FAIL" : "--"), c.name, c.verdict);
+        // A verdict may quote a task or a path of the workspace (a scratch directory that breaks the rules).
+        out += fmt::format("  {:<5} {:<18} {}\n", c.ok ? "ok" : (c.needed ? "FAIL" : "--"), c.name,
+                           printable(c.verdict));
         if (!c.ok && !c.fix.empty())
-            out += fmt::format("  {:<5} {:<18} fix: {}\n", "", "", c.fix);
+            out += fmt::format("  {:<5} {:<18} fix: {}\n", "", "", printable(c.fix));
     }
     out += report.audit + "\n" + report.enforce + "\n";
     return out;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "qk/util/io.hpp"
+#include "qk/util/printable.hpp"
 #include "line_splitter.hpp"
 
 namespace qk::run {
@@ -100,17 +101,18 @@ OutputDisplay::Task& OutputDisplay::task_locked(std::string_view id)
     if (it != index_.end())
         return tasks_[it->second];
     index_.emplace(std::string(id), tasks_.size());
-    width_ = std::max(width_, columns_of(id));
-    return tasks_.emplace_back(Task{std::string(id)});
+    std::string shown = printable(id);
+    width_ = std::max(width_, columns_of(shown));
+    return tasks_.emplace_back(Task{std::string(id), std::move(shown)});
 }
 
 std::string OutputDisplay::prefix_locked(const Task& task) const
 {
-    std::string pad(width_ - std::min(width_, columns_of(task.id)), ' ');
+    std::string pad(width_ - std::min(width_, columns_of(task.shown)), ' ');
     if (!options_.is_terminal)
-        return fmt::format("{}{} | ", task.id, pad);
+        return fmt::format("{}{} | ", task.shown, pad);
     int colour = kColours[index_.at(task.id) % std::size(kColours)];
-    return fmt::format("\x1b[{}m{}\x1b[0m{} \x1b[2m|\x1b[0m ", colour, task.id, pad);
+    return fmt::format("\x1b[{}m{}\x1b[0m{} \x1b[2m|\x1b[0m ", colour, task.shown, pad);
 }
 
 std::string OutputDisplay::mark(std::string_view symbol, int colour) const
@@ -133,6 +135,11 @@ void OutputDisplay::line(std::string_view id, std::string_view text)
     // A reset after the line: a colour a command left on must not spill into the next prefix.
     const char* reset = options_.is_terminal ? "\x1b[0m" : "";
     emit_locked({fmt::format("{}{}{}\n", prefix_locked(task_locked(id)), text, reset)});
+}
+
+void OutputDisplay::note(std::string_view id, std::string_view message)
+{
+    line(id, "qk: " + printable(message));
 }
 
 void OutputDisplay::finished(std::string_view id, bool succeeded, const record::ExitStatus& status,
@@ -167,8 +174,8 @@ void OutputDisplay::skipped(std::string_view id, std::string_view failed_depende
     std::lock_guard lock(mutex_);
     Task& t = task_locked(id);
     t.state = State::skipped;
-    t.because = failed_dependency;
-    emit_locked({fmt::format("{}{} skipped: {} failed\n", prefix_locked(t), mark("-", 2), failed_dependency)});
+    t.because = printable(failed_dependency);
+    emit_locked({fmt::format("{}{} skipped: {} failed\n", prefix_locked(t), mark("-", 2), t.because)});
 }
 
 void OutputDisplay::summary(const RunSummary& run)
@@ -230,7 +237,7 @@ std::vector<std::string> OutputDisplay::status_lines_locked() const
         case State::running:
             if (++running <= kMaxRunningRows) {
                 auto secs = std::chrono::duration_cast<std::chrono::seconds>(now - t.start).count();
-                lines.push_back(fmt::format(" › {} {}s", t.id, secs));
+                lines.push_back(fmt::format(" › {} {}s", t.shown, secs));
             }
             break;
         case State::succeeded: ++done; break;

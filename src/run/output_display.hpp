@@ -53,7 +53,11 @@ public:
     ~OutputDisplay();
 
     void started(std::string_view task);
+    // A line of the task's command output, as the command wrote it (colours and all: its own).
     void line(std::string_view task, std::string_view text);
+    // A line qk says about the task, "qk: <message>": the message may quote paths and names from the
+    // workspace, so it is escaped (qk::printable), on one line.
+    void note(std::string_view task, std::string_view message);
     void finished(std::string_view task, bool succeeded, const record::ExitStatus& status,
                   std::chrono::milliseconds wall);
     // Replays the task's cached terminal output, then says it came from the cache.
@@ -66,10 +70,11 @@ private:
     enum class State { pending, running, succeeded, failed, restored, skipped };
     struct Task {
         std::string id;
+        std::string shown;  // id as printed: a project named after a directory may hold terminal escapes
         State state = State::pending;
         std::chrono::steady_clock::time_point start;
         record::ExitStatus status;
-        std::string because;  // skipped: the failed dependency
+        std::string because;  // skipped: the failed dependency, as printed
     };
 
     Task& task_locked(std::string_view id);

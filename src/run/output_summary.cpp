@@ -58,14 +58,14 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
     std::size_t width = 0;
     for (const auto& t : tasks_)
         if (t.state == State::failed || t.state == State::skipped)
-            width = std::max(width, t.id.size());
+            width = std::max(width, t.shown.size());
     for (const auto& t : tasks_) {
         if (t.state == State::failed)
-            text += fmt::format("  {} {:<{}}  {}\n", mark("✖", 31), t.id, width, describe_exit(t.status));
+            text += fmt::format("  {} {:<{}}  {}\n", mark("✖", 31), t.shown, width, describe_exit(t.status));
     }
     for (const auto& t : tasks_) {
         if (t.state == State::skipped)
-            text += fmt::format("  {} {:<{}}  skipped: {} failed\n", mark("-", 2), t.id, width, t.because);
+            text += fmt::format("  {} {:<{}}  skipped: {} failed\n", mark("-", 2), t.shown, width, t.because);
     }
     return text;
 }

@@ -18,6 +18,7 @@
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/record/cgroup.hpp"
+#include "qk/util/printable.hpp"
 #include "qk/util/version.hpp"
 #include "qk/run/scratch.hpp"
 #include "command_runner.hpp"
@@ -205,7 +206,7 @@ int RunMany::dry_run()
     std::string out;
     const auto& tasks = session_->tasks().tasks();
     for (std::size_t i = 0; i < tasks.size(); ++i)
-        out += fmt::format("{} {}\n", tasks[i].id, session_->keys().computed(i)->hash.hex());
+        out += fmt::format("{} {}\n", printable(tasks[i].id), session_->keys().computed(i)->hash.hex());
     fd_sink(request_.output_fd)(out);
     return 0;
 }
@@ -227,7 +228,7 @@ Result<int> RunMany::run()
     display_ = std::make_unique<OutputDisplay>(ids, fd_sink(request_.output_fd), options);
 
     for (const std::string& note : session_->tasks().notes())
-        fd_sink(request_.output_fd)("qk: " + note + "\n");
+        fd_sink(request_.output_fd)("qk: " + printable_message(note) + "\n");  // it names tasks
     if (sandbox_)
         if (std::string notice = sandbox_->notice(); !notice.empty())
             fd_sink(request_.output_fd)(notice);
@@ -315,7 +316,7 @@ Outcome RunMany::run_task(std::size_t i)
 {
     const workspace::Task& t = session_->tasks().tasks()[i];
     auto failed = [&](const std::string& why) {
-        display_->line(t.id, "qk: " + why);
+        display_->note(t.id, why);
         display_->finished(t.id, false, record::ExitStatus{1, 0}, {});
         return Outcome::failed;
     };
@@ -341,7 +342,7 @@ Outcome RunMany::run_task(std::size_t i)
                 run.duration_ms = hit->duration.count();
                 return Outcome::succeeded;
             }
-            display_->line(t.id, "qk: cannot restore from the cache, running instead: " + restored.error().message);
+            display_->note(t.id, "cannot restore from the cache, running instead: " + restored.error().message);
             run.ran_because = "its cache entry could not be restored: " + restored.error().message;
         }
     }
@@ -375,7 +376,7 @@ Outcome RunMany::run_task(std::size_t i)
         Status kept = sandbox_->finish(std::move(sandboxed.task), cancelled_ || (result && result->cancelled),
                                        result ? std::string() : result.error().message);
         if (!kept) {
-            display_->line(t.id, "qk: " + kept.error().message);
+            display_->note(t.id, kept.error().message);
             if (result)
                 result->succeeded = false;  // part of its outputs may be missing: never cached
         }

@@ -14,16 +14,16 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
         std::string miss_reason;
         auto hit = cache_->find(hash, &miss_reason);
         if (!hit) {
-            display_->line(id, "qk: cannot read the cache: " + hit.error().message);
+            display_->note(id, "cannot read the cache: " + hit.error().message);
             return std::nullopt;
         }
         if (!miss_reason.empty())
-            display_->line(id, "qk: a cache entry could not be used and was removed: " + miss_reason);
+            display_->note(id, "a cache entry could not be used and was removed: " + miss_reason);
         return std::move(*hit);
     };
     auto sets = read_sets_->sets(key.hash);
     if (!sets)
-        display_->line(id, "qk: " + sets.error().message);
+        display_->note(id, sets.error().message);
     if (!sets || sets->empty()) {
         // Under --record, a result keyed by the task's declarations alone (stored by a run without it)
         // is not trusted: it could replay what an undeclared read held then. The task runs, is recorded,
@@ -55,7 +55,7 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
     }
     why = first_change.empty() ? "the result its recorded reads match is no longer in the cache"
                                : "a recorded read changed: " + first_change;
-    display_->line(id, "qk: " + why);
+    display_->note(id, why);
     return std::nullopt;
 }
 
@@ -76,7 +76,7 @@ std::optional<std::string> RunMany::changed_while_running(const key::TaskKey& ke
 void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record)
 {
     const std::string& id = runs_[i].task;
-    auto not_cached = [&](const std::string& why) { display_->line(id, "qk: the result was not cached: " + why); };
+    auto not_cached = [&](const std::string& why) { display_->note(id, "the result was not cached: " + why); };
     if (auto changed = changed_while_running(key))
         return not_cached(*changed + " while it ran: the result may hold what its key does not say; run again");
     (void)history_->remember(id, key::key_parts(key, session_->files()));  // a hint: never fails a task

@@ -9,6 +9,7 @@
 #include "qk/report/sandbox_report.hpp"
 #include "qk/report/sandbox_summary.hpp"
 #include "qk/util/atomic_file.hpp"
+#include "qk/util/printable.hpp"
 #include "output_display.hpp"
 #include "sandbox.hpp"
 
@@ -68,7 +69,8 @@ bool RunMany::write_run_report()
                                            report::run_report_json(runs_, audit ? &*audit : nullptr, run));
     if (written)
         return true;
-    fd_sink(request_.output_fd)(fmt::format("qk: the run report was not written: {}\n", written.error().message));
+    fd_sink(request_.output_fd)(
+        fmt::format("qk: the run report was not written: {}\n", printable_message(written.error().message)));
     return false;
 }
 
@@ -88,7 +90,7 @@ bool RunMany::report_audit()
         return true;
     fd_sink(request_.output_fd)(fmt::format("qk: the sandbox report was not written: {}; the summary above "
                                             "holds the findings\n",
-                                            written.error().message));
+                                            printable_message(written.error().message)));
     return false;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "qk/util/io.hpp"
+#include "qk/util/printable.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
 #include "namespaces.hpp"
@@ -148,7 +149,7 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         if (result_fd.valid())
             (void)write_all(result_fd.get(), enforce::encode(result));
         if (result.setup)
-            std::fprintf(stderr, "qk-sandbox-exec: %s\n", result.setup->message.c_str());
+            std::fprintf(stderr, "qk-sandbox-exec: %s\n", printable_message(result.setup->message).c_str());
         return status;
     };
     auto fail = [&](const SetupError& e) {

@@ -2,36 +2,14 @@
 
 #include <fmt/core.h>
 
+#include "utf8.hpp"
+
 namespace qk {
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0 if it is not one.
-std::size_t utf8_sequence(std::string_view s, std::size_t i)
-{
-    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-    unsigned char c = byte(i);
-    std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
-    if (n == 0 || i + n > s.size())
-        return 0;
-    for (std::size_t k = 1; k < n; k++)
-        if ((byte(i + k) & 0xc0) != 0x80)
-            return 0;
-    std::uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1f) : n == 3 ? (c & 0x0f) : (c & 0x07);
-    for (std::size_t k = 1; k < n; k++)
-        cp = (cp << 6) | (byte(i + k) & 0x3f);
-    // Overlong forms, surrogates and values past U+10FFFF are not valid UTF-8.
-    static constexpr std::uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-        return 0;
-    return n;
-}
-
-}  // namespace
 
 bool JsonWriter::valid_utf8(std::string_view s)
 {
     for (std::size_t i = 0; i < s.size();) {
-        std::size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8_sequence(s, i);
+        std::size_t n = static_cast<unsigned char>(s[i]) < 0x80 ? 1 : utf8::sequence(s, i);
         if (n == 0)
             return false;
         i += n;
@@ -55,7 +33,7 @@ void JsonWriter::escape(std::string& out, std::string_view s)
         }
         unsigned char c = static_cast<unsigned char>(s[i]);
         if (c >= 0x80) {
-            std::size_t n = utf8_sequence(s, i);
+            std::size_t n = utf8::sequence(s, i);
             if (n == 0) {
                 out += "\\ufffd";
                 i++;

@@ -181,3 +181,26 @@ TEST_CASE("output display: on a terminal a status area is drawn below the lines 
     CHECK(last.find("1 not run") != std::string::npos);
     CHECK(last.find("done ·") == std::string::npos);  // not drawn again after the summary
 }
+
+TEST_CASE("output display: a task id with terminal escapes is shown escaped, its command's output as written",
+          "[run][display]")
+{
+    // A project named after its directory may hold ESC; what its command prints is its own (colours).
+    Capture out;
+    {
+        OutputDisplay display({"evil\x1b[8m:build", "ok:build"}, out.sink());
+        display.started("evil\x1b[8m:build");
+        display.line("evil\x1b[8m:build", "\x1b[32mgreen\x1b[0m");
+        display.note("evil\x1b[8m:build", "cannot read data/\x1b]0;t\x07: gone");
+        display.finished("evil\x1b[8m:build", false, code(1), milliseconds(5));
+        display.skipped("ok:build", "evil\x1b[8m:build");
+        display.summary({{"build"}, 2, 0, false});
+    }
+    CHECK(out.all() == "evil\\x1b[8m:build | \x1b[32mgreen\x1b[0m\n"
+                       "evil\\x1b[8m:build | qk: cannot read data/\\x1b]0;t\\x07: gone\n"
+                       "evil\\x1b[8m:build | ✖ failed: exit code 1 after 0.0s\n"
+                       "ok:build          | - skipped: evil\\x1b[8m:build failed\n"
+                       "\n✖ Ran target build for 2 projects: 1 failed, 1 skipped\n"
+                       "  ✖ evil\\x1b[8m:build  exit code 1\n"
+                       "  - ok:build           skipped: evil\\x1b[8m:build failed\n");
+}

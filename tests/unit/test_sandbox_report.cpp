@@ -962,3 +962,30 @@ TEST_CASE("held by Landlock alone, a declared file output that did not exist yet
        "inPlaceOf": ["{projectRoot}/dist/index.js"]},
       {"finding": "refusedWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]}])"));
 }
+
+TEST_CASE("names with terminal escapes are shown escaped, in the summary and in its JSON fragments",
+          "[sandbox-report]")
+{
+    // Issue 25: a file, a project or a reason may hold ESC, BEL, CR or bytes that are not UTF-8.
+    const std::string title = "cfg/\x1b]0;pwned\x07.json";
+    TaskFindings evil = reads({title, "src/\x1b[2K\r\xff.ts"});
+    std::string text = summary_of({audited("evil\x1b[8m:build", evil), audited("b:build", reads({title})),
+                                   audited("c:build", reads({title})),
+                                   other("d:build", TaskStatus::not_audited, "cannot read \x1b[2Kx")});
+    CHECK(text.find_first_of("\x1b\x07\r\xff") == std::string::npos);
+    CHECK(has_line(text, "  evil\\x1b[8m:build"));
+    CHECK(has_line(text, "      src/\\x1b[2K\\r\\xff.ts"));
+    CHECK(has_line(text, "      \"inputs\": [\"{workspaceRoot}/src/\\u001b[2K\\r\\xff.ts\"], or in "
+                         "qk:ultracache.ignoreReads if it cannot change the result"));
+    CHECK(has_line(text, "    cfg/\\x1b]0;pwned\\x07.json (3 tasks: b:build, c:build, evil\\x1b[8m:build)"));
+    CHECK(has_line(text,
+                   "    \"namedInputs\": {\"sharedGlobals\": [\"{workspaceRoot}/cfg/\\u001b]0;pwned\\u0007.json\"]}"));
+    CHECK(has_line(text, "    d:build: cannot read \\x1b[2Kx"));
+    // The report keeps the names: JSON's own escapes, and U+FFFD for the byte that is not UTF-8.
+    RunAudit run;
+    run.tasks = {audited("evil\x1b[8m:build", evil)};
+    run.finish();
+    std::string json = sandbox_report_json(run);
+    CHECK(json.find("\"evil\\u001b[8m:build\"") != std::string::npos);
+    CHECK(json.find("\"src/\\u001b[2K\\r\\ufffd.ts\"") != std::string::npos);
+}
