@@ -217,10 +217,13 @@ __noinline int qk_put_cwd(struct qk_pieces *p)
  * side knows whose descriptor it is. /proc/<pid>/ is not decoded: the pid is the caller's namespace's. */
 static __always_inline int proc_self_link(const char *name, long *fd)
 {
+    /* Every absolute open comes here: its first 8 bytes say whether to read more. */
+    char head[8] = {};
+    bpf_probe_read_user_str(head, sizeof(head), name);
+    if (head[0] != '/' || head[1] != 'p' || head[2] != 'r' || head[3] != 'o' || head[4] != 'c' || head[5] != '/')
+        return 0;
     char b[32] = {};
     bpf_probe_read_user_str(b, sizeof(b), name);
-    if (b[0] != '/' || b[1] != 'p' || b[2] != 'r' || b[3] != 'o' || b[4] != 'c' || b[5] != '/')
-        return 0;
     int i;
     if (b[6] == 's' && b[7] == 'e' && b[8] == 'l' && b[9] == 'f' && b[10] == '/')
         i = 11;
@@ -233,6 +236,7 @@ static __always_inline int proc_self_link(const char *name, long *fd)
         *fd = -1;
         return i + 3;
     }
+    /* fd/N of a descriptor that is not open stays as spelled: userspace keeps it so, unplaced. */
     if (b[i] != 'f' || b[i + 1] != 'd' || b[i + 2] != '/')
         return 0;
     long n = 0;
@@ -246,7 +250,7 @@ static __always_inline int proc_self_link(const char *name, long *fd)
         digits++;
     }
     char end = b[(i + 3 + digits) & 31];
-    if (!digits || (end != '/' && end != 0))
+    if (!digits || (end != '/' && end != 0) || !fd_file(n))
         return 0;
     *fd = n;
     return i + 3 + digits;

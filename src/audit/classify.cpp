@@ -8,6 +8,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "qk/record/path_resolver.hpp"
+
 namespace qk::audit {
 namespace {
 
@@ -121,30 +123,6 @@ TaskFindings classify(const record::Recording& recording, const rules::Rules& ru
     return Classifier(recording, rules, ws).run();
 }
 
-namespace {
-
-// A path spelled through a process's descriptors or cwd that the recorder could not resolve (only the
-// caller's own /proc/self and /proc/thread-self links are): /proc/<pid>/fd/3/x, /dev/fd/3/x, /dev/stdin.
-bool through_descriptor(std::string_view path)
-{
-    if (path.starts_with("/dev/fd/") || path.starts_with("/dev/std"))
-        return true;
-    if (!path.starts_with("/proc/"))
-        return false;
-    auto rest = path.substr(6);
-    auto slash = rest.find('/');
-    if (slash == std::string_view::npos)
-        return false;
-    rest = rest.substr(slash + 1);
-    if (rest.starts_with("task/"))  // /proc/<pid>/task/<tid>/fd/3
-        if (auto tid_end = rest.find('/', 5); tid_end != std::string_view::npos)
-            rest = rest.substr(tid_end + 1);
-    return rest.starts_with("fd/") || rest == "cwd" || rest.starts_with("cwd/") || rest == "root" ||
-           rest.starts_with("root/");
-}
-
-}  // namespace
-
 void refused_accesses(const record::Recording& recording, const rules::Rules& rules, const RefusalContext& context,
                       TaskFindings& out)
 {
@@ -159,7 +137,7 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             // Outside the workspace enforce refuses nothing, and the workspace itself is no file; but a
             // refusal through another process's /proc links or /dev/fd could not be placed, and a task
             // failed on it must still say what it was refused.
-            if (through_descriptor(path) && ((access & record::kDenied) || context.failed))
+            if (record::PathResolver::through_descriptor(path) && ((access & record::kDenied) || context.failed))
                 out.refused_unplaced.emplace_back(path);
             continue;
         }

@@ -2,13 +2,12 @@
 
 #include <fmt/core.h>
 
-#include "qk/util/printable.hpp"
-
 #include <algorithm>
 #include <optional>
 #include <set>
 
 #include "qk/util/path_within.hpp"
+#include "qk/util/printable.hpp"
 
 namespace qk::audit {
 namespace {

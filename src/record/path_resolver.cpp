@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <cstdlib>
+#include <optional>
 
 #include <vector>
 
@@ -75,17 +76,44 @@ std::string PathResolver::canonical_dir(const std::string& dir)
 
 namespace {
 
-// /proc's per-process links (/proc/self/fd/3, /proc/1234/cwd) and /dev/fd, /dev/stdin... that lead to
-// them name the traced process's descriptors: resolved here they would be qk's own. The kernel side
-// decodes the caller's /proc/self and /proc/thread-self; anything else stays as spelled, outside the
-// workspace, where a refusal through it is still named (audit::refused_accesses).
-bool per_process_link(std::string_view raw)
+// What follows "/proc/<self|thread-self|pid>/" (and a "task/<tid>/" after it), if `path` starts so.
+std::optional<std::string_view> in_proc_of_a_process(std::string_view path)
 {
-    return raw.starts_with("/proc/") || raw == "/dev/fd" || raw.starts_with("/dev/fd/") ||
-           raw.starts_with("/dev/std");
+    if (!path.starts_with("/proc/"))
+        return std::nullopt;
+    auto rest = path.substr(6);
+    auto slash = rest.find('/');
+    auto who = rest.substr(0, slash);
+    bool pid = !who.empty() && who.find_first_not_of("0123456789") == std::string_view::npos;
+    if (slash == std::string_view::npos || !(pid || who == "self" || who == "thread-self"))
+        return std::nullopt;
+    rest = rest.substr(slash + 1);
+    if (rest.starts_with("task/"))
+        if (auto tid_end = rest.find('/', 5); tid_end != std::string_view::npos)
+            rest = rest.substr(tid_end + 1);
+    return rest;
+}
+
+bool is_std_stream(std::string_view path)
+{
+    return path == "/dev/stdin" || path == "/dev/stdout" || path == "/dev/stderr";
 }
 
 }  // namespace
+
+bool PathResolver::per_process(std::string_view path)
+{
+    return in_proc_of_a_process(path) || path == "/dev/fd" || path.starts_with("/dev/fd/") || is_std_stream(path);
+}
+
+bool PathResolver::through_descriptor(std::string_view path)
+{
+    if (path.starts_with("/dev/fd/") || is_std_stream(path))
+        return true;
+    auto rest = in_proc_of_a_process(path);
+    return rest && (rest->starts_with("fd/") || *rest == "cwd" || rest->starts_with("cwd/") || *rest == "root" ||
+                    rest->starts_with("root/"));
+}
 
 std::string PathResolver::canonical(std::string_view base, std::string_view name, bool follow_last)
 {
@@ -101,9 +129,9 @@ std::string PathResolver::canonical(std::string_view base, std::string_view name
     while (raw.size() > 1 && raw.back() == '/')
         raw.pop_back();
     // Checked on the lexical form: a task under a root of its own spells "//dev/fd/3" (its root "/",
-    // then the name), and a hostile one "/dev/./fd/3".
-    if (raw.find("proc") != std::string::npos || raw.find("dev") != std::string::npos)  // the rest: no cost
-        if (std::string lexical = join_lexically("", raw); per_process_link(lexical))
+    // then the name), and a hostile one "/dev/./fd/3"; paths without "/proc" or "/dev/" cost a search.
+    if (raw.find("/proc") != std::string::npos || raw.find("/dev/") != std::string::npos)
+        if (std::string lexical = join_lexically("", raw); per_process(lexical))
             return lexical;
     auto slash = raw.rfind('/');
     std::string_view last = std::string_view(raw).substr(slash + 1);

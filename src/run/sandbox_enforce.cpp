@@ -125,7 +125,8 @@ public:
             recording.emplace(*recorder, true, plan.read_mask, plan.read_mask);
         Launcher& inner = recording ? static_cast<Launcher&>(*recording) : plain;
         enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
-        ::clock_gettime(CLOCK_REALTIME, &started);  // before its commands build their Landlock rules
+        // Before its commands build their Landlock rules; coarse, the clock the kernel stamps ctime by.
+        ::clock_gettime(CLOCK_REALTIME_COARSE, &started);
     }
     Launcher& launcher() override { return *enforced; }
 

@@ -272,3 +272,17 @@ class Recorded:
             rc = 128 + int(getattr(signal, want))
             assert self.run.returncode == rc, f"expected exit {rc} ({want})\n" + self.run.describe()
             assert self.doc.get("signal") == want and "exitCode" not in self.doc, self.run.describe()
+
+
+def open_when_read(fifo: Path, proc: subprocess.Popen, timeout: float = 60) -> int:
+    """A write end of `fifo`, once a task of `proc` has opened it to read (so the task is running, its key
+    computed and its sandbox built); fails if `proc` ends first. The caller writes or closes it to let the
+    task go on."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # ENXIO: no reader yet
+            assert proc.poll() is None, proc.stdout.read() if proc.stdout else proc.returncode
+            assert time.monotonic() < deadline, "the task never opened its fifo"
+            time.sleep(0.01)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from pathlib import Path
 
 from enforce_workspace import escape_workspace, target
@@ -18,15 +17,7 @@ def run(ws: Path, go: Path | None = None, edit=None) -> subprocess.CompletedProc
     proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "build"], cwd=ws, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     if go:
-        deadline = time.monotonic() + 60
-        while True:  # the task has opened the fifo: its key was computed, it is running
-            try:
-                fd = os.open(go, os.O_WRONLY | os.O_NONBLOCK)
-                break
-            except OSError:
-                assert proc.poll() is None, proc.stdout.read()
-                assert time.monotonic() < deadline, "the task never started"
-                time.sleep(0.01)
+        fd = h.open_when_read(go, proc)  # the task waits on it: its key was computed, it is running
         edit()
         os.write(fd, b"go\n")
         os.close(fd)

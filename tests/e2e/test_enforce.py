@@ -231,15 +231,7 @@ def test_landlock_alone_names_a_declared_file_another_process_made_again_while_t
     proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "t", "--sandbox=enforce", "--sandbox-report",
                              str(report)], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env={**os.environ, **mode_env("landlock")})
-    deadline = time.monotonic() + 60
-    while True:  # wait for the task to open the fifo: then its rules are built
-        try:
-            fd = os.open(go, os.O_WRONLY | os.O_NONBLOCK)
-            break
-        except OSError:
-            assert proc.poll() is None, proc.stdout.read()
-            assert time.monotonic() < deadline, "the task never started"
-            time.sleep(0.01)
+    fd = h.open_when_read(go, proc)  # the task waits on it: its rules are built
     (ws / "src/a.txt.new").write_text("b\n")
     os.replace(ws / "src/a.txt.new", ws / "src/a.txt")
     os.close(fd)

@@ -66,3 +66,20 @@ TEST_CASE("a traced process's /proc/self and /dev/fd links are not resolved in q
     CHECK(resolver.canonical("", "/dev/stdin", true) == "/dev/stdin");
     CHECK(resolver.canonical("", "/dev/null", true) == "/dev/null");  // other devices resolve as ever
 }
+
+TEST_CASE("what one process has under /proc and /dev, and what of it leads through a descriptor", "[record][paths]")
+{
+    for (const char* p : {"/proc/self/fd/3", "/proc/thread-self/cwd", "/proc/1234/root/x", "/proc/12/task/13/fd/4/x",
+                          "/dev/fd/3/x", "/dev/stdin"}) {
+        CHECK(PathResolver::per_process(p));
+        CHECK(PathResolver::through_descriptor(p));
+    }
+    CHECK(PathResolver::per_process("/proc/self/exe"));
+    CHECK_FALSE(PathResolver::through_descriptor("/proc/self/exe"));  // a refusal there names no workspace file
+    CHECK_FALSE(PathResolver::through_descriptor("/proc/self/oom_score_adj"));
+    for (const char* p : {"/proc/cpuinfo", "/proc/sys/kernel/core_pattern", "/proc/selfish/fd/3", "/dev/null",
+                          "/dev/fdx", "/work/proc/self/fd/3"}) {
+        CHECK_FALSE(PathResolver::per_process(p));
+        CHECK_FALSE(PathResolver::through_descriptor(p));
+    }
+}

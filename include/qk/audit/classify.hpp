@@ -33,7 +33,7 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
 struct RefusalContext {
     bool landlock_only = false;
     bool failed = false;  // the task's commands failed: only then are a read mask's hidden probes listed
-    struct timespec rules_built {};  // when its Landlock rules were built (CLOCK_REALTIME, as st_ctim)
+    struct timespec rules_built {};  // when its Landlock rules were built (CLOCK_REALTIME_COARSE, as st_ctim)
 };
 void refused_accesses(const record::Recording& recording, const rules::Rules& rules, const RefusalContext& context,
                       TaskFindings& out);

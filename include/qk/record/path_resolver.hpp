@@ -24,6 +24,14 @@ public:
     // directory), the last component too when `follow_last`. Parts that no longer exist stay lexical.
     std::string canonical(std::string_view base, std::string_view name, bool follow_last);
 
+    // Whether a lexical path names what one process has: /proc/<self|thread-self|pid>/..., /dev/fd/...,
+    // /dev/stdin, /dev/stdout, /dev/stderr. Resolved in qk's process it would be qk's own, so canonical()
+    // leaves it as spelled (the eBPF engine decodes the caller's own /proc/self links in the kernel).
+    static bool per_process(std::string_view path);
+    // Of those, one that leads into files through a descriptor, a cwd or a root (/proc/1234/fd/3/x,
+    // /proc/self/cwd/x, /dev/fd/3): a refusal through it is named as spelled, since it cannot be placed.
+    static bool through_descriptor(std::string_view path);
+
 private:
     std::string canonical_dir(const std::string& dir);
     // Looked up by string_view: the hot path finds what it resolved before without allocating.
