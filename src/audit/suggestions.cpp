@@ -8,6 +8,7 @@
 
 #include "qk/util/path_within.hpp"
 #include "qk/util/printable.hpp"
+#include "qk/util/special_names.hpp"
 
 namespace qk::audit {
 namespace {
@@ -152,7 +153,8 @@ void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
     Suggestion directories{"refusedWrites", "outputs", {}, {}, 0, {}, {}};
     std::vector<std::string> refused;
     for (const std::string& p : f.refused_writes) {
-        if (output_itself(t, p))
+        // qk's cache is read-only to every task whatever it declares: no output can allow it.
+        if (output_itself(t, p) || special_tree(p) == SpecialDir::qk)
             continue;
         if (std::find(t.file_outputs.begin(), t.file_outputs.end(), p) == t.file_outputs.end()) {
             if (!temporary_name(p))
