@@ -115,11 +115,12 @@ std::vector<SharedRead> shared_reads_of(const Tally& reads, const std::set<std::
             out.push_back({path, 1, tasks, false, true});
     // Workspace packages' package.json are read by the package manager a script runs through (pnpm run
     // lists the workspace): however few tasks read them, siblings are one glob for the run, as is one
-    // read by two tasks. One read by one task alone (resolving a package) stays that task's own.
+    // read by two tasks, folded as deep as they go (examples/*/*/package.json), as the workspace's package
+    // globs are. One read by one task alone (resolving a package) stays that task's own.
     std::vector<std::string> manifest_paths;
     for (const auto& [path, tasks] : manifests)
         manifest_paths.push_back(path);
-    for (const SiblingGroup& g : fold_siblings(manifest_paths, 2))
+    for (const SiblingGroup& g : fold_siblings_deep(manifest_paths, 2))
         if (auto readers = readers_of(manifests, g.files, 2).first; g.files.size() > 1 || readers.size() > 1)
             out.push_back({g.glob, g.files.size(), std::move(readers), false, false, true});
     std::sort(out.begin(), out.end(), [](const SharedRead& a, const SharedRead& b) { return a.path < b.path; });

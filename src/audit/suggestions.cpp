@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -261,30 +262,45 @@ std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
 
 std::vector<SharedSuggestion> suggest_shared(const RunAudit& run)
 {
-    std::vector<SharedSuggestion> out;
-    SharedSuggestion globals;
-    std::set<std::string> tasks, targets;
+    // Globs for which ignoreReads likely fits better, one suggestion per reason (every workspace
+    // package's package.json, in packages/* and examples/*/*, is one change); the rest sharedGlobals.
+    struct Gathered {
+        SharedSuggestion suggestion;
+        std::set<std::string> tasks, targets;
+        void take(const SharedRead& r, std::string value)
+        {
+            suggestion.values.push_back(std::move(value));
+            tasks.insert(r.task_ids.begin(), r.task_ids.end());
+            for (const std::string& t : r.task_ids)
+                targets.insert(target_of(t));
+        }
+        SharedSuggestion done() &&
+        {
+            suggestion.targets.assign(targets.begin(), targets.end());
+            suggestion.tasks = tasks.size();
+            return std::move(suggestion);
+        }
+    };
+    Gathered globals;
+    std::map<std::string, Gathered> preferred;  // by the reason ignoreReads fits better
     for (const SharedRead& r : run.shared_reads) {
         std::string value = "{workspaceRoot}/" + r.path;
-        std::set<std::string> its_targets;
-        for (const std::string& t : r.task_ids)
-            its_targets.insert(target_of(t));
         if (std::string why = prefer_ignore_for(r.path); !why.empty()) {
-            out.push_back({"sharedGlobals", {value}, {value}, std::move(why), {its_targets.begin(), its_targets.end()},
-                           r.task_ids.size()});
+            Gathered& g = preferred[why];
+            g.suggestion.prefer_ignore = why;
+            g.suggestion.or_ignore.push_back(value);
+            g.take(r, std::move(value));
             continue;
         }
         if (!held_by_effect(r.path, ""))
-            globals.or_ignore.push_back(value);
-        globals.values.push_back(std::move(value));
-        tasks.insert(r.task_ids.begin(), r.task_ids.end());
-        targets.insert(its_targets.begin(), its_targets.end());
+            globals.suggestion.or_ignore.push_back(value);
+        globals.take(r, std::move(value));
     }
-    if (globals.values.empty())
-        return out;
-    globals.targets.assign(targets.begin(), targets.end());
-    globals.tasks = tasks.size();
-    out.insert(out.begin(), std::move(globals));
+    std::vector<SharedSuggestion> out;
+    if (!globals.suggestion.values.empty())
+        out.push_back(std::move(globals).done());
+    for (auto& [why, g] : preferred)
+        out.push_back(std::move(g).done());
     return out;
 }
 

@@ -125,15 +125,17 @@ bool held_by_effect(std::string_view path, std::string_view project_root)
 
 bool sibling_match(std::string_view glob, std::string_view path)
 {
-    auto split = split_glob(glob);
-    if (!split)
-        return glob == path;
-    if (path.size() <= split->before.size() + split->after.size() || !path.starts_with(split->before) ||
-        !path.ends_with(split->after))
-        return false;
-    std::string_view middle =
-        path.substr(split->before.size(), path.size() - split->before.size() - split->after.size());
-    return !middle.empty() && middle.find('/') == std::string_view::npos;
+    // Segment by segment: a "*" stands for any one non-empty segment, anything else for itself.
+    while (true) {
+        const std::size_t g = glob.find('/'), p = path.find('/');
+        const std::string_view gs = glob.substr(0, g), ps = path.substr(0, p);
+        if (ps.empty() || (gs != "*" && gs != ps))
+            return false;
+        if (g == std::string_view::npos || p == std::string_view::npos)
+            return g == p;
+        glob.remove_prefix(g + 1);
+        path.remove_prefix(p + 1);
+    }
 }
 
 std::vector<SiblingGroup> fold_siblings(const std::vector<std::string>& paths, std::size_t at_least)
@@ -144,7 +146,8 @@ std::vector<SiblingGroup> fold_siblings(const std::vector<std::string>& paths, s
     for (const std::string& p : paths) {
         std::size_t start = 0;
         for (std::size_t slash = p.find('/'); slash != std::string::npos; slash = p.find('/', start)) {
-            candidates[p.substr(0, start) + "*" + p.substr(slash)].push_back(&p);
+            if (p.compare(start, slash - start, "*") != 0)  // a glob's star is starred already
+                candidates[p.substr(0, start) + "*" + p.substr(slash)].push_back(&p);
             start = slash + 1;
         }
     }
@@ -173,6 +176,32 @@ std::vector<SiblingGroup> fold_siblings(const std::vector<std::string>& paths, s
             out.push_back({p, {p}});
     std::sort(out.begin(), out.end(), [](const SiblingGroup& a, const SiblingGroup& b) { return a.glob < b.glob; });
     return out;
+}
+
+std::vector<SiblingGroup> fold_siblings_deep(const std::vector<std::string>& paths, std::size_t at_least)
+{
+    std::vector<SiblingGroup> groups = fold_siblings(paths, at_least);
+    while (true) {
+        std::vector<std::string> globs;
+        std::map<std::string, const SiblingGroup*> by_glob;
+        for (const SiblingGroup& g : groups) {
+            globs.push_back(g.glob);
+            by_glob[g.glob] = &g;
+        }
+        std::vector<SiblingGroup> folded;
+        for (const SiblingGroup& over : fold_siblings(globs, 2)) {
+            SiblingGroup merged{over.glob, {}};
+            for (const std::string& glob : over.files) {
+                const auto& files = by_glob.at(glob)->files;
+                merged.files.insert(merged.files.end(), files.begin(), files.end());
+            }
+            std::sort(merged.files.begin(), merged.files.end());
+            folded.push_back(std::move(merged));
+        }
+        if (folded.size() == groups.size())
+            return folded;
+        groups = std::move(folded);
+    }
 }
 
 std::string prefer_ignore_for(std::string_view glob)

@@ -2,6 +2,9 @@
 // and reads back is an output, files held by effect are declared and never ignored, sibling files are one
 // glob, and what many tasks read is one change in nx.json.
 #include <catch2/catch.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
 
 #include "qk/audit/suggestions.hpp"
 
@@ -330,6 +333,47 @@ TEST_CASE("workspace packages' package.json read through pnpm run are one glob f
     CHECK(declared(suggest(run.tasks[1]), "inputs") == Paths{"{workspaceRoot}/packages/b/package.json",
                                                              "{workspaceRoot}/packages/c/package.json",
                                                              "{workspaceRoot}/tools/x/package.json"});
+}
+
+TEST_CASE("workspace manifests two directories deep are one glob, and every manifest glob one nx.json change",
+          "[suggestions]")
+{
+    // TanStack/store: packages/* and examples/*/*, the examples named alike in each framework's directory.
+    // Folded one directory at a time they were five globs (examples/*/atoms/..., examples/*/simple/...),
+    // each said as its own nx.json change.
+    Paths all = {"packages/lit-store/package.json", "packages/react-store/package.json",
+                 "packages/store/package.json"};
+    for (const char* framework : {"angular", "react", "vue"})
+        for (const char* example : {"atoms", "simple", "stores"})
+            all.push_back(fmt::format("examples/{}/{}/package.json", framework, example));
+    std::sort(all.begin(), all.end());
+    TaskFindings test, types;
+    test.manifest_reads = all;
+    types.manifest_reads = all;
+    RunAudit run = run_of({audited("store:test:lib", test, "packages/store"),
+                           audited("react-store:test:types", types, "packages/react-store")});
+    std::vector<std::pair<std::string, std::size_t>> shared;
+    for (const SharedRead& r : run.shared_reads)
+        shared.emplace_back(r.path, r.files);
+    CHECK(shared == std::vector<std::pair<std::string, std::size_t>>{{"examples/*/*/package.json", 9},
+                                                                     {"packages/*/package.json", 3}});
+    auto nx = suggest_shared(run);
+    REQUIRE(nx.size() == 1);
+    CHECK(nx[0].values ==
+          Paths{"{workspaceRoot}/examples/*/*/package.json", "{workspaceRoot}/packages/*/package.json"});
+    CHECK(nx[0].targets == Paths{"test:lib", "test:types"});
+    CHECK(nx[0].tasks == 2);
+    CHECK(suggest(run.tasks[0], &run).empty());
+
+    CHECK(sibling_match("examples/*/*/package.json", "examples/vue/atoms/package.json"));
+    CHECK_FALSE(sibling_match("examples/*/*/package.json", "examples/vue/package.json"));
+    CHECK_FALSE(sibling_match("examples/*/*/package.json", "examples/vue/a/b/package.json"));
+    CHECK_FALSE(sibling_match("examples/*/*/package.json", "examples//a/package.json"));
+    // Globs that share no shape stay apart: nothing folds into "*/*/...".
+    auto groups = fold_siblings_deep({"a/x/package.json", "a/y/package.json", "b/c/d/tsconfig.json"}, 2);
+    REQUIRE(groups.size() == 2);
+    CHECK(groups[0].glob == "a/*/package.json");
+    CHECK(groups[1].glob == "b/c/d/tsconfig.json");
 }
 
 TEST_CASE("under Landlock alone, a refused change of a declared output directory itself asks for nothing",

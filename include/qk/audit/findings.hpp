@@ -107,7 +107,7 @@ struct PathCount {
 // read by many, or the same file read in many sibling directories (packages/*/tsconfig.json, as one tool
 // scanning the workspace reads them), as one glob. Never a name made for one run (a timestamp in it).
 struct SharedRead {
-    std::string path;        // workspace-relative: a file, or a glob with one "*" segment
+    std::string path;        // workspace-relative: a file, or a glob with "*" segments (sibling_match)
     std::size_t files = 1;   // the files read that it stands for
     std::vector<std::string> task_ids;  // the audited tasks that read any of them, sorted
     bool tsconfig = false;   // a TypeScript configuration read (tsconfigReads) in some task

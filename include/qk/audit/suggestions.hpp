@@ -56,7 +56,11 @@ struct SiblingGroup {
     std::vector<std::string> files;  // the paths it stands for
 };
 std::vector<SiblingGroup> fold_siblings(const std::vector<std::string>& paths, std::size_t at_least = 3);
-// Whether `path` is `glob` (a path, or one with one "*" segment as fold_siblings makes them).
+// fold_siblings, then its globs folded again where they differ in one more directory, until nothing
+// folds: examples/*/atoms/package.json and examples/*/simple/package.json as examples/*/*/package.json,
+// the shape of a workspace's package globs.
+std::vector<SiblingGroup> fold_siblings_deep(const std::vector<std::string>& paths, std::size_t at_least);
+// Whether `path` is `glob`: a path, or one whose "*" segments each stand for one directory.
 bool sibling_match(std::string_view glob, std::string_view path);
 // Why ignoreReads likely fits a glob of siblings better than the inputs ("" when qk cannot tell): the
 // same TypeScript configuration read in every directory is a tool finding paths (vite-tsconfig-paths), and
