@@ -8,13 +8,14 @@ import os
 import subprocess
 from pathlib import Path
 
+from audit_workspace import make_workspace
 from enforce_workspace import escape_workspace, target
 import qk_harness as h
 
 
-def run(ws: Path, go: Path | None = None, edit=None) -> subprocess.CompletedProcess:
+def run(ws: Path, go: Path | None = None, edit=None, *more: str) -> subprocess.CompletedProcess:
     """qk run-many -t build; with `go`, `edit` runs once the task waits on the fifo, then the task goes on."""
-    proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "build"], cwd=ws, stdout=subprocess.PIPE,
+    proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "build", *more], cwd=ws, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True)
     if go:
         fd = h.open_when_read(go, proc)  # the task waits on it: its key was computed, it is running
@@ -58,3 +59,25 @@ def test_an_output_rewritten_with_the_same_bytes_is_no_change(tmp_path):
     assert r.returncode == 0, r.stdout
     assert "not cached" not in r.stdout, r.stdout
     assert "restored from the cache" in run(ws).stdout
+
+
+def test_a_dependency_file_edited_while_the_task_runs_leaves_no_result(tmp_path):
+    # app's key holds lib's files through "^default" as one digest; the guard looks at the files behind it.
+    go = tmp_path / "go"
+    os.mkfifo(go)
+    app = {"command": f"test -p {go} && read line < {go}; mkdir -p dist && cat ../lib/src/lib.txt > dist/out.txt",
+           "options": {"cwd": "packages/app"}, "inputs": ["{projectRoot}/src/**/*", "^default"],
+           "outputs": ["{projectRoot}/dist"], "cache": True}
+    ws = make_workspace(tmp_path / "ws", {
+        "lib": {"root": "packages/lib", "targets": {}},
+        "app": {"root": "packages/app", "targets": {"build": app}, "depends": ["lib"]},
+    }, {"packages/lib/src/lib.txt": "lib\n", "packages/app/src/app.txt": "app\n", ".gitignore": "dist\n"})
+    subprocess.run(["git", "init", "-q"], cwd=ws, check=True)
+    r = run(ws, go, lambda: (ws / "packages/lib/src/lib.txt").write_text("edited\n"), "-p", "app")
+    assert r.returncode == 0, r.stdout
+    assert "the result was not cached: packages/lib/src/lib.txt changed while it ran" in r.stdout, r.stdout
+    go.unlink()
+    (ws / "packages/lib/src/lib.txt").write_text("lib\n")
+    r = run(ws, None, None, "-p", "app")
+    assert r.returncode == 0 and "restored from the cache" not in r.stdout, r.stdout
+    assert (ws / "packages/app/dist/out.txt").read_text() == "lib\n"

@@ -92,9 +92,10 @@ private:
     // Stores a result that succeeded: with the read set --record saved, or plainly (not when recordings
     // of the key say it reads what the key leaves out).
     void store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record);
-    // What of the files its key holds changed while the task ran ("src/a.ts changed"), if anything: its
-    // result is then not what the key says, and is not stored (as Bazel guards against a concurrent edit).
-    std::optional<std::string> changed_while_running(const key::TaskKey& key);
+    // Why task i's result may not be what its key says, if it may: a file its key holds, its own or a
+    // dependency's through a `^` input, changed while it ran ("src/a.ts changed while it ran: ..."). Such a
+    // result is not stored (as Bazel guards against a concurrent edit).
+    std::optional<std::string> changed_while_running(std::size_t i, const key::TaskKey& key);
 
     RunRequest request_;
     std::unique_ptr<Session> session_;
