@@ -55,10 +55,10 @@ enum qk_kind {
  * that root, and the name is sent without its leading '/'.
  *   LOOK      [base, name]: a stat, statx, access or faccessat that found nothing (ENOENT); sent only
  *             for a task with QK_TASK_LOOKUPS, never when it succeeded
- * Failed calls are sent for OPEN and EXEC: ENOENT unless the task has QK_TASK_NO_PROBES, EACCES and
- * EPERM when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. LOOK is sent only
+ * Failed calls are sent for OPEN and EXEC: ENOENT unless the task has QK_TASK_NO_PROBES, EACCES,
+ * EPERM and EROFS when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. LOOK is sent only
  * as a failure (ENOENT). RENAME, UNLINK, RMDIR, MKDIR, LINK, SYMLINK, TRUNCATE and MKNOD are sent
- * failed only with EACCES or EPERM, when the task has QK_TASK_DENIALS: a change refused. */
+ * failed only with EACCES, EPERM or EROFS, when the task has QK_TASK_DENIALS: a change refused. */
 enum qk_op {
     QK_OP_OPEN = 1,
     QK_OP_RENAME = 2,
@@ -151,7 +151,7 @@ struct qk_task_stats {
 /* Failed lookups (ENOENT opens and execs) are not recorded: for a caller that judges only reads and
  * writes (the audit), whose tools probe far more paths than they open. */
 #define QK_TASK_NO_PROBES 1ULL
-/* Opens, execs and changes (rename, unlink, mkdir ...) refused with EACCES or EPERM are recorded (their
+/* Opens, execs and changes (rename, unlink, mkdir ...) refused with EACCES, EPERM or EROFS are recorded (their
  * ret says which): for a caller that names what a confinement refused (enforce, qk-trace). Every other
  * failure is never recorded. */
 #define QK_TASK_DENIALS 2ULL

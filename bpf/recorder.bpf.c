@@ -44,6 +44,7 @@ enum {
 #define EPERM 1
 #define ENOENT 2
 #define EACCES 13
+#define EROFS 30
 #define ENOSYS 38
 #define PF_KTHREAD 0x00200000
 #define CLONE_NEWNS 0x00020000
@@ -143,10 +144,11 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     if (!p || !p->op)
         return 0;
     /* Failures are noise except, for opens and execs, a lookup that found nothing (a probe; a PATH
-     * search probes each directory) and a refusal (EACCES, EPERM: what a confinement denied). */
-    if (ret < 0 && ret != -ENOENT && ret != -EACCES && ret != -EPERM)
+     * search probes each directory) and a refusal (EACCES, EPERM: what a confinement denied; EROFS: a
+     * write into what enforce binds read-only, qk's cache). */
+    if (ret < 0 && ret != -ENOENT && ret != -EACCES && ret != -EPERM && ret != -EROFS)
         return 0;
-    /* A change refused (EACCES, EPERM) names what a confinement kept from being written; one that
+    /* A change refused (EACCES, EPERM, EROFS) names what a confinement kept from being written; one that
      * found nothing changed nothing. What a look found, or was refused, reads nothing. */
     int looks = p->op == QK_OP_OPEN || p->op == QK_OP_EXEC || p->op == QK_OP_LOOK;
     if (ret == -ENOENT && !looks)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "qk/record/path_resolver.hpp"
+#include "qk/util/special_names.hpp"
 
 namespace qk::audit {
 namespace {
@@ -137,8 +138,15 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             // Outside the workspace enforce refuses nothing, and the workspace itself is no file; but a
             // refusal through another process's /proc links or /dev/fd could not be placed, and a task
             // failed on it must still say what it was refused.
-            if (record::PathResolver::through_descriptor(path) && ((access & record::kDenied) || context.failed))
-                out.refused_unplaced.emplace_back(path);
+            if (record::PathResolver::through_descriptor(path)) {
+                if ((access & record::kDenied) || context.failed)
+                    out.refused_unplaced.emplace_back(path);
+            } else if ((access & record::kDenied) && context.failed && !rel) {
+                // Enforce keeps the host's settings and devices (/proc/sys, /sys, /dev) and other
+                // sandboxes from a task; a task that failed says what it was refused there, though there
+                // is nothing to declare. One that did not fail probed and went on, as tools do.
+                out.refused_outside.emplace_back(path);
+            }
             continue;
         }
         struct stat st {};
@@ -165,7 +173,9 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
         // create (a file output that was not there as it started included: Landlock alone cannot allow
         // it), and a refused change of what the rules let it write, in a directory it may not write, or
         // of a directory itself, is one Landlock alone cannot allow either: removing an output directory.
-        if (!context.landlock_only) {
+        if (special_tree(*rel) == SpecialDir::qk) {
+            out.refused_writes.emplace_back(*rel);  // qk's cache, read-only to every task (EROFS over the overlay)
+        } else if (!context.landlock_only) {
             if (there && !rules.read(path).allowed())
                 out.refused_reads.emplace_back(*rel);  // over the overlay only what it may not read is refused
         } else if (!there || S_ISDIR(st.st_mode) || !rules.write(path, false).allowed() ||
@@ -173,7 +183,11 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             out.refused_writes.emplace_back(*rel);
         }
     }
-    out.refused_calls.insert(out.refused_calls.end(), recording.refused_calls().begin(), recording.refused_calls().end());
+    // Tools probe io_uring and fall back to plain system calls (libuv in every node process): a refused
+    // call is a cause worth naming only for a task that failed.
+    if (context.failed)
+        out.refused_calls.insert(out.refused_calls.end(), recording.refused_calls().begin(),
+                                 recording.refused_calls().end());
     out.normalise();
 }
 

@@ -133,7 +133,8 @@ void TaskFindings::normalise()
     for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &temporary_files,
                        &created_directories, &unkeyed_reads,
                        &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages, &refused_reads,
-                       &refused_writes, &discarded_writes, &replaced_reads, &refused_unplaced, &refused_calls})
+                       &refused_writes, &discarded_writes, &replaced_reads, &refused_unplaced, &refused_outside,
+                       &refused_calls})
         sort_unique(*list);
     drop_reads_of_writes(*this);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
@@ -149,7 +150,8 @@ bool TaskFindings::empty() const
            unkeyed_reads.empty() &&
            manifest_reads.empty() && toolchain_reads.empty() && !any_dependency_read(dependency_reads) &&
            unkeyed_packages.empty() && hoisted_packages.empty() && refused_reads.empty() && refused_writes.empty() &&
-           discarded_writes.empty() && replaced_reads.empty() && refused_unplaced.empty() && refused_calls.empty();
+           discarded_writes.empty() && replaced_reads.empty() && refused_unplaced.empty() && refused_outside.empty() &&
+           refused_calls.empty();
 }
 
 bool TaskFindings::went_beyond() const
@@ -167,7 +169,7 @@ bool TaskFindings::went_beyond() const
             return true;
     // What enforce refused or did not keep.
     if (!refused_reads.empty() || !refused_writes.empty() || !discarded_writes.empty() || !refused_unplaced.empty() ||
-        !refused_calls.empty())
+        !refused_outside.empty() || !refused_calls.empty())
         return true;
     return any_dependency_read(dependency_reads) && !rules::enforce_allows(Finding::dependency_read);
 }

@@ -15,6 +15,10 @@ namespace {
 constexpr std::uint32_t kTmpFile = 020000000;  // __O_TMPFILE: an inode with no name
 constexpr std::uint32_t kOpenPath = 010000000; // O_PATH: a handle, no data read
 
+// What a confinement refused: Landlock and DAC say EACCES or EPERM, a read-only bind (qk's cache under
+// enforce) EROFS.
+bool refusal(int64_t result) { return result == -EACCES || result == -EPERM || result == -EROFS; }
+
 std::string too_long_reason() { return "a path longer than 4096 bytes could not be recorded whole"; }
 
 }  // namespace
@@ -57,7 +61,7 @@ void RecordingSink::on_failed_lookup(const FsOp& op)
             out_.add(path, kProbe);
         return;
     }
-    if ((op.result != -EACCES && op.result != -EPERM) || !denials_)
+    if (!refusal(op.result) || !denials_)
         return;
     if (op.kind == FsOpKind::open && (op.flags & kOpenPath))
         return;  // an O_PATH handle reads nothing (Landlock does not check it): refused, it denies nothing
@@ -75,7 +79,7 @@ void RecordingSink::on_refused_change(const FsOp& op)
     // A change refused (Landlock alone refusing a write outside the outputs, or removing an output
     // directory itself): named as a refused open is, by the path asked for, not followed. A rename or
     // link names both, since either side may have been the one refused.
-    if ((op.result != -EACCES && op.result != -EPERM) || !denials_)
+    if (!refusal(op.result) || !denials_)
         return;
     std::string path;
     switch (op.kind) {

@@ -6,7 +6,7 @@
 //   {"op":"fork","parent":1,"child":2}   {"op":"exec","pid":2,"ppid":1,"base":"/w","name":"/bin/cc","argv":["cc"]}
 //   {"op":"exit","pid":2,"status":0}     {"op":"incomplete","reason":"..."}   {"op":"command","exitCode":0}
 // A failed "open" or "execfail" carries its -errno in "result", as the real engines do: -2 (ENOENT) is
-// a probe, -13 (EACCES) or -1 (EPERM) a denial, kept as Command::record_probes and record_denials say.
+// a probe, -13 (EACCES), -1 (EPERM) or -30 (EROFS) a denial, kept as Command::record_probes and record_denials say.
 #pragma once
 
 #include <string>

@@ -45,6 +45,7 @@ std::span<const FindingKind> finding_kinds()
         {"discardedWrites", &TaskFindings::discarded_writes},
         {"replacedReads", &TaskFindings::replaced_reads},
         {"refusedUnplaced", &TaskFindings::refused_unplaced},
+        {"refusedOutside", &TaskFindings::refused_outside},
         {"refusedCalls", &TaskFindings::refused_calls},
     };
     return kKinds;

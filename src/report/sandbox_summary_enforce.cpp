@@ -12,6 +12,7 @@
 
 #include "qk/audit/suggestions.hpp"
 #include "qk/util/printable.hpp"
+#include "qk/util/special_names.hpp"
 #include "summary_lines.hpp"
 
 namespace qk::report::summary {
@@ -54,9 +55,10 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
                               "output:",
                               count_of(reads_of_own.size(), "read")),
                   reads_of_own);
-    std::vector<std::string> writes, file_outputs, outputs_themselves;
+    std::vector<std::string> writes, file_outputs, outputs_themselves, in_cache;
     for (const std::string& p : f.refused_writes)
-        (audit::output_itself(t, p) ? outputs_themselves
+        (special_tree(p) == SpecialDir::qk ? in_cache
+         : audit::output_itself(t, p)      ? outputs_themselves
          : std::find(t.file_outputs.begin(), t.file_outputs.end(), p) != t.file_outputs.end() ? file_outputs
                                                                                               : writes)
             .push_back(p);
@@ -77,6 +79,17 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
                               count_of(outputs_themselves.size(), "change"),
                               outputs_themselves.size() == 1 ? "" : "s", outputs_themselves.size() == 1 ? "it" : "them"),
                   outputs_themselves);
+    if (!in_cache.empty())
+        path_list(out,
+                  fmt::format("{} refused in qk's cache, which is read-only to every task; nothing to declare:",
+                              count_of(in_cache.size(), "write")),
+                  in_cache);
+    if (!f.refused_outside.empty())
+        path_list(out,
+                  fmt::format("{} refused outside the workspace, where enforce keeps the host's settings and "
+                              "devices from every task; nothing to declare:",
+                              count_of(f.refused_outside.size(), "path")),
+                  f.refused_outside);
     if (!f.discarded_writes.empty())
         path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
                   f.discarded_writes);

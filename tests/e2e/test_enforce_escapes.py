@@ -151,6 +151,21 @@ def test_io_uring_is_refused_and_the_refusal_named(mode, recorder, tmp_path):
     assert "refused io_uring_setup" in summary, summary
 
 
+@MODE
+def test_a_task_that_falls_back_from_io_uring_lists_nothing(mode, tmp_path):
+    # libuv (every node process) tries io_uring_setup and falls back to plain calls when refused: a task
+    # that succeeded kept to its declarations, and a 47-task workspace is not told all 47 went beyond.
+    command = (f"{PY} \"import ctypes, os; e = ctypes.CDLL(None, use_errno=True); "
+               f"assert e.syscall(425, 8, None) == -1 and ctypes.get_errno() == 38; "
+               f"os.makedirs('dist', exist_ok=True); open('dist/out.txt', 'w').write('plain')\"")
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)})
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "dist" / "out.txt").read_text() == "plain"
+    assert doc["tasks"]["app:t"].get("findings", {}) == {}, doc["tasks"]["app:t"]
+    assert "1 task kept to what it declares" in r.stdout, r.stdout
+
+
 # ---------------------------------------------------------------------------------------------------
 # Writes: refused as they happen under Landlock alone; over an overlay, done in the upper layer and not
 # kept. Either way the workspace outside the outputs is as it was.
@@ -242,12 +257,15 @@ def test_writing_through_a_symbolic_link_placed_in_an_output(mode, tmp_path):
 
 
 @MODE
-def test_a_daemon_left_running_cannot_write_after_the_task_ends(mode, tmp_path):
-    marker = f"qk-enforce-daemon-{os.getpid()}-{mode}"
+@pytest.mark.parametrize("detach", ["background", "setsid"])
+def test_a_daemon_left_running_cannot_write_after_the_task_ends(mode, detach, tmp_path):
+    marker = f"qk-enforce-daemon-{os.getpid()}-{mode}-{detach}"
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    # The daemon blocks on a FIFO nobody writes, then would write into the outputs and outside them.
-    command = (f"mkdir -p dist && (sh -c 'cat {fifo} >/dev/null; echo late > dist/late.txt; "
+    # The daemon blocks on a FIFO nobody writes, then would write into the outputs and outside them. With
+    # setsid it leaves the task's session and process group, so only the task's cgroup still holds it.
+    start = "setsid -f " if detach == "setsid" else ""
+    command = (f"mkdir -p dist && ({start}sh -c 'cat {fifo} >/dev/null; echo late > dist/late.txt; "
                f"echo late > late.txt' {marker} &) ; echo done > dist/done.txt")
     ws = escape_workspace(tmp_path / "ws", {"t": target(command)})
     r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
@@ -282,6 +300,13 @@ def test_the_cache_cannot_be_written(mode, tmp_path):
     r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
     assert not (ws / ".qk" / "cache" / "forged").exists(), r.stdout + r.stderr
     assert not (ws / ".qk" / "cache" / "forged-2").exists(), r.stdout + r.stderr
+    # Refused with EACCES by Landlock alone, EROFS by the overlay's read-only bind: listed either way, as
+    # a write into qk's cache with nothing to declare (the task went on, so it is not told to declare it).
+    refused = doc["tasks"]["app:t"]["findings"].get("refusedWrites", [])
+    assert ".qk/cache/forged" in refused, doc["tasks"]["app:t"]
+    summary = r.stdout[r.stdout.find("Sandbox enforce:"):]
+    assert "refused in qk's cache, which is read-only to every task; nothing to declare:" in summary, summary
+    assert '"outputs"' not in summary, summary
 
 
 @MODE
@@ -317,6 +342,11 @@ def test_a_sysctl_cannot_be_written(mode, tmp_path):
             Path(path).write_text(before)
     assert after == before
     assert r.returncode != 0, r.stdout + r.stderr
+    # The task failed on it: the refusal is named, with nothing to declare, never "no refusal listed".
+    assert doc["tasks"]["app:t"]["findings"].get("refusedOutside") == [path], doc["tasks"]["app:t"]
+    summary = r.stdout[r.stdout.find("Sandbox enforce:"):]
+    assert "1 path refused outside the workspace" in summary and path in summary, summary
+    assert "no refusal listed" not in summary, summary
 
 
 @MODE

@@ -149,3 +149,27 @@ TEST_CASE("classify: an incomplete recording is not audited and keeps no finding
     CHECK(b.status == audit::TaskStatus::audited);
     CHECK(b.findings.reads_outside_inputs == Paths{"other/notes.txt"});
 }
+
+TEST_CASE("refused_accesses: qk's cache always, outside the workspace and refused calls only for a task that failed",
+          "[classify][enforce]")
+{
+    using record::kDenied;
+    using record::kDeniedChange;
+    for (bool landlock_only : {false, true}) {
+        for (bool failed : {false, true}) {
+            INFO("landlock_only " << landlock_only << ", failed " << failed);
+            Fixture f;
+            f.add(".qk/cache/forged", kDenied | kDeniedChange);  // EROFS over the overlay, EACCES alone
+            f.rec.add("/proc/sys/kernel/core_pattern", kDenied | kDeniedChange);
+            f.rec.add("/home/someone/.npmrc", kDenied);
+            f.rec.add_refused_call("io_uring_setup");
+            audit::TaskFindings got;
+            audit::refused_accesses(f.rec, f.rules, {.landlock_only = landlock_only, .failed = failed}, got);
+            CHECK(got.refused_writes == Paths{".qk/cache/forged"});
+            CHECK(got.refused_outside ==
+                  (failed ? Paths{"/home/someone/.npmrc", "/proc/sys/kernel/core_pattern"} : Paths{}));
+            CHECK(got.refused_calls == (failed ? Paths{"io_uring_setup"} : Paths{}));
+            CHECK(got.went_beyond());  // the forged cache entry, whether or not the task went on
+        }
+    }
+}

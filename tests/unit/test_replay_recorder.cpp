@@ -48,6 +48,7 @@ TEST_CASE("replayed refusals are denials when the command asks for them, as unde
 {"op":"open","pid":2,"result":-13,"flags":0,"base":"/w","name":"secret"}
 {"op":"open","pid":2,"result":-1,"flags":0,"base":"/w","name":"mine"}
 {"op":"execfail","pid":2,"result":-13,"base":"/w","name":"bin/tool"}
+{"op":"open","pid":2,"result":-30,"flags":1,"base":"/w","name":".qk/cache/x"}
 {"op":"open","pid":2,"result":-2,"flags":0,"base":"/w","name":"missing"}
 {"op":"open","pid":2,"result":-21,"flags":1,"base":"/w","name":"dir"}
 )");
@@ -62,9 +63,10 @@ TEST_CASE("replayed refusals are denials when the command asks for them, as unde
             REQUIRE(trace);
             const auto& rec = trace->recording;
             CHECK(paths_with(rec, kRead) == Paths{"/w/in.txt"});
-            CHECK(paths_with(rec, kDenied) == (denials ? Paths{"/w/bin/tool", "/w/mine", "/w/secret"} : Paths{}));
+            CHECK(paths_with(rec, kDenied) == (denials ? Paths{"/w/.qk/cache/x", "/w/bin/tool", "/w/mine", "/w/secret"} : Paths{}));
+            CHECK(paths_with(rec, kDeniedChange) == (denials ? Paths{"/w/.qk/cache/x"} : Paths{}));  // EROFS
             CHECK(paths_with(rec, kProbe) == (probes ? Paths{"/w/missing"} : Paths{}));
-            CHECK(rec.paths().size() == 1u + (denials ? 3u : 0u) + (probes ? 1u : 0u));  // never the EISDIR
+            CHECK(rec.paths().size() == 1u + (denials ? 4u : 0u) + (probes ? 1u : 0u));  // never the EISDIR
         }
     }
     ::unlink(path.c_str());

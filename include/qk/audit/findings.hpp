@@ -45,6 +45,9 @@ struct TaskFindings {
     // refusedUnplaced: refusals through a descriptor or cwd of a process (/proc/<pid>/fd/3/x, /dev/fd/3)
     // that the recorder could not place in the workspace: absolute, as the task spelled them.
     std::vector<std::string> refused_unplaced;
+    // refusedOutside: refusals outside the workspace (/proc/sys, a device), absolute; listed only for a
+    // task that failed, since tools probe what they may not read (a home directory) and go on.
+    std::vector<std::string> refused_outside;
     // refusedCalls: system calls refused outright, by name (io_uring_setup: enforce refuses io_uring).
     std::vector<std::string> refused_calls;
 
