@@ -1,6 +1,6 @@
 // qk-bench-classify: how fast the sandbox audit judges a recording (docs/benchmarks.md, "Classification
 // throughput"). Generates a workspace (or takes one with -C), opens it as `qk run-many` does
-// (run::Session), plans and keys a `build` task, builds its rules (run::task_rules), then builds one
+// (key::Session), plans and keys a `build` task, builds its rules (sandbox::task_rules), then builds one
 // record::Recording of --accesses distinct paths in the mix described at kMix below and times
 // audit::classify over it, --reps times; prints the median and accesses per second. Also times the
 // rules alone (Rules::read / Rules::write once per path, no classifier) to split the cost.
@@ -32,10 +32,10 @@
 #include <fmt/core.h>
 
 #include "qk/audit/classify.hpp"
+#include "qk/key/session.hpp"
 #include "qk/record/recording.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/run/task_rules.hpp"
-#include "qk/run/session.hpp"
+#include "qk/sandbox/task_rules.hpp"
 
 using namespace qk;
 namespace fs = std::filesystem;
@@ -194,7 +194,7 @@ struct Built {
     std::vector<std::size_t> count;  // per kMix entry
 };
 
-Built build_recording(const run::Session& s, std::size_t task_project, const std::string& root, const Options& o)
+Built build_recording(const key::Session& s, std::size_t task_project, const std::string& root, const Options& o)
 {
     Built b;
     b.count.assign(std::size(kMix), 0);
@@ -206,7 +206,7 @@ Built build_recording(const run::Session& s, std::size_t task_project, const std
     for (std::size_t p : s.graph().transitive_dependencies(task_project))
         related[p] = true;
     std::vector<std::string> mine, others;
-    const auto& files = const_cast<run::Session&>(s).files().files();
+    const auto& files = const_cast<key::Session&>(s).files().files();
     for (const std::string& f : files) {
         const workspace::Project* owner = ws.project_owning(f);
         if (!owner)
@@ -350,7 +350,7 @@ int bench(const Options& o)
     } cleanup{dir, generated && !o.keep};
 
     t0 = std::chrono::steady_clock::now();
-    auto session = or_fatal(run::Session::open(dir));
+    auto session = or_fatal(key::Session::open(dir));
     const auto& ws = session->workspace();
     std::string task_id = o.task;
     if (task_id.empty()) {
@@ -375,7 +375,7 @@ int bench(const Options& o)
     auto ti = session->tasks().index(task_id);
     if (!ti)
         usage(("no task " + task_id).c_str());
-    rules::Rules rules = or_fatal(run::task_rules(*session, *ti, {}));
+    rules::Rules rules = or_fatal(sandbox::task_rules(*session, *ti, {}));
     std::size_t task_project = session->tasks().tasks()[*ti].project;
     std::fprintf(stderr, "session, plan, %zu keys and the rules of %s: %.2f s\n", session->tasks().tasks().size(),
                  task_id.c_str(), seconds_since(t0));

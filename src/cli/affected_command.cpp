@@ -5,16 +5,16 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "qk/run/affected.hpp"
-#include "qk/run/session.hpp"
+#include "qk/key/session.hpp"
 #include "qk/util/printable.hpp"
 #include "qk/util/result.hpp"
+#include "affected.hpp"
 
 namespace qk::cli {
 
 int run_affected(const AffectedOptions& o)
 {
-    auto session = or_fatal(run::Session::open(o.run.directory));
+    auto session = or_fatal(key::Session::open(o.run.directory));
     workspace::TaskRequest request;
     request.targets = o.run.targets;
     request.exclude = o.run.exclude;
@@ -33,9 +33,9 @@ int run_affected(const AffectedOptions& o)
             const workspace::Json* nx_base = session->workspace().nx().raw.find("defaultBase");
             base = nx_base && nx_base->is_string() ? nx_base->as_string() : "main";
         }
-        changed = or_fatal(run::changed_files(session->workspace().root(), base, o.head));
+        changed = or_fatal(changed_files(session->workspace().root(), base, o.head));
     }
-    auto affected = or_fatal(run::affected_projects(*session, changed));
+    auto affected = or_fatal(affected_projects(*session, changed));
 
     // Only those with a requested target: run-many refuses a project named outright that has none.
     std::vector<std::string> projects;

@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "qk/run/doctor.hpp"
+#include "doctor.hpp"
 #include "qk/util/result.hpp"
 
 namespace qk::cli {
@@ -11,8 +11,8 @@ int run_doctor(const DoctorOptions& options)
 {
     if (options.mode != "audit" && options.mode != "enforce")
         throw FatalError("qk doctor --sandbox=" + options.mode + ": the modes are audit and enforce");
-    run::DoctorReport report = run::doctor(options.directory);
-    std::string text = run::doctor_text(report);
+    DoctorReport report = doctor(options.directory);
+    std::string text = doctor_text(report);
     std::fwrite(text.data(), 1, text.size(), stdout);
     bool works = options.mode == "enforce" ? report.enforce_works : report.audit_works;
     return works && report.workspace_ok ? 0 : 1;

@@ -30,7 +30,7 @@ int run_tasks(const RunOptions& options)
     request.output_fd = STDOUT_FILENO;
     request.is_terminal = ::isatty(STDOUT_FILENO) == 1;
     if (options.sandbox || !options.sandbox_mode.empty())
-        request.sandbox = or_fatal(run::parse_sandbox_mode(options.sandbox_mode));
+        request.sandbox = or_fatal(sandbox::parse_sandbox_mode(options.sandbox_mode));
     request.sandbox_report = options.sandbox_report;
     request.no_wait = options.no_wait;
     request.record = options.record;
@@ -42,8 +42,8 @@ int run_tasks(const RunOptions& options)
                                          "audit it from that recording); unset it to record nothing",
                                          env));
         request.record = true;
-        if (request.sandbox == run::SandboxMode::off)
-            request.sandbox = run::SandboxMode::audit;
+        if (request.sandbox == sandbox::SandboxMode::off)
+            request.sandbox = sandbox::SandboxMode::audit;
     }
     std::string recorder = options.recorder;
     if (recorder.empty()) {

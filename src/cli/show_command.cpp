@@ -10,9 +10,9 @@
 #include "qk/util/printable.hpp"
 #include "qk/util/result.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/run/task_rules.hpp"
+#include "qk/sandbox/task_rules.hpp"
 #include "qk/run/scratch.hpp"
-#include "qk/run/session.hpp"
+#include "qk/key/session.hpp"
 
 namespace qk::cli {
 
@@ -22,7 +22,7 @@ namespace {
 // a script named with terminal escapes is shown, not played. The JSON forms keep the bytes.
 void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
 
-int show_projects(const run::Session& s, bool json)
+int show_projects(const key::Session& s, bool json)
 {
     if (json) {
         JsonWriter w;
@@ -38,7 +38,7 @@ int show_projects(const run::Session& s, bool json)
     return 0;
 }
 
-int show_project(const run::Session& s, const std::string& name, bool json)
+int show_project(const key::Session& s, const std::string& name, bool json)
 {
     const workspace::Workspace& ws = s.workspace();
     const workspace::Project* p = or_fatal(ws.project(name));
@@ -118,7 +118,7 @@ std::string rules_json(const std::string& id, const rules::Rules& rules)
     return w.str() + "\n";
 }
 
-int show_task(run::Session& s, const std::string& written, bool json, bool with_rules)
+int show_task(key::Session& s, const std::string& written, bool json, bool with_rules)
 {
     workspace::TaskRequest request;
     request.task = written;  // read against the workspace: targets may hold colons
@@ -146,7 +146,7 @@ int show_task(run::Session& s, const std::string& written, bool json, bool with_
         const workspace::Task& t = tasks[i];
         auto scratch = or_fatal(run::resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target));
         auto installed = or_fatal(rules::InstalledPackages::load(s.workspace().root(), s.keys().lockfile()));
-        auto rules = or_fatal(run::task_rules(s, i, scratch, installed));
+        auto rules = or_fatal(sandbox::task_rules(s, i, scratch, installed));
         print(json ? rules_json(id, rules) : rules_text(id, rules));
         return 0;
     }
@@ -161,7 +161,7 @@ int show_task(run::Session& s, const std::string& written, bool json, bool with_
 
 int run_show(const ShowOptions& options)
 {
-    auto session = or_fatal(run::Session::open(options.directory));
+    auto session = or_fatal(key::Session::open(options.directory));
     switch (options.what) {
     case ShowOptions::What::projects:
         return show_projects(*session, options.json);

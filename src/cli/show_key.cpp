@@ -31,7 +31,7 @@ std::string short_hash(const key::Hash128& h) { return h.hex().substr(0, 12); }
 }  // namespace
 
 // The read sets --record saved under the key (key/read_sets.hpp): what restoring its results checks.
-std::string recorded_reads_text(run::Session& s, const key::TaskKey& k)
+std::string recorded_reads_text(key::Session& s, const key::TaskKey& k)
 {
     auto store = key::ReadSetStore::open(s.workspace().root() / ".qk" / "cache");
     auto sets = store.sets(k.hash);
@@ -52,7 +52,7 @@ std::string recorded_reads_text(run::Session& s, const key::TaskKey& k)
     return out;
 }
 
-std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
+std::string key_text(key::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
 {
     const auto& files = s.files();
     std::string out =
@@ -121,7 +121,7 @@ std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<s
     return out;
 }
 
-std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
+std::string key_json(key::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on)
 {
     const auto& files = s.files();
     const auto& ws = s.workspace();

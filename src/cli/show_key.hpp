@@ -4,12 +4,12 @@
 #include <string>
 #include <vector>
 
+#include "qk/key/session.hpp"
 #include "qk/key/task_key.hpp"
-#include "qk/run/session.hpp"
 
 namespace qk::cli {
 
-std::string key_text(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on);
-std::string key_json(run::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on);
+std::string key_text(key::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on);
+std::string key_json(key::Session& s, const key::TaskKey& k, const std::vector<std::string>& depends_on);
 
 }  // namespace qk::cli

@@ -1,6 +1,6 @@
 // Rules::build: a task's declarations and key compiled into Rules::Data. Everything here comes from
-// configuration and the key, never from what the task did (DESIGN.md: rules are built from
-// declarations and the key).
+// configuration and the key, never from what the task did (docs/architecture.md: rules are built
+// from declarations and the key).
 
 #include <algorithm>
 #include <filesystem>

@@ -39,7 +39,7 @@ Result<record::ExitStatus> CommandRunner::run_step(const Step& step, const std::
     Result<std::unique_ptr<OutputPipe>> pipe = OutputPipe::open(output);
     if (!pipe)
         return pipe.error();
-    LaunchRequest request{{"/bin/sh", "-c", step.command}, cwd, step.env, (*pipe)->write_fd()};
+    record::LaunchRequest request{{"/bin/sh", "-c", step.command}, cwd, step.env, (*pipe)->write_fd()};
     Result<record::ExitStatus> status = launcher_.run(request, token_);
     (*pipe)->finish();
     return status;

@@ -7,10 +7,10 @@
 #include <cstddef>
 #include <string>
 
+#include "qk/record/launcher.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/util/result.hpp"
 #include "qk/workspace/workspace.hpp"
-#include "launcher.hpp"
 #include "output_pipe.hpp"
 #include "task_env.hpp"
 
@@ -31,7 +31,7 @@ class CommandRunner {
 public:
     using LineFn = TaskOutput::LineFn;
 
-    explicit CommandRunner(Launcher& launcher) : launcher_(launcher) {}
+    explicit CommandRunner(record::Launcher& launcher) : launcher_(launcher) {}
     CommandRunner(const CommandRunner&) = delete;
     CommandRunner& operator=(const CommandRunner&) = delete;
 
@@ -58,8 +58,8 @@ private:
     Result<CommandResult> run_parallel(const std::vector<Step>& steps, const std::string& cwd,
                                        const TaskContext& task, TaskOutput& output);
 
-    Launcher& launcher_;
-    CancelToken token_;
+    record::Launcher& launcher_;
+    record::CancelToken token_;
     std::atomic<bool> cancelled_{false};
 };
 

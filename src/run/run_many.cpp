@@ -18,13 +18,13 @@
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/record/cgroup.hpp"
+#include "qk/record/launcher.hpp"
 #include "qk/util/printable.hpp"
 #include "qk/util/version.hpp"
 #include "qk/run/scratch.hpp"
+#include "qk/sandbox/sandbox.hpp"
 #include "command_runner.hpp"
-#include "launcher.hpp"
 #include "output_display.hpp"
-#include "sandbox.hpp"
 #include "scheduler.hpp"
 #include "workspace_lock.hpp"
 
@@ -36,17 +36,7 @@ const std::string kMadeBy = std::string("qk ") + qk::version();
 
 }  // namespace
 
-Result<SandboxMode> parse_sandbox_mode(std::string_view text)
-{
-    if (text.empty() || text == "audit")
-        return SandboxMode::audit;
-    if (text == "enforce")
-        return SandboxMode::enforce;
-    return error(fmt::format("--sandbox={} is not a mode: use --sandbox (or --sandbox=audit) or --sandbox=enforce",
-                             text));
-}
-
-RunMany::RunMany() : launcher_(std::make_unique<ProcessLauncher>()) {}
+RunMany::RunMany() : launcher_(std::make_unique<record::ProcessLauncher>()) {}
 
 RunMany::~RunMany()
 {
@@ -80,7 +70,7 @@ Result<unsigned> run_parallel(const RunRequest& request, const workspace::NxConf
 // the run's tasks span many projects, hash those projects' files first, in one batch on every core
 // (each file once; the persistent cache makes most of it a stat). A file that cannot be hashed is left
 // for the key that needs it to report.
-void prehash_project_files(Session& s)
+void prehash_project_files(key::Session& s)
 {
     constexpr std::size_t kMinProjects = 64;
     std::vector<bool> seen(s.workspace().projects().size(), false);
@@ -111,11 +101,11 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
         if (!std::filesystem::is_directory(dir, ec))
             return error(fmt::format("--report {}: the directory {} does not exist", *file, dir.string()));
     }
-    if (request.record && request.sandbox == SandboxMode::enforce)
+    if (request.record && request.sandbox == sandbox::SandboxMode::enforce)
         return error("--record cannot be combined with --sandbox=enforce yet: record with --sandbox (audit), or "
                      "enforce without --record");
     if (!request.sandbox_report.empty()) {
-        if (request.sandbox == SandboxMode::off)
+        if (request.sandbox == sandbox::SandboxMode::off)
             return error("--sandbox-report needs --sandbox: without it no task is audited");
         std::filesystem::path dir = std::filesystem::absolute(request.sandbox_report).parent_path();
         std::error_code ec;
@@ -123,9 +113,9 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
             return error(fmt::format("--sandbox-report {}: the directory {} does not exist", request.sandbox_report,
                                      dir.string()));
     }
-    QK_TRY(session, Session::open(request.directory));
+    QK_TRY(session, key::Session::open(request.directory));
     self->session_ = std::move(*session);
-    Session& s = *self->session_;
+    key::Session& s = *self->session_;
     QK_TRY_STATUS(s.plan(request.tasks));
 
     // Everything that can be found wrong is found now, before any task starts.
@@ -176,9 +166,9 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     self->runs_.resize(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i)
         self->runs_[i].task = tasks[i].id;
-    if (request.sandbox != SandboxMode::off || request.record) {
-        QK_TRY(sandbox, open_sandbox(request.sandbox, request.recorder, s, request.record));
-        self->sandbox_ = std::move(sandbox).value();
+    if (request.sandbox != sandbox::SandboxMode::off || request.record) {
+        QK_TRY(opened, sandbox::open_sandbox(request.sandbox, request.recorder, s, request.record));
+        self->sandbox_ = std::move(opened).value();
     }
     return self;
 }
@@ -353,7 +343,7 @@ Outcome RunMany::run_task(std::size_t i)
         if (auto st = empty_scratch(session_->workspace().root(), dir); !st)
             return failed(fmt::format("cannot empty scratch directory {}: {}", dir, st.error().message));
 
-    Sandbox::Start sandboxed = sandbox_ ? sandbox_->start(i, scratch_[i]) : Sandbox::Start{};
+    sandbox::Sandbox::Start sandboxed = sandbox_ ? sandbox_->start(i, scratch_[i]) : sandbox::Sandbox::Start{};
     if (sandboxed.refused)
         return failed("the sandbox refuses to run it: " + *sandboxed.refused +
                       "; set \"qk:sandbox\": false on its target to run it unsandboxed");

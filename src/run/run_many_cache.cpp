@@ -2,8 +2,8 @@
 // key has some) and storing one (with its read set, or plainly).
 #include "qk/run/run_many.hpp"
 
+#include "qk/sandbox/sandbox.hpp"
 #include "output_display.hpp"
-#include "sandbox.hpp"
 
 namespace qk::run {
 

@@ -8,10 +8,10 @@
 #include "qk/report/run_identity.hpp"
 #include "qk/report/sandbox_report.hpp"
 #include "qk/report/sandbox_summary.hpp"
+#include "qk/sandbox/sandbox.hpp"
 #include "qk/util/atomic_file.hpp"
 #include "qk/util/printable.hpp"
 #include "output_display.hpp"
-#include "sandbox.hpp"
 
 namespace qk::run {
 
@@ -46,7 +46,7 @@ bool RunMany::write_run_report()
     if (request_.report.empty())
         return true;
     std::optional<audit::RunAudit> audit;
-    if (sandbox_ && request_.sandbox != SandboxMode::off)
+    if (sandbox_ && request_.sandbox != sandbox::SandboxMode::off)
         audit = sandbox_->result();
     const audit::RunIdentity& run = run_identity();
     auto machine = std::make_shared<const audit::Provenance>(report::machine_provenance(run));
@@ -77,7 +77,7 @@ bool RunMany::write_run_report()
 bool RunMany::report_audit()
 {
     // --record alone audits nothing.
-    if (!sandbox_ || request_.sandbox == SandboxMode::off)
+    if (!sandbox_ || request_.sandbox == sandbox::SandboxMode::off)
         return true;
     audit::RunAudit result = sandbox_->result();
     fd_sink(request_.output_fd)(report::sandbox_summary(result));

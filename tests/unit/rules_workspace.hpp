@@ -6,16 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "qk/key/session.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/run/task_rules.hpp"
-#include "qk/run/session.hpp"
+#include "qk/sandbox/task_rules.hpp"
 #include "test_support.hpp"
 
 namespace qk::test {
 
 struct RulesWorkspace {
     TempDir dir{"qk-rules"};
-    std::unique_ptr<run::Session> session;
+    std::unique_ptr<key::Session> session;
 
     explicit RulesWorkspace(const std::string& warm = R"("{projectRoot}/.warm")")
     {
@@ -46,7 +46,7 @@ struct RulesWorkspace {
         dir.write("tsconfig.base.json", "{}\n");
         dir.write(".env", "A=1\n");
         dir.write(".nvmrc", "20\n");
-        auto s = run::Session::open(dir.path);
+        auto s = key::Session::open(dir.path);
         REQUIRE(s);
         session = std::move(s).value();
         workspace::TaskRequest request;
@@ -61,7 +61,7 @@ struct RulesWorkspace {
     {
         auto i = session->tasks().index(id);
         REQUIRE(i);
-        return run::task_rules(*session, *i, scratch);
+        return sandbox::task_rules(*session, *i, scratch);
     }
     std::string abs(const std::string& rel) const { return (dir.path / rel).string(); }
 };

@@ -20,6 +20,9 @@
 #include "run/dotenv.hpp"
 
 using namespace qk::run;
+using qk::record::CancelToken;
+using qk::record::LaunchRequest;
+using qk::record::ProcessLauncher;
 using qk::workspace::RunSpec;
 namespace fs = std::filesystem;
 using Lines = std::vector<std::string>;

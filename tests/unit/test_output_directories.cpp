@@ -4,12 +4,12 @@
 #include <filesystem>
 #include <fstream>
 
-#include "run/output_directories.hpp"
+#include "qk/sandbox/output_directories.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
-using qk::run::MadeDirectories;
-using qk::run::OutputDirectories;
+using qk::sandbox::MadeDirectories;
+using qk::sandbox::OutputDirectories;
 using qk::test::TempDir;
 
 TEST_CASE("a directory two running tasks hold goes when the last ends, if empty", "[output-directories]")

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "qk/key/session.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/run/session.hpp"
-#include "qk/run/task_rules.hpp"
+#include "qk/sandbox/task_rules.hpp"
 #include "test_support.hpp"
 
 using namespace qk;
@@ -24,7 +24,7 @@ namespace {
 
 struct GrantWorkspace {
     TempDir dir{"qk-grants"};
-    std::unique_ptr<run::Session> session;
+    std::unique_ptr<key::Session> session;
 
     GrantWorkspace()
     {
@@ -55,7 +55,7 @@ struct GrantWorkspace {
         dir.write("elsewhere/secret.txt", "secret\n");
         std::filesystem::create_symlink("../../shared/real", dir.path / "packages/app/linked");
         std::filesystem::create_symlink("../../elsewhere", dir.path / "packages/app/src/escape");
-        auto s = run::Session::open(dir.path);
+        auto s = key::Session::open(dir.path);
         REQUIRE(s);
         session = std::move(s).value();
         workspace::TaskRequest request;
@@ -72,7 +72,7 @@ struct GrantWorkspace {
     {
         auto i = session->tasks().index(id);
         REQUIRE(i);
-        auto r = run::task_rules(*session, *i, scratch);
+        auto r = sandbox::task_rules(*session, *i, scratch);
         INFO((r ? "" : r.error().message));
         REQUIRE(r);
         return std::move(r).value();

@@ -10,29 +10,30 @@
 
 #include "qk/key/cache.hpp"
 #include "qk/key/read_sets.hpp"
+#include "qk/key/session.hpp"
 #include "qk/key/task_history.hpp"
 #include "qk/report/run_report.hpp"
 #include "qk/record/recorder.hpp"
-#include "qk/run/session.hpp"
+#include "qk/sandbox/sandbox_mode.hpp"
 #include "qk/util/result.hpp"
 #include "qk/workspace/task_graph.hpp"
+
+namespace qk::record {
+class ProcessLauncher;
+}
+namespace qk::sandbox {
+class Sandbox;
+}
 
 namespace qk::run {
 
 // The runner's own parts (src/run): only pointers to them are kept here.
 class CommandRunner;
 class OutputDisplay;
-class ProcessLauncher;
 class WorkspaceLock;
-class Sandbox;
 class Scheduler;
 struct TaskContext;
 enum class Outcome : std::uint8_t;
-
-enum class SandboxMode { off, audit, enforce };
-
-// "" and "audit" are audit; "enforce"; anything else is an error naming the choices.
-Result<SandboxMode> parse_sandbox_mode(std::string_view text);
 
 struct RunRequest {
     workspace::TaskRequest tasks;
@@ -42,7 +43,7 @@ struct RunRequest {
     bool dry_run = false;   // print each task's key hash, run nothing
     int output_fd = 1;
     bool is_terminal = false;
-    SandboxMode sandbox = SandboxMode::off;
+    sandbox::SandboxMode sandbox = sandbox::SandboxMode::off;
     record::RecorderChoice recorder = record::RecorderChoice::automatic;  // QK_RECORDER, --recorder
     std::string sandbox_report;  // --sandbox-report: where to write the findings as JSON
     bool no_wait = false;  // --no-wait: fail at once when another run holds the workspace
@@ -98,7 +99,7 @@ private:
     std::optional<std::string> changed_while_running(std::size_t i, const key::TaskKey& key);
 
     RunRequest request_;
-    std::unique_ptr<Session> session_;
+    std::unique_ptr<key::Session> session_;
     unsigned parallel_ = 1;     // tasks at once: --parallel, NX_PARALLEL, nx.json, the cores
     bool skip_cache_ = false;   // --skip-nx-cache, NX_SKIP_NX_CACHE=true, nx.json skipNxCache
     std::string store_refused_;  // why this run must store nothing: outputs others may be writing
@@ -110,8 +111,8 @@ private:
     std::optional<audit::RunIdentity> run_identity_;
     std::unique_ptr<OutputDisplay> display_;
     std::unique_ptr<Scheduler> scheduler_;
-    std::unique_ptr<ProcessLauncher> launcher_;
-    std::unique_ptr<Sandbox> sandbox_;
+    std::unique_ptr<record::ProcessLauncher> launcher_;
+    std::unique_ptr<sandbox::Sandbox> sandbox_;
     std::vector<std::string> environment_;
     // Tasks whose key must be computed again as they start (their inputs hash dependencies' outputs).
     std::vector<bool> rekey_;

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace qk::run {
+namespace qk::sandbox {
 
 namespace {
 
@@ -67,4 +67,4 @@ Result<key::ReadSet> recorded_reads(const record::Recording& recording, const ru
     return set;
 }
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -1,5 +1,6 @@
-// Launcher: starts one command and waits for it. The runner goes through it so that a recording
-// launcher (a cgroup per task, eBPF or strace) can take the place of the plain ProcessLauncher.
+// Launcher: starts one command and waits for it. The runner goes through it so that the sandbox's
+// launchers (src/sandbox: recording each command in a cgroup, or running it through qk-sandbox-exec) can
+// take the place of the plain ProcessLauncher.
 #pragma once
 
 #include <cstddef>
@@ -12,7 +13,7 @@
 #include "qk/record/recorder.hpp"
 #include "qk/util/result.hpp"
 
-namespace qk::run {
+namespace qk::record {
 
 struct LaunchRequest {
     std::vector<std::string> argv;  // argv[0] is looked up in the PATH of `env` when it has no '/'
@@ -61,14 +62,14 @@ public:
     virtual ~Launcher() = default;
     // Starts the command and waits for it to exit. Safe to call from several threads at once. An Error
     // when it could not start (no such program, no such directory) or the token was already cancelled.
-    virtual Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) = 0;
+    virtual Result<ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) = 0;
 };
 
 // posix_spawn in a process group of its own, so that cancelling reaches the command's children too.
 // Only fds 0, 1 and 2 reach the command.
 class ProcessLauncher final : public Launcher {
 public:
-    Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) override;
+    Result<ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) override;
 };
 
-}  // namespace qk::run
+}  // namespace qk::record

@@ -2,13 +2,13 @@
 
 #include <optional>
 
-namespace qk::run {
+namespace qk::sandbox {
 
-Result<record::ExitStatus> RecordingLauncher::run(const LaunchRequest& request, CancelToken& cancel)
+Result<record::ExitStatus> RecordingLauncher::run(const record::LaunchRequest& request, record::CancelToken& cancel)
 {
     if (cancel.cancelled())
         return error("the run was interrupted");
-    std::optional<CancelToken::Watch> watch;
+    std::optional<record::CancelToken::Watch> watch;
     record::Command command;
     command.argv = request.argv;
     command.cwd = request.cwd;
@@ -30,4 +30,4 @@ Result<record::ExitStatus> RecordingLauncher::run(const LaunchRequest& request, 
     return trace->status;
 }
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace qk::run {
+namespace qk::sandbox {
 
 // The directories a run made for its tasks' outputs, with how many running tasks hold each: tasks that
 // run at once may declare outputs in one directory, and the first to end must not remove it while
@@ -56,4 +56,4 @@ private:
     MadeDirectories* shared_ = nullptr;
 };
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -1,4 +1,4 @@
-#include "qk/run/affected.hpp"
+#include "affected.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -8,7 +8,7 @@
 
 #include "qk/util/git.hpp"
 
-namespace qk::run {
+namespace qk::cli {
 namespace {
 
 void add_lines(const std::string& text, std::set<std::string>& out)
@@ -42,7 +42,7 @@ Result<std::vector<std::string>> changed_files(const std::filesystem::path& root
     return std::vector<std::string>(files.begin(), files.end());
 }
 
-Result<std::vector<std::string>> affected_projects(Session& s, const std::vector<std::string>& changed)
+Result<std::vector<std::string>> affected_projects(key::Session& s, const std::vector<std::string>& changed)
 {
     const auto& ws = s.workspace();
     std::set<std::size_t> touched;
@@ -91,4 +91,4 @@ Result<std::vector<std::string>> affected_projects(Session& s, const std::vector
     return out;
 }
 
-}  // namespace qk::run
+}  // namespace qk::cli

@@ -12,16 +12,16 @@
 #include <thread>
 
 #include "qk/enforce/sandbox_dir.hpp"
-#include "sandbox.hpp"
+#include "qk/sandbox/sandbox.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 class SandboxEnforce final : public Sandbox {
 public:
     // Probes the machine once (qk-sandbox-exec --probe) and makes the run's sandbox directory, removing
     // those of killed runs. An Error when enforce cannot work here: no Landlock, no qk-sandbox-exec, a
     // recorder named that cannot record.
-    static Result<std::unique_ptr<SandboxEnforce>> open(record::RecorderChoice choice, Session& session);
+    static Result<std::unique_ptr<SandboxEnforce>> open(record::RecorderChoice choice, key::Session& session);
     ~SandboxEnforce() override;
 
     // Unsandboxed when "qk:sandbox": false is on its target; refused when its rules cannot be built.
@@ -32,7 +32,7 @@ public:
     std::string notice() const override;
 
 private:
-    explicit SandboxEnforce(Session& session) : Sandbox(session) {}
+    explicit SandboxEnforce(key::Session& session) : Sandbox(session) {}
     class Enforced;
     // Removes a command's directories off the critical path (freeing many replaced files takes time).
     void remove_later(enforce::SandboxDir::CommandDirs dirs);
@@ -53,4 +53,4 @@ private:
     std::thread janitor_;
 };
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -13,7 +13,7 @@
 #include "qk/workspace/task_graph.hpp"
 #include "qk/workspace/workspace.hpp"
 
-namespace qk::run {
+namespace qk::key {
 
 class Session {
 public:
@@ -26,15 +26,15 @@ public:
     const workspace::Workspace& workspace() const { return *ws_; }
     const workspace::ProjectGraph& graph() const { return *graph_; }
     const workspace::TaskGraph& tasks() const { return *tasks_; }
-    key::FileIndex& files() { return *files_; }
-    key::KeyBuilder& keys() { return *keys_; }
+    FileIndex& files() { return *files_; }
+    KeyBuilder& keys() { return *keys_; }
 
 private:
     std::unique_ptr<workspace::Workspace> ws_;
     std::unique_ptr<workspace::ProjectGraph> graph_;
     std::unique_ptr<workspace::TaskGraph> tasks_;
-    std::unique_ptr<key::FileIndex> files_;
-    std::unique_ptr<key::KeyBuilder> keys_;
+    std::unique_ptr<FileIndex> files_;
+    std::unique_ptr<KeyBuilder> keys_;
 };
 
-}  // namespace qk::run
+}  // namespace qk::key

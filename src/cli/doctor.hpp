@@ -7,9 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "qk/run/run_many.hpp"
-
-namespace qk::run {
+namespace qk::cli {
 
 struct DoctorCheck {
     std::string name;     // "cgroup2", "ebpf", "strace", "landlock", "userns", "overlay", "scratch"...
@@ -34,4 +32,4 @@ DoctorReport doctor(const std::filesystem::path& directory);
 // The report as printed, one check a line.
 std::string doctor_text(const DoctorReport& report);
 
-}  // namespace qk::run
+}  // namespace qk::cli

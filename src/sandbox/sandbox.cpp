@@ -1,10 +1,10 @@
-#include "sandbox.hpp"
+#include "qk/sandbox/sandbox.hpp"
 
-#include "qk/run/task_rules.hpp"
+#include "qk/sandbox/task_rules.hpp"
 #include "sandbox_audit.hpp"
 #include "sandbox_enforce.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 Status Sandbox::open_common(record::RecorderChoice choice, const std::string& mode)
 {
@@ -71,7 +71,7 @@ audit::RunAudit Sandbox::result()
     return out;
 }
 
-Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session,
+Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, key::Session& session,
                                               bool record)
 {
     if (mode == SandboxMode::enforce) {
@@ -85,4 +85,4 @@ Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::Recorder
     return std::unique_ptr<Sandbox>(std::move(audit).value());
 }
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

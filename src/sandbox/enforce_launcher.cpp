@@ -3,19 +3,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdlib>
+#include <algorithm>
 
 #include <fmt/format.h>
 
 #include "qk/util/atomic_file.hpp"
 #include "qk/util/io.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 namespace fs = std::filesystem;
 
-EnforceLauncher::EnforceLauncher(Launcher& inner, const enforce::SandboxDir& dir, enforce::SandboxPlan plan,
+EnforceLauncher::EnforceLauncher(record::Launcher& inner, const enforce::SandboxDir& dir, enforce::SandboxPlan plan,
                                  std::string helper, bool private_tmp)
     : inner_(inner), dir_(dir), plan_(std::move(plan)), helper_(std::move(helper)), private_tmp_(private_tmp)
 {
@@ -51,7 +50,7 @@ void EnforceLauncher::release_layer(std::size_t layer)
     busy_[layer] = false;
 }
 
-Result<record::ExitStatus> EnforceLauncher::run(const LaunchRequest& request, CancelToken& cancel)
+Result<record::ExitStatus> EnforceLauncher::run(const record::LaunchRequest& request, record::CancelToken& cancel)
 {
     if (request.argv.empty())
         return error("cannot run a command: it is empty");
@@ -82,7 +81,7 @@ Result<record::ExitStatus> EnforceLauncher::run(const LaunchRequest& request, Ca
     const fs::path plan_file = dir / fmt::format("plan-{}", slot->command);
     QK_TRY_STATUS(write_file_atomically(plan_file, enforce::encode(plan)));
 
-    LaunchRequest sandboxed = request;
+    record::LaunchRequest sandboxed = request;
     sandboxed.argv = {helper_, plan_file.string(), "--"};
     sandboxed.argv.insert(sandboxed.argv.end(), request.argv.begin(), request.argv.end());
     auto status = inner_.run(sandboxed, cancel);
@@ -113,23 +112,4 @@ Result<record::ExitStatus> EnforceLauncher::run(const LaunchRequest& request, Ca
     return *status;
 }
 
-Result<std::string> sandbox_exec_path()
-{
-    if (const char* chosen = std::getenv("QK_SANDBOX_EXEC"); chosen && *chosen) {
-        if (::access(chosen, X_OK) != 0)
-            return sys_error(fmt::format("QK_SANDBOX_EXEC={} cannot be run", chosen));
-        return std::string(chosen);
-    }
-    std::error_code ec;
-    fs::path self = fs::read_symlink("/proc/self/exe", ec);
-    if (ec)
-        return error("cannot find where qk is installed (/proc/self/exe): " + ec.message());
-    fs::path helper = self.parent_path() / "qk-sandbox-exec";
-    if (::access(helper.c_str(), X_OK) != 0)
-        return error(fmt::format("--sandbox=enforce needs qk-sandbox-exec beside qk, and {} is missing: install qk "
-                                 "again (it installs both)",
-                                 helper.string()));
-    return helper.string();
-}
-
-}  // namespace qk::run
+}  // namespace qk::sandbox

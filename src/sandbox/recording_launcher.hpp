@@ -1,16 +1,16 @@
-// RecordingLauncher: the Launcher of a sandboxed task. Each command runs under the run's Recorder, in
+// RecordingLauncher: the record::Launcher of a sandboxed task. Each command runs under the run's Recorder, in
 // a cgroup of its own, and what it did is merged into the task's one Recording.
 #pragma once
 
 #include <mutex>
 
+#include "qk/record/launcher.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/record/recording.hpp"
-#include "launcher.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
-class RecordingLauncher final : public Launcher {
+class RecordingLauncher final : public record::Launcher {
 public:
     // `only_denials`: nothing but the opens the kernel refused is recorded (enforce lists the reads it
     // refused, and judges writes by its overlay). `probes`: failed lookups too, which a read set saved
@@ -23,7 +23,7 @@ public:
     }
 
     // Safe from several threads at once: a task's parallel commands are recorded side by side.
-    Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) override;
+    Result<record::ExitStatus> run(const record::LaunchRequest& request, record::CancelToken& cancel) override;
 
     // Everything its commands did; read once they have all finished.
     const record::Recording& recording() const { return recording_; }
@@ -35,4 +35,4 @@ private:
     record::Recording recording_;
 };
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -1,4 +1,4 @@
-#include "launcher.hpp"
+#include "qk/record/launcher.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include "qk/record/process.hpp"
 #include "qk/util/unique_fd.hpp"
 
-namespace qk::run {
+namespace qk::record {
 
 // ---------------------------------------------------------------------------------------------------
 // CancelToken
@@ -54,15 +54,15 @@ CancelToken::Watch CancelToken::watch(StopFn stop)
 // ---------------------------------------------------------------------------------------------------
 // ProcessLauncher
 
-Result<record::ExitStatus> ProcessLauncher::run(const LaunchRequest& req, CancelToken& cancel)
+Result<ExitStatus> ProcessLauncher::run(const LaunchRequest& req, CancelToken& cancel)
 {
     if (req.argv.empty())
         return error("cannot run a command: it is empty");
     if (cancel.cancelled())
         return Error{fmt::format("{} was not started: the run is being cancelled", req.argv[0]), ECANCELED};
     // Looked up in the command's own PATH, not ours.
-    QK_TRY(program, record::find_program(req.argv[0], req.cwd, record::command_path(req.env)));
-    record::SpawnRequest spawn;
+    QK_TRY(program, find_program(req.argv[0], req.cwd, command_path(req.env)));
+    SpawnRequest spawn;
     spawn.program = *program;
     spawn.argv = req.argv;
     spawn.cwd = req.cwd;
@@ -81,9 +81,9 @@ Result<record::ExitStatus> ProcessLauncher::run(const LaunchRequest& req, Cancel
         CancelToken::Watch watch = cancel.watch([pid = *pid](bool force) { ::kill(-pid, force ? SIGKILL : SIGTERM); });
         // Waits without reaping, so the pid (the group's id) cannot be reused while a stop may still
         // signal it; the Watch is gone before the reap below.
-        record::wait_exited_unreaped(*pid);
+        wait_exited_unreaped(*pid);
     }
-    return record::wait_exit(*pid);
+    return wait_exit(*pid);
 }
 
-}  // namespace qk::run
+}  // namespace qk::record

@@ -1,4 +1,4 @@
-#include "output_directories.hpp"
+#include "qk/sandbox/output_directories.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 
-namespace qk::run {
+namespace qk::sandbox {
 
 std::vector<std::string> MadeDirectories::acquire(const std::filesystem::path& root,
                                                   const std::vector<std::string>& dirs)
@@ -107,4 +107,4 @@ void OutputDirectories::remove_empty()
     created_.clear();
 }
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -1,4 +1,4 @@
-#include "qk/run/doctor.hpp"
+#include "doctor.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,13 +10,13 @@
 #include "qk/enforce/probe.hpp"
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/record/cgroup.hpp"
+#include "qk/key/session.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/run/scratch.hpp"
-#include "qk/run/session.hpp"
+#include "qk/sandbox/sandbox_exec_path.hpp"
 #include "qk/util/printable.hpp"
-#include "enforce_launcher.hpp"
 
-namespace qk::run {
+namespace qk::cli {
 
 namespace {
 
@@ -57,26 +57,26 @@ bool is_dir(const char* path)
 }
 
 // The scratch directories of every target of the workspace, as a run would check them.
-DoctorCheck scratch_check(Session& session)
+DoctorCheck scratch_check(key::Session& session)
 {
     const auto& ws = session.workspace();
-    std::vector<TaskScratch> all;
+    std::vector<run::TaskScratch> all;
     std::vector<std::string> problems;
     std::size_t count = 0;
     for (const auto& project : ws.projects())
         for (const auto& target : project.targets) {
             std::string id = project.name + ":" + target.name;
-            auto dirs = resolve_scratch(ws, project, target);
+            auto dirs = run::resolve_scratch(ws, project, target);
             if (!dirs) {
                 problems.push_back(dirs.error().message);
                 continue;
             }
-            if (auto st = check_scratch(ws, *dirs); !st)
+            if (auto st = run::check_scratch(ws, *dirs); !st)
                 problems.push_back(fmt::format("{}: {}", id, st.error().message));
             count += dirs->size();
             all.emplace_back(id, std::move(*dirs));
         }
-    if (auto st = check_scratch_overlaps(all); !st)
+    if (auto st = run::check_scratch_overlaps(all); !st)
         problems.push_back(st.error().message);
     if (problems.empty())
         return {"scratch", true, true, fmt::format("{} scratch {} of the workspace keep to the rules", count,
@@ -101,14 +101,14 @@ DoctorReport doctor(const std::filesystem::path& directory)
     add({"tracefs", tracefs, false, tracefs ? "mounted" : "not mounted (the eBPF recorder does not need it)",
          tracefs ? "" : "mount -t tracefs nodev /sys/kernel/tracing, for bpftool and perf"});
 
-    std::unique_ptr<Session> session;
+    std::unique_ptr<key::Session> session;
     std::filesystem::path root = std::filesystem::absolute(directory);
-    if (auto s = Session::open(directory)) {
+    if (auto s = key::Session::open(directory)) {
         session = std::move(*s);
         root = session->workspace().root();
     }
 
-    auto helper = sandbox_exec_path();
+    auto helper = sandbox::sandbox_exec_path();
     std::optional<enforce::ProbeReport> probe;
     if (!helper) {
         add({"qk-sandbox-exec", false, true, helper.error().message, "install qk again"});
@@ -172,4 +172,4 @@ std::string doctor_text(const DoctorReport& report)
     return out;
 }
 
-}  // namespace qk::run
+}  // namespace qk::cli

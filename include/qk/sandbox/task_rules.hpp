@@ -7,17 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "qk/key/session.hpp"
 #include "qk/rules/installed_packages.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/run/session.hpp"
 #include "qk/util/result.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 // Task `i`'s rules. The keys of its dependencies must have been computed (they name the outputs it may
 // read). `scratch` is its resolved scratch directories (qk/run/scratch.hpp); `installed` places reads of
 // installed packages (null: none are reported).
-Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch,
+Result<rules::Rules> task_rules(key::Session& session, std::size_t i, const std::vector<std::string>& scratch,
                                 std::shared_ptr<const rules::InstalledPackages> installed = nullptr);
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

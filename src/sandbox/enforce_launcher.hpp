@@ -1,4 +1,4 @@
-// EnforceLauncher: the Launcher of a task under --sandbox=enforce. Each command runs through
+// EnforceLauncher: the record::Launcher of a task under --sandbox=enforce. Each command runs through
 // qk-sandbox-exec with the task's plan (its grants, the directories bound through, its overlay), and
 // through the inner launcher (recording it when a recorder works, so refused reads can be listed).
 // Commands run one after another share an overlay upper layer; commands side by side each have their
@@ -14,18 +14,18 @@
 
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/enforce/sandbox_plan.hpp"
-#include "launcher.hpp"
+#include "qk/record/launcher.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
-class EnforceLauncher final : public Launcher {
+class EnforceLauncher final : public record::Launcher {
 public:
     // `plan` holds everything but the per-command parts (upper, work, tmpdir, result); `dir` is the run's
     // sandbox directory (unused without an overlay); `helper` the qk-sandbox-exec to start.
-    EnforceLauncher(Launcher& inner, const enforce::SandboxDir& dir, enforce::SandboxPlan plan, std::string helper,
-                    bool private_tmp);
+    EnforceLauncher(record::Launcher& inner, const enforce::SandboxDir& dir, enforce::SandboxPlan plan,
+                    std::string helper, bool private_tmp);
 
-    Result<record::ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) override;
+    Result<record::ExitStatus> run(const record::LaunchRequest& request, record::CancelToken& cancel) override;
 
     // The command directories made, in order (each upper to read and apply as the task ends).
     const std::vector<enforce::SandboxDir::CommandDirs>& layers() const { return layers_; }
@@ -42,7 +42,7 @@ private:
     Result<Slot> take_layer();
     void release_layer(std::size_t layer);
 
-    Launcher& inner_;
+    record::Launcher& inner_;
     const enforce::SandboxDir& dir_;
     const enforce::SandboxPlan plan_;
     const std::string helper_;
@@ -56,7 +56,4 @@ private:
     int landlock_abi_ = 0;
 };
 
-// The qk-sandbox-exec beside this qk ($QK_SANDBOX_EXEC when set); an Error saying how to fix a missing one.
-Result<std::string> sandbox_exec_path();
-
-}  // namespace qk::run
+}  // namespace qk::sandbox

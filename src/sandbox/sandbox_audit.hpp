@@ -6,15 +6,15 @@
 #include <map>
 #include <memory>
 
+#include "qk/sandbox/sandbox.hpp"
 #include "recording_launcher.hpp"
-#include "sandbox.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 class SandboxAudit final : public Sandbox {
 public:
     // With auto and no recorder working, the run goes on unaudited and notice() says why.
-    static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, Session& session, bool record,
+    static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, key::Session& session, bool record,
                                                       bool audit);
 
     // Unrecorded (nullptr task) when the sandbox is off on its target, its rules cannot be built or no
@@ -26,7 +26,8 @@ public:
     std::string notice() const override;
 
 private:
-    SandboxAudit(Session& session, bool record, bool audit) : Sandbox(session), record_(record), audit_tasks_(audit)
+    SandboxAudit(key::Session& session, bool record, bool audit)
+        : Sandbox(session), record_(record), audit_tasks_(audit)
     {
     }
     // Recorded for the cache: --record, qk:ultracache, and the sandbox not turned off on its target
@@ -42,4 +43,4 @@ private:
     class Recorded;
 };
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

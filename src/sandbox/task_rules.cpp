@@ -1,12 +1,12 @@
-#include "qk/run/task_rules.hpp"
+#include "qk/sandbox/task_rules.hpp"
 
 #include <fmt/core.h>
 
 #include "qk/key/outputs.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
-Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vector<std::string>& scratch,
+Result<rules::Rules> task_rules(key::Session& session, std::size_t i, const std::vector<std::string>& scratch,
                                 std::shared_ptr<const rules::InstalledPackages> installed)
 {
     const workspace::Task& t = session.tasks().tasks()[i];
@@ -40,4 +40,4 @@ Result<rules::Rules> task_rules(Session& session, std::size_t i, const std::vect
     return rules::Rules::build(d);
 }
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -1,7 +1,7 @@
 // Sandbox: what `qk run-many --sandbox` adds to a run, audit or enforce: before a task runs, the
 // launcher its commands go through (or why it runs unsandboxed, or is refused); after, what it did
 // judged by its rules; at the end, the run's RunAudit for the summary and --sandbox-report. Both modes
-// take a task's rules from run::task_rules and place installed packages the same way.
+// take a task's rules from task_rules (qk/sandbox/task_rules.hpp) and place installed packages the same way.
 #pragma once
 
 #include <cstddef>
@@ -13,23 +13,23 @@
 
 #include "qk/audit/findings.hpp"
 #include "qk/key/read_sets.hpp"
+#include "qk/key/session.hpp"
+#include "qk/record/launcher.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/rules/installed_packages.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/run/run_many.hpp"
-#include "qk/run/session.hpp"
+#include "qk/sandbox/output_directories.hpp"
+#include "qk/sandbox/sandbox_mode.hpp"
 #include "qk/util/result.hpp"
-#include "launcher.hpp"
-#include "output_directories.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 // One task under the sandbox, from start() to finish().
 class TaskSandbox {
 public:
     TaskSandbox(std::size_t task, rules::Rules rules) : task(task), rules(std::move(rules)) {}
     virtual ~TaskSandbox() = default;
-    virtual Launcher& launcher() = 0;
+    virtual record::Launcher& launcher() = 0;
 
     std::size_t task;
     rules::Rules rules;
@@ -71,7 +71,7 @@ public:
     audit::RunAudit result();
 
 protected:
-    explicit Sandbox(Session& session) : session_(session) {}
+    explicit Sandbox(key::Session& session) : session_(session) {}
     // The recorder `choice` names and the workspace's install; with auto and no recorder working, none
     // (audit_.no_recorder says why). An explicit recorder that cannot record is an error.
     Status open_common(record::RecorderChoice choice, const std::string& mode);
@@ -79,7 +79,7 @@ protected:
     void add(audit::TaskAudit audit);
     const workspace::Task& task(std::size_t i) const;
 
-    Session& session_;
+    key::Session& session_;
     std::unique_ptr<record::Recorder> recorder_;
     std::shared_ptr<const rules::InstalledPackages> installed_;
     std::mutex mutex_;
@@ -91,7 +91,7 @@ protected:
 // Landlock, a recorder named that cannot record, a bad .modules.yaml). `record` (--record, audit only)
 // records the tasks with qk:ultracache for the cache as well; with `mode` off it records only them,
 // and audits nothing.
-Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, Session& session,
+Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, key::Session& session,
                                               bool record = false);
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -3,7 +3,7 @@
 #include "qk/audit/classify.hpp"
 #include "recorded_reads.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 class SandboxAudit::Recorded final : public TaskSandbox {
 public:
@@ -11,11 +11,11 @@ public:
         : TaskSandbox(task, std::move(rules)), recording(recorder, false, for_cache)
     {
     }
-    Launcher& launcher() override { return recording; }
+    record::Launcher& launcher() override { return recording; }
     RecordingLauncher recording;
 };
 
-Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, Session& session,
+Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, key::Session& session,
                                                          bool record, bool audit)
 {
     std::unique_ptr<SandboxAudit> self(new SandboxAudit(session, record, audit));
@@ -99,4 +99,4 @@ std::optional<Result<key::ReadSet>> SandboxAudit::take_read_set(std::size_t i)
     return out;
 }
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

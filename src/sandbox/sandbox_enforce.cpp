@@ -15,10 +15,11 @@
 #include "qk/util/path_within.hpp"
 #include "qk/workspace/glob.hpp"
 #include "qk/enforce/upper_layer.hpp"
+#include "qk/sandbox/sandbox_exec_path.hpp"
 #include "enforce_launcher.hpp"
 #include "recording_launcher.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 namespace fs = std::filesystem;
 
@@ -68,7 +69,7 @@ bool workspace_in_tmp(const std::string& root)
 // Where the run's tasks may write, workspace-relative: each output path, or a glob's literal leading
 // directories. What appears there while a task runs, written by a task beside it, stays out of a read
 // mask that does not allow it (an output applied into a directory the task sees in part).
-std::vector<std::string> run_outputs(Session& session)
+std::vector<std::string> run_outputs(key::Session& session)
 {
     std::vector<std::string> out;
     for (const workspace::Task& t : session.tasks().tasks()) {
@@ -92,7 +93,7 @@ std::vector<std::string> run_outputs(Session& session)
 // Its declared outputs that name one path (no pattern), and of them those that name one file (with an
 // extension, not an output directory the rules know): held by Landlock alone a missing file output cannot
 // be created, nor an output directory removed, and the summary says what to do instead.
-void declared_output_paths(Session& session, const workspace::Task& t, const rules::Rules& rules,
+void declared_output_paths(key::Session& session, const workspace::Task& t, const rules::Rules& rules,
                            audit::TaskAudit& audit)
 {
     auto outputs = key::resolve_outputs(session.workspace().projects()[t.project], *t.target, t.configuration);
@@ -123,20 +124,20 @@ public:
         // Over a read mask a refused read finds nothing (ENOENT): the probes are what it was refused.
         if (recorder)
             recording.emplace(*recorder, true, plan.read_mask, plan.read_mask);
-        Launcher& inner = recording ? static_cast<Launcher&>(*recording) : plain;
+        record::Launcher& inner = recording ? static_cast<record::Launcher&>(*recording) : plain;
         enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
         // Before its commands build their Landlock rules; coarse, the clock the kernel stamps ctime by.
         ::clock_gettime(CLOCK_REALTIME_COARSE, &started);
     }
-    Launcher& launcher() override { return *enforced; }
+    record::Launcher& launcher() override { return *enforced; }
 
     std::optional<RecordingLauncher> recording;
-    ProcessLauncher plain;
+    record::ProcessLauncher plain;
     std::optional<EnforceLauncher> enforced;
     struct timespec started {};
 };
 
-Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, Session& session)
+Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, key::Session& session)
 {
     std::unique_ptr<SandboxEnforce> self(new SandboxEnforce(session));
     QK_TRY_STATUS(self->open_common(choice, "enforce"));
@@ -343,4 +344,4 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
     return {};
 }
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

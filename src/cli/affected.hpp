@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "qk/run/session.hpp"
+#include "qk/key/session.hpp"
 #include "qk/util/result.hpp"
 
-namespace qk::run {
+namespace qk::cli {
 
 // The files that differ, workspace-relative: between the merge base of `base` and `head` and `head`
 // when a head is given; else between the merge base of `base` and HEAD and the working tree, untracked
@@ -22,6 +22,6 @@ Result<std::vector<std::string>> changed_files(const std::filesystem::path& root
                                                const std::optional<std::string>& head);
 
 // The affected projects' names, sorted, for a session planned with the requested targets.
-Result<std::vector<std::string>> affected_projects(Session& session, const std::vector<std::string>& changed);
+Result<std::vector<std::string>> affected_projects(key::Session& session, const std::vector<std::string>& changed);
 
-}  // namespace qk::run
+}  // namespace qk::cli

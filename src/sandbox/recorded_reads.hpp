@@ -11,11 +11,11 @@
 #include "qk/rules/rules.hpp"
 #include "qk/util/result.hpp"
 
-namespace qk::run {
+namespace qk::sandbox {
 
 // An Error says why no set can be saved: the recording is incomplete, or the task changed a file it
 // read (what it held when the task started is then unknown).
 Result<key::ReadSet> recorded_reads(const record::Recording& recording, const rules::Rules& rules,
                                     const std::filesystem::path& root);
 
-}  // namespace qk::run
+}  // namespace qk::sandbox

@@ -1,0 +1,13 @@
+// Where the helper that runs each command under --sandbox=enforce is: qk-sandbox-exec, installed beside qk.
+#pragma once
+
+#include <string>
+
+#include "qk/util/result.hpp"
+
+namespace qk::sandbox {
+
+// The qk-sandbox-exec beside this qk ($QK_SANDBOX_EXEC when set); an Error saying how to fix a missing one.
+Result<std::string> sandbox_exec_path();
+
+}  // namespace qk::sandbox
