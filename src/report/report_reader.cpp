@@ -104,15 +104,15 @@ private:
 
     TaskRun task_run(std::string id, element e, const std::string& where) const
     {
-        static constexpr std::string_view kStatus[] = {"succeeded", "failed", "skipped", "cancelled", "notRun"};
         static constexpr std::string_view kSource[] = {"ran", "restored", "restoredInPlace"};
         object o = as_object(e, where);
         TaskRun t;
         t.task = std::move(id);
-        t.status = string(field(o, "status", where), where + "/status");
-        if (std::find(std::begin(kStatus), std::end(kStatus), t.status) == std::end(kStatus))
-            fail(where + "/status", "expected one of succeeded, failed, skipped, cancelled, notRun; got \"" + t.status +
-                                        "\"");
+        std::string status = string(field(o, "status", where), where + "/status");
+        if (auto known = parse_run_status(status))
+            t.status = *known;
+        else
+            fail(where + "/status", "expected one of " + run_status_names() + "; got \"" + status + "\"");
         t.hash = optional_field_string(o, "hash");
         t.source = optional_field_string(o, "source");
         if (!t.source.empty() && std::find(std::begin(kSource), std::end(kSource), t.source) == std::end(kSource))

@@ -59,7 +59,8 @@ Result<record::ExitStatus> ProcessLauncher::run(const LaunchRequest& req, Cancel
     if (req.argv.empty())
         return error("cannot run a command: it is empty");
     if (cancel.cancelled())
-        return Error{fmt::format("{} was not started: the run is being cancelled", req.argv[0]), ECANCELED};
+        return Error{fmt::format("{} was not started: the run is being cancelled", req.argv[0]), ECANCELED,
+                     ErrorKind::cancelled};
     // Looked up in the command's own PATH, not ours.
     QK_TRY(program, record::find_program(req.argv[0], req.cwd, record::command_path(req.env)));
     record::SpawnRequest spawn;
