@@ -33,11 +33,11 @@ Result<ApplyResult> Applier::run()
     for (std::size_t i = 0; i < changes_.size();) {
         auto next = step(i);
         if (!next)
-            return Error{fmt::format("cannot apply {}: {}; applying stopped there: the entries before it are in "
-                                     "the workspace, it and those after it are not, so the task's outputs are "
-                                     "incomplete; run the task again",
-                                     changes_[i].path, next.error().message),
-                         next.error().sys_errno};
+            return with_message(next.error(),
+                                fmt::format("cannot apply {}: {}; applying stopped there: the entries before it are "
+                                            "in the workspace, it and those after it are not, so the task's outputs "
+                                            "are incomplete; run the task again",
+                                            changes_[i].path, next.error().message));
         i = *next;
     }
     return std::move(result_);

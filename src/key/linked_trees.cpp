@@ -116,7 +116,7 @@ private:
     }
     Error unhashable(const Error& e) const
     {
-        return Error{fmt::format("in the tree that the symbolic link {} leads to: {}", link_, e.message), e.sys_errno};
+        return with_message(e, fmt::format("in the tree that the symbolic link {} leads to: {}", link_, e.message));
     }
 
     // Whether the directory open as `fd` is entered for the first time in this walk.

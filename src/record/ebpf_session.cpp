@@ -111,9 +111,11 @@ Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& option
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u32 = 0;
-    ::epoll_ctl(s->epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->ring_), &ev);
+    // Unwatched, the ring would never be read (every recording empty) or a drain never asked for.
+    const bool ring_watched = ::epoll_ctl(s->epoll_.get(), EPOLL_CTL_ADD, ring_buffer__epoll_fd(s->ring_), &ev) == 0;
     ev.data.u32 = 1;
-    ::epoll_ctl(s->epoll_.get(), EPOLL_CTL_ADD, s->wake_.get(), &ev);
+    if (!ring_watched || ::epoll_ctl(s->epoll_.get(), EPOLL_CTL_ADD, s->wake_.get(), &ev) != 0)
+        return sys_error("cannot watch the BPF ring buffer and its wake-up eventfd (epoll_ctl)");
     s->consumer_ = std::thread([p = s.get()] { p->consume_loop(); });
     return s;
 }

@@ -282,7 +282,11 @@ void start()
         ::close(fds[1]);
         if (fds[0] != 3 && ::dup2(fds[0], 3) < 0)
             ::_exit(1);
-        ::syscall(SYS_close_range, 4U, ~0U, 0U);
+        if (::syscall(SYS_close_range, 4U, ~0U, 0U) != 0) {  // before Linux 5.9: one by one
+            const long max = ::sysconf(_SC_OPEN_MAX);
+            for (int fd = 4; fd < (max > 0 && max < 65536 ? max : 65536); ++fd)
+                ::close(fd);
+        }
         ::setpgid(0, 0);  // a stop of qk's process group (^Z, a job-control kill) is not for it
         guard(3);
     }

@@ -59,7 +59,8 @@ Result<ExitStatus> ProcessLauncher::run(const LaunchRequest& req, CancelToken& c
     if (req.argv.empty())
         return error("cannot run a command: it is empty");
     if (cancel.cancelled())
-        return Error{fmt::format("{} was not started: the run is being cancelled", req.argv[0]), ECANCELED};
+        return Error{fmt::format("{} was not started: the run is being cancelled", req.argv[0]), ECANCELED,
+                     ErrorKind::cancelled};
     // Looked up in the command's own PATH, not ours.
     QK_TRY(program, find_program(req.argv[0], req.cwd, command_path(req.env)));
     SpawnRequest spawn;

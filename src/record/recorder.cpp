@@ -28,7 +28,7 @@ Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::stri
         if (ebpf)
             return std::unique_ptr<Recorder>(std::move(ebpf).value());
         if (choice == RecorderChoice::ebpf)
-            return Error{"the eBPF recorder cannot record here: " + ebpf.error().message, ebpf.error().sys_errno};
+            return with_message(ebpf.error(), "the eBPF recorder cannot record here: " + ebpf.error().message);
         // Its first line: libbpf's log below it helps with an explicit --recorder ebpf, not here.
         ebpf_why = ebpf.error().message.substr(0, ebpf.error().message.find('\n'));
     }
@@ -44,7 +44,7 @@ Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::stri
         return std::unique_ptr<Recorder>(std::move(strace).value());
     }
     if (choice == RecorderChoice::strace)
-        return Error{"the strace recorder cannot record here: " + strace.error().message, strace.error().sys_errno};
+        return with_message(strace.error(), "the strace recorder cannot record here: " + strace.error().message);
     if (why_none)
         *why_none = "no recorder works here: eBPF: " + ebpf_why + "; strace: " + strace.error().message;
     return std::unique_ptr<Recorder>();

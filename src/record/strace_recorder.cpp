@@ -188,7 +188,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(req);
     if (!pid)
-        return Error{"cannot start strace: " + pid.error().message, pid.error().sys_errno};
+        return with_message(pid.error(), "cannot start strace: " + pid.error().message);
 
     StraceOutputReader reader(parser, cgroup ? &*cgroup : nullptr, *pid);
     std::thread reading([&reader, fd = fifo->read_fd()] { reader.run(fd); });

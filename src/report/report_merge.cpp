@@ -36,7 +36,7 @@ int rank(const TaskAudit& t)
 int rank(const TaskRun& t)
 {
     const int source = t.source == "ran" ? 0 : t.source.empty() ? 2 : 1;
-    const int status = t.status == "succeeded" ? 0 : t.status == "failed" ? 1 : 2;
+    const int status = t.status == RunStatus::succeeded ? 0 : t.status == RunStatus::failed ? 1 : 2;
     return source * 3 + status;
 }
 

@@ -19,16 +19,40 @@ namespace {
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-// A field that breaks the schema, thrown only within this file and returned as an Error by
-// read_sandbox_report: the reader is a deep descent where every step can fail, and a Result at each
-// would bury what it reads.
-struct Bad {
-    std::string message;
+// Valid empty values (an object, an array, null) that a Reader goes on with where it found no value of
+// the type it expected, so that nothing after a mistake needs a check of its own.
+class Blank {
+public:
+    static const Blank& get()
+    {
+        static const Blank blank;
+        return blank;
+    }
+    element null;
+    object empty_object;
+    simdjson::dom::array empty_array;
+
+private:
+    Blank()
+    {
+        element doc;
+        // A constant the parser reads: it cannot fail.
+        (void)parser_.parse(simdjson::padded_string(std::string_view(R"({"o":{},"a":[],"n":null})"))).get(doc);
+        (void)doc["o"].get(empty_object);
+        (void)doc["a"].get(empty_array);
+        (void)doc["n"].get(null);
+    }
+    simdjson::dom::parser parser_;
 };
 
+// The reader is a deep descent where every step can fail, and a Result at each would bury what it reads:
+// the first field that breaks the schema is kept as failure(), which read_padded returns; the tasks'
+// loops stop there, and a step still under way goes on with blanks and adds no mistake of its own.
 class Reader {
 public:
     explicit Reader(const std::string& name) : name_(name) {}
+
+    const std::optional<Error>& failure() const { return failure_; }
 
     audit::RunAudit document(element doc)
     {
@@ -70,6 +94,8 @@ private:
         object all = as_object(field(top, "tasks", ""), "tasks");
         out.reserve(all.size());
         for (auto [id, value] : all) {
+            if (failure_)
+                return;
             std::string where = fmt::format("tasks/{}", std::string_view(id));
             task_id(id, where);
             out.push_back((this->*read)(std::string(id), value, where));
@@ -83,7 +109,8 @@ private:
             auto& list = conflicts[std::string(id)];
             std::size_t i = 0;
             for (element r : as_array(records, where))
-                list.push_back((this->*read)(std::string(id), r, fmt::format("{}/{}", where, i++)));
+                if (!failure_)
+                    list.push_back((this->*read)(std::string(id), r, fmt::format("{}/{}", where, i++)));
         }
     }
 
@@ -104,15 +131,15 @@ private:
 
     TaskRun task_run(std::string id, element e, const std::string& where) const
     {
-        static constexpr std::string_view kStatus[] = {"succeeded", "failed", "skipped", "cancelled", "notRun"};
         static constexpr std::string_view kSource[] = {"ran", "restored", "restoredInPlace"};
         object o = as_object(e, where);
         TaskRun t;
         t.task = std::move(id);
-        t.status = string(field(o, "status", where), where + "/status");
-        if (std::find(std::begin(kStatus), std::end(kStatus), t.status) == std::end(kStatus))
-            fail(where + "/status", "expected one of succeeded, failed, skipped, cancelled, notRun; got \"" + t.status +
-                                        "\"");
+        std::string status = string(field(o, "status", where), where + "/status");
+        if (auto known = parse_run_status(status))
+            t.status = *known;
+        else
+            fail(where + "/status", "expected one of " + run_status_names() + "; got \"" + status + "\"");
         t.hash = optional_field_string(o, "hash");
         t.source = optional_field_string(o, "source");
         if (!t.source.empty() && std::find(std::begin(kSource), std::end(kSource), t.source) == std::end(kSource))
@@ -130,30 +157,39 @@ private:
     }
 
     const std::string& name_;
+    mutable std::optional<Error> failure_;  // mutable: reading is const, and meets a mistake as it reads
 
-    [[noreturn]] void fail(std::string_view where, std::string_view what) const
+    // Keeps the first mistake: later ones follow from it.
+    void fail(std::string_view where, std::string_view what) const
     {
-        throw Bad{fmt::format("{}: {}: {}", name_, where.empty() ? "the document" : where, what)};
+        if (!failure_)
+            failure_ = error(fmt::format("{}: {}: {}", name_, where.empty() ? "the document" : where, what));
     }
     object as_object(element e, std::string_view where) const
     {
         object o;
-        if (e.get(o) != simdjson::SUCCESS)
+        if (e.get(o) != simdjson::SUCCESS) {
             fail(where, "expected an object");
+            return Blank::get().empty_object;
+        }
         return o;
     }
     simdjson::dom::array as_array(element e, std::string_view where) const
     {
         simdjson::dom::array a;
-        if (e.get(a) != simdjson::SUCCESS)
+        if (e.get(a) != simdjson::SUCCESS) {
             fail(where, "expected an array");
+            return Blank::get().empty_array;
+        }
         return a;
     }
     element field(object o, std::string_view key, std::string_view where) const
     {
         element e;
-        if (o[key].get(e) != simdjson::SUCCESS)
+        if (o[key].get(e) != simdjson::SUCCESS) {
             fail(where.empty() ? key : fmt::format("{}/{}", where, key), "missing");
+            return Blank::get().null;
+        }
         return e;
     }
     std::string string(element e, std::string_view where) const
@@ -274,8 +310,10 @@ private:
             for (const FindingKind& k : finding_kinds())
                 if (key == k.name)
                     kind = &k;
-            if (!kind)
+            if (!kind) {
                 fail(at, "not a kind of finding this qk knows");
+                return;
+            }
             if (!kind->list) {  // dependencyReads
                 for (auto [project, paths] : as_object(value, at))
                     f.dependency_reads[std::string(project)] =
@@ -313,12 +351,11 @@ Result<T> read_padded(const simdjson::padded_string& padded, const std::string& 
             return error(located.error().message + " (not a qk report)");
         return error(fmt::format("{}: not a qk report: {}", name, simdjson::error_message(err)));
     }
-    try {
-        Reader reader(name);
-        return read(reader, doc);
-    } catch (const Bad& bad) {
-        return error(bad.message);
-    }
+    Reader reader(name);
+    T out = read(reader, doc);
+    if (reader.failure())
+        return *reader.failure();
+    return out;
 }
 
 auto sandbox_document = [](Reader& r, element doc) { return r.document(doc); };

@@ -2,6 +2,7 @@
 #include "qk/report/run_report.hpp"
 
 #include <map>
+#include <utility>
 
 #include "qk/report/sandbox_report.hpp"
 #include "qk/util/json_writer.hpp"
@@ -9,10 +10,15 @@
 namespace qk::report {
 namespace {
 
+constexpr std::pair<RunStatus, std::string_view> kRunStatusNames[] = {
+    {RunStatus::succeeded, "succeeded"}, {RunStatus::failed, "failed"},  {RunStatus::skipped, "skipped"},
+    {RunStatus::cancelled, "cancelled"}, {RunStatus::not_run, "notRun"},
+};
+
 void task_fields(JsonWriter& w, const TaskRun& t)
 {
     w.begin_object();
-    w.key("status").value(t.status);
+    w.key("status").value(run_status_name(t.status));
     if (!t.hash.empty())
         w.key("hash").value(t.hash);
     if (!t.source.empty())
@@ -27,6 +33,30 @@ void task_fields(JsonWriter& w, const TaskRun& t)
 }
 
 }  // namespace
+
+std::string_view run_status_name(RunStatus status)
+{
+    for (const auto& [s, name] : kRunStatusNames)
+        if (s == status)
+            return name;
+    return "notRun";  // unreachable: the table names every enumerator
+}
+
+std::optional<RunStatus> parse_run_status(std::string_view name)
+{
+    for (const auto& [s, n] : kRunStatusNames)
+        if (n == name)
+            return s;
+    return std::nullopt;
+}
+
+std::string run_status_names()
+{
+    std::string out;
+    for (const auto& [s, name] : kRunStatusNames)
+        out.append(out.empty() ? "" : ", ").append(name);
+    return out;
+}
 
 std::string task_run_json(const TaskRun& t)
 {
@@ -44,8 +74,8 @@ std::string run_report_json(const RunReport& report)
     run_object(w.key("run"), report.run);
     std::size_t counts[4] = {};  // succeeded, failed, restored, ran
     for (const TaskRun& t : report.tasks) {
-        counts[0] += t.status == "succeeded";
-        counts[1] += t.status == "failed";
+        counts[0] += t.status == RunStatus::succeeded;
+        counts[1] += t.status == RunStatus::failed;
         counts[2] += t.source == "restored" || t.source == "restoredInPlace";
         counts[3] += t.source == "ran";
     }

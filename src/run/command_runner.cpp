@@ -19,11 +19,11 @@ using Kind = workspace::RunSpec::Kind;
 bool failed(const record::ExitStatus& s) { return s.code != 0 || s.signal != 0; }
 
 // Launchers refuse to start once the token is cancelled; when qk cancelled it, that is no error.
-bool refused_after_cancel(const Error& e) { return e.sys_errno == ECANCELED; }
+bool refused_after_cancel(const Error& e) { return e.kind == ErrorKind::cancelled; }
 
 Error cannot_start(const TaskContext& task, const std::string& command, const Error& why)
 {
-    return Error{fmt::format("{}: cannot start the command `{}`: {}", task.id(), command, why.message), why.sys_errno};
+    return with_message(why, fmt::format("{}: cannot start the command `{}`: {}", task.id(), command, why.message));
 }
 
 }  // namespace

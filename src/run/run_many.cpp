@@ -255,10 +255,10 @@ Result<int> RunMany::run()
     for (std::size_t i = 0; i < results->size(); ++i) {
         using State = NodeResult::State;
         switch ((*results)[i].state) {
-        case State::succeeded: runs_[i].status = "succeeded"; break;
-        case State::failed: runs_[i].status = "failed"; break;
-        case State::skipped: runs_[i].status = "skipped"; break;
-        case State::cancelled: runs_[i].status = "cancelled"; break;
+        case State::succeeded: runs_[i].status = report::RunStatus::succeeded; break;
+        case State::failed: runs_[i].status = report::RunStatus::failed; break;
+        case State::skipped: runs_[i].status = report::RunStatus::skipped; break;
+        case State::cancelled: runs_[i].status = report::RunStatus::cancelled; break;
         }
     }
     bool reported = report_audit() && write_run_report();

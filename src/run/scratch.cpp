@@ -65,7 +65,7 @@ Result<std::string> resolve_entry(const workspace::Project& project, const std::
     policy.other = workspace::TokenPolicy::Other::refuse;
     auto r = workspace::resolve_tokens(written, project, policy);
     if (!r) {
-        if (r.error().message.starts_with("{workspaceRoot} must"))
+        if (r.error().kind == ErrorKind::workspace_root_without_slash)
             return refuse("must have a / after {workspaceRoot}, as \"{workspaceRoot}/tmp/cache\"");
         return refuse(r.error().message + ": a scratch entry names one directory, as a plain path");
     }

@@ -92,7 +92,7 @@ Result<Environment> task_environment(const workspace::RunSpec& run, const TaskCo
     if (!run.env_file.empty()) {
         Result<std::vector<DotenvEntry>> entries = read_dotenv(against_root(task.root, run.env_file), run.env_file);
         if (!entries)
-            return Error{task.id() + ": " + entries.error().message, entries.error().sys_errno};
+            return with_message(entries.error(), task.id() + ": " + entries.error().message);
         // dotenv-expand looks a name up in the environment first, then in the file's earlier values.
         std::vector<std::pair<std::string, std::string>> seen;
         auto lookup = [&](std::string_view name) -> std::optional<std::string> {

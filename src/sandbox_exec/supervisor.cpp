@@ -70,7 +70,10 @@ UniqueFd pidfd_open(pid_t pid)
     if (!plan.tmpdir.empty())
         ::setenv("TMPDIR", plan.tmpdir.c_str(), 1);
     // Nothing opened before Landlock may reach the command: such a descriptor would keep its rights.
-    ::syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */);
+    if (::syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) != 0) {
+        tell_setup(report, setup_error("fds", "cannot close qk's descriptors before the command starts"));
+        ::_exit(enforce::kSetupFailedStatus);
+    }
     std::vector<char*> args;
     for (const std::string& a : argv)
         args.push_back(const_cast<char*>(a.c_str()));
@@ -84,7 +87,11 @@ UniqueFd pidfd_open(pid_t pid)
 // orphaned to it, and when the command ends, says how and exits, which kills everything left.
 [[noreturn]] void reaper(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv, int report)
 {
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the supervisor is single-threaded: its death is qk's word
+    // The supervisor is single-threaded: its death is qk's word. Without it nothing kills this namespace.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
+        tell_setup(report, setup_error("reaper", "cannot ask to be killed with the supervisor"));
+        ::_exit(enforce::kSetupFailedStatus);
+    }
     pid_t command = ::fork();
     if (command < 0) {
         tell_setup(report, setup_error("fork", "cannot start the command"));
@@ -167,6 +174,8 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
     sigaddset(&forwarded, SIGCHLD);
     ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
     UniqueFd signals(::signalfd(-1, &forwarded, SFD_CLOEXEC));
+    if (!signals.valid())
+        return fail(setup_error("signals", "cannot take signals for the command (signalfd)"));
     UniqueFd watch = plan.watch_pid > 0 ? pidfd_open(plan.watch_pid) : UniqueFd();
     if (plan.watch_pid > 0 && !watch.valid())
         return fail(setup_error("watch", fmt::format("cannot watch qk (pid {})", plan.watch_pid)));
@@ -190,8 +199,8 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         // The old directory is the real workspace's; the same path now leads to the merged tree.
         if (::chdir(cwd.c_str()) != 0)
             return fail(setup_error("cwd", "cannot enter " + cwd + " on the merged tree"));
-    } else {
-        ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    } else if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {  // else what it leaves running escapes
+        return fail(setup_error("subreaper", "cannot become the subreaper of the command's processes"));
     }
 
     int pipe_fds[2];
@@ -208,6 +217,10 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         exec_command(plan, argv, to_supervisor.get());
     }
     to_supervisor.reset();
+    // Without a pidfd for the child (the descriptor limit reached), poll would skip its slot and wait for
+    // ever: its end is then found by waitpid each time poll wakes, which SIGCHLD on the signalfd makes it
+    // do (SIGCHLD is blocked since before the fork, so one sent early waits there). The command is running
+    // already: failing now would leave it behind.
     UniqueFd child_fd = pidfd_open(child);
 
     // Wait for the child (pid 1, or the command itself) while forwarding signals and watching qk.
@@ -228,9 +241,14 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
             ::kill(child, SIGKILL);
             watch.reset();
         }
-        if (fds[0].revents & POLLIN) {
-            ::waitpid(child, &wait_status, 0);
-            done = true;
+        const bool ended = fds[0].revents & POLLIN;
+        if (ended || !child_fd.valid()) {
+            pid_t got = ::waitpid(child, &wait_status, ended ? 0 : WNOHANG);
+            if (got < 0 && errno != EINTR) {
+                wait_status = 1 << 8;  // never expected (only this process reaps it): as the reaper says then
+                got = child;
+            }
+            done = got == child;
         }
     }
     if (!plan.overlay)

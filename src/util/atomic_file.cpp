@@ -28,7 +28,7 @@ Status write_file_atomically(const std::string& path, std::string_view bytes, At
         s = sys_error("rename");
     if (!s) {
         ::unlink(tmp.c_str());
-        return Error{"cannot write " + path + ": " + s.error().message, s.error().sys_errno};
+        return with_message(s.error(), "cannot write " + path + ": " + s.error().message);
     }
     return {};
 }

@@ -13,7 +13,7 @@ Result<std::string> git(const std::filesystem::path& root, const std::vector<std
     argv.insert(argv.end(), args.begin(), args.end());
     auto run = run_captured(argv, {.stderr_to = CaptureOptions::Stderr::apart, .search_path = true});
     if (!run)
-        return Error{"cannot run git (is it installed? apt install git): " + run.error().message, run.error().sys_errno};
+        return with_message(run.error(), "cannot run git (is it installed? apt install git): " + run.error().message);
     if (!run->succeeded()) {
         std::string text = run->err.empty() ? run->out : run->err;
         while (!text.empty() && text.back() == '\n')

@@ -355,6 +355,33 @@ TEST_CASE("process launcher: stdin, process group, no leaked fds, errors", "[run
     auto refused = launcher.run(req, token);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().sys_errno == ECANCELED);
+    CHECK(refused.error().kind == qk::ErrorKind::cancelled);
+}
+
+TEST_CASE("command runner: a command refused as cancelled is no error of the task; its kind says so, not its errno",
+          "[run][command]")
+{
+    // Refuses every command, as ProcessLauncher does once the run is being cancelled, with `kind`.
+    struct Refusing final : Launcher {
+        qk::ErrorKind kind;
+        explicit Refusing(qk::ErrorKind k) : kind(k) {}
+        qk::Result<qk::record::ExitStatus> run(const LaunchRequest&, CancelToken&) override
+        {
+            return qk::Error{"not started", ECANCELED, kind};
+        }
+    };
+    TempDir dir;
+    auto ignore = [](std::string_view) {};
+    Refusing cancelled(qk::ErrorKind::cancelled);
+    CommandRunner refused(cancelled);
+    CHECK(refused.run(commands({"true", "true"}, true), context(dir), ignore));
+
+    Refusing other(qk::ErrorKind::other);
+    CommandRunner failed(other);
+    auto r = failed.run(commands({"true", "true"}, true), context(dir), ignore);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message == "app:build: cannot start the command `true`: not started");
+    CHECK(r.error().kind == qk::ErrorKind::other);
 }
 
 TEST_CASE("dotenv: syntax as the dotenv package reads it", "[run][command]")

@@ -7,6 +7,7 @@
 #include "qk/report/report_merge.hpp"
 #include "qk/report/report_reader.hpp"
 #include "qk/report/run_identity.hpp"
+#include "qk/report/run_report.hpp"
 #include "qk/report/sandbox_report.hpp"
 
 using namespace qk::audit;
@@ -197,4 +198,68 @@ TEST_CASE("reports of different runs or modes do not merge", "[report-merge]")
     auto refused = merge_ab(a, b);
     REQUIRE_FALSE(refused);
     CHECK(refused.error().message.find("--sandbox=enforce") != std::string::npos);
+}
+
+TEST_CASE("a run report's task statuses have one name each and read back as written", "[report-merge]")
+{
+    using qk::report::RunStatus;
+    const std::pair<RunStatus, std::string_view> named[] = {{RunStatus::succeeded, "succeeded"},
+                                                            {RunStatus::failed, "failed"},
+                                                            {RunStatus::skipped, "skipped"},
+                                                            {RunStatus::cancelled, "cancelled"},
+                                                            {RunStatus::not_run, "notRun"}};
+    qk::report::RunReport report;
+    report.run = {"run-1", "QK_RUN_ID", "abc", {"0"}};
+    for (const auto& [status, name] : named) {
+        CHECK(qk::report::run_status_name(status) == name);
+        CHECK(qk::report::parse_run_status(name) == status);
+        qk::report::TaskRun t;
+        t.task = "p:" + std::string(name);
+        t.status = status;
+        report.tasks.push_back(std::move(t));
+    }
+    CHECK_FALSE(qk::report::parse_run_status("Succeeded"));
+    CHECK_FALSE(qk::report::parse_run_status("not_run"));
+    CHECK(qk::report::run_status_names() == "succeeded, failed, skipped, cancelled, notRun");
+
+    const std::string written = qk::report::run_report_json(report);
+    CHECK(written.find(R"("succeeded": 1)") != std::string::npos);  // the summary's counts
+    CHECK(written.find(R"("failed": 1)") != std::string::npos);
+    auto back = qk::report::read_run_report(written, "r.json");
+    REQUIRE(back);
+    REQUIRE(back->tasks.size() == report.tasks.size());
+    for (std::size_t i = 0; i < report.tasks.size(); ++i)
+        CHECK(back->tasks[i].status == report.tasks[i].status);
+    CHECK(qk::report::run_report_json(*back) == written);
+
+    std::string unknown = written;
+    unknown.replace(unknown.find(R"("status": "cancelled")"), 21, R"("status": "canceled")");
+    auto refused = qk::report::read_run_report(unknown, "r.json");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message == "r.json: tasks/p:cancelled/status: expected one of succeeded, failed, skipped, "
+                                     "cancelled, notRun; got \"canceled\"");
+}
+
+TEST_CASE("a report that breaks the schema in several places is refused for the first", "[report-merge]")
+{
+    RunAudit r = shard("0", {task("a:build", TaskStatus::audited, "0123456789abcdef0123456789abcdef", seen("0")),
+                             task("b:build", TaskStatus::audited, "fedcba9876543210fedcba9876543210", seen("0"))});
+    std::string written = qk::report::sandbox_report_json(r);
+    // Every task's status unknown and its host null: a:build's status is met first (a task's status is
+    // read before its provenance, and the tasks stop at the first mistake). Then the run's id made a
+    // number: the run is read before the tasks.
+    for (auto [from, to] : {std::pair<std::string, std::string>{R"("host": "host-ebpf")", R"("host": null)"},
+                            {R"("status": "audited")", R"("status": "seen")"}})
+        for (std::size_t at = written.find(from); at != std::string::npos; at = written.find(from, at + to.size()))
+            written.replace(at, from.size(), to);
+    auto tasks_wrong = qk::report::read_sandbox_report(written, "r.json");
+    REQUIRE_FALSE(tasks_wrong);
+    CHECK(tasks_wrong.error().message ==
+          "r.json: tasks/a:build/status: expected one of audited, restored, notAudited, unsandboxed, refused, enforced; "
+          "got \"seen\"");
+    const std::string id = R"("id": "run-1")";
+    written.replace(written.find(id), id.size(), R"("id": 7)");
+    auto run_wrong = qk::report::read_sandbox_report(written, "r.json");
+    REQUIRE_FALSE(run_wrong);
+    CHECK(run_wrong.error().message == "r.json: run/id: expected a string");
 }

@@ -1,7 +1,9 @@
 // Bad configuration: each error names the file, line and column, and says what was expected.
 #include <catch2/catch.hpp>
 
+#include "qk/workspace/tokens.hpp"
 #include "qk/workspace/workspace.hpp"
+#include "workspace/config/config_merge.hpp"
 
 using namespace qk::workspace;
 
@@ -66,4 +68,37 @@ TEST_CASE("an unknown project or target is an error listing what exists", "[work
     auto t2 = ws->target("zz", "build");
     REQUIRE_FALSE(t2.ok());
     CHECK(t2.error().message == "unknown project \"zz\"; the workspace's projects are: a, b, c");
+}
+
+TEST_CASE("resolve_tokens says by its kind which misplaced {workspaceRoot} it refused", "[workspace]")
+{
+    Project p;
+    p.root = "libs/a";
+    p.name = "a";
+    TokenPolicy refuse;
+    refuse.other = TokenPolicy::Other::refuse;
+    for (const TokenPolicy& policy : {TokenPolicy{}, refuse}) {
+        auto inside = resolve_tokens("dist/{workspaceRoot}/x", p, policy);
+        REQUIRE_FALSE(inside);
+        CHECK(inside.error().kind == qk::ErrorKind::workspace_root_not_first);
+        auto glued = resolve_tokens("!{workspaceRoot}dist", p, policy);
+        REQUIRE_FALSE(glued);
+        CHECK(glued.error().kind == qk::ErrorKind::workspace_root_without_slash);
+    }
+    auto braces = resolve_tokens("{workspaceRoot}/dist/{a,b}", p, refuse);
+    REQUIRE_FALSE(braces);
+    CHECK(braces.error().kind == qk::ErrorKind::other);
+    CHECK(resolve_tokens("{workspaceRoot}/dist/{projectName}", p, refuse)->text == "dist/a");
+}
+
+TEST_CASE("an option's misplaced {workspaceRoot} is worded for a value, told apart by its kind", "[workspace]")
+{
+    using qk::workspace::detail::resolve_tokens_in_options;
+    auto inside = resolve_tokens_in_options(Json::string("dist/{workspaceRoot}/x"), "libs/a", "a", "t.options.out");
+    REQUIRE_FALSE(inside);
+    CHECK(inside.error().message ==
+          "t.options.out: \"dist/{workspaceRoot}/x\": the {workspaceRoot} token may only begin a value");
+    auto glued = resolve_tokens_in_options(Json::string("{workspaceRoot}x"), "libs/a", "a", "t.options.out");
+    REQUIRE_FALSE(glued);
+    CHECK(glued.error().message == "t.options.out: \"{workspaceRoot}x\": {workspaceRoot} must be followed by /");
 }

@@ -7,15 +7,27 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "qk/audit/findings.hpp"
 
 namespace qk::report {
 
+// How a task of the run ended: the report's "status".
+enum class RunStatus { succeeded, failed, skipped, cancelled, not_run };
+
+// "succeeded", "failed", "skipped", "cancelled", "notRun": the one table of their names, for the report
+// written and read back.
+std::string_view run_status_name(RunStatus status);
+// The status `run_status_name` calls so; nullopt for any other name.
+std::optional<RunStatus> parse_run_status(std::string_view name);
+// Every name, in the order above, as "succeeded, failed, ...": for a message that lists them.
+std::string run_status_names();
+
 struct TaskRun {
     std::string task;
-    std::string status = "notRun";  // "succeeded", "failed", "skipped", "cancelled", "notRun"
+    RunStatus status = RunStatus::not_run;
     std::string hash;               // of its declared key; "" when it could not be computed
     std::string source;             // "ran", "restored", "restoredInPlace"; "" when it did not run
     // Why it ran: the recorded read that changed, no entry for its key, caching off or skipped.

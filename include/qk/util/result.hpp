@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <stdexcept>
@@ -12,17 +13,39 @@
 
 namespace qk {
 
-// A message for a person: what failed, where, and what to do about it.
+// What a caller may branch on besides errno; no code reads a message. A kind is added when a caller
+// needs to tell an error apart, and set where the error is made.
+enum class ErrorKind : std::uint8_t {
+    other,      // nothing a caller tells apart
+    cancelled,  // not started because the run is being cancelled (a Launcher's refusal; errno ECANCELED)
+    // {workspaceRoot} where workspace::resolve_tokens refuses it, which each caller words its own way:
+    workspace_root_not_first,      // after the start of the value
+    workspace_root_without_slash,  // at its start, but followed by something other than '/'
+};
+
+// A message for a person: what failed, where, and what to do about it. `sys_errno` is the system's
+// reason when a system call failed (ENOENT: it is not there), for callers that branch on it.
 struct Error {
     std::string message;
     int sys_errno = 0;
+    ErrorKind kind = ErrorKind::other;
 };
 
-inline Error error(std::string message) { return Error{std::move(message), 0}; }
+inline Error error(std::string message, ErrorKind kind = ErrorKind::other)
+{
+    return Error{std::move(message), 0, kind};
+}
 // "what: strerror(errno)", keeping errno for callers that branch on it.
 inline Error sys_error(std::string what, int err = errno)
 {
     return Error{what + ": " + std::strerror(err), err};
+}
+// `e` with a caller's words in place of its message (which they usually quote): errno and kind go up
+// unchanged, for a caller further up that branches on them.
+inline Error with_message(Error e, std::string message)
+{
+    e.message = std::move(message);
+    return e;
 }
 
 template <class T>

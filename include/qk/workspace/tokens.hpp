@@ -33,7 +33,8 @@ struct ResolvedTokens {
 
 // {projectRoot} is the project's root as written ("." for the root project); turn the text into a path
 // with `relative_path`. Errors, as fragments a caller puts after the value it names: "{workspaceRoot} may
-// only start a path", "{workspaceRoot} must be followed by /", "holds {x}, which is not a token ...".
+// only start a path" (ErrorKind::workspace_root_not_first), "{workspaceRoot} must be followed by /"
+// (ErrorKind::workspace_root_without_slash), "holds {x}, which is not a token ...".
 Result<ResolvedTokens> resolve_tokens(std::string_view written, const Project& project, const TokenPolicy& policy = {});
 
 // A '/'-separated path as a normalised workspace-relative one: "." and empty components dropped; "" for

@@ -181,7 +181,7 @@ private:
 Status LocalCache::restore(const CacheHit& hit) const
 {
     auto fail = [&](const Error& e) {
-        return Error{fmt::format("cannot restore {} from the cache: {}", hit.task, e.message), e.sys_errno};
+        return with_message(e, fmt::format("cannot restore {} from the cache: {}", hit.task, e.message));
     };
     auto outputs = OutputSet::compile(hit.outputs);
     if (!outputs)

@@ -129,7 +129,7 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record)
 {
     const std::string hex = hash.hex();
     auto fail = [&](const Error& e) {
-        return Error{fmt::format("cannot cache {}: {}", record.task, e.message), e.sys_errno};
+        return with_message(e, fmt::format("cannot cache {}: {}", record.task, e.message));
     };
     struct stat st;
     if (::fstatat(dir_fd_.get(), hex.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0)

@@ -283,7 +283,7 @@ Result<Json> resolve_tokens_in_options(const Json& options, std::string_view pro
         auto r = resolve_tokens(options.as_string(), project);
         if (!r)  // an option is a value, not always a path: said in its words
             return error(fmt::format("{}: \"{}\": {}", where, options.as_string(),
-                                     r.error().message.find("only start") != std::string::npos
+                                     r.error().kind == ErrorKind::workspace_root_not_first
                                          ? "the {workspaceRoot} token may only begin a value"
                                          : r.error().message));
         std::string s = (r->negated ? "!" : "") + r->text;

@@ -41,7 +41,7 @@ Result<ResolvedTokens> resolve_tokens(std::string_view s, const Project& project
         out.lead = ResolvedTokens::Lead::workspace_root;
         s.remove_prefix(15);
         if (!s.empty() && s.front() != '/')
-            return error("{workspaceRoot} must be followed by /");
+            return error("{workspaceRoot} must be followed by /", ErrorKind::workspace_root_without_slash);
         if (!s.empty())
             s.remove_prefix(1);
     } else if (s.starts_with("{projectRoot}")) {
@@ -67,7 +67,7 @@ Result<ResolvedTokens> resolve_tokens(std::string_view s, const Project& project
         } else if (token == "projectName") {
             out.text.append(project.name);
         } else if (token == "workspaceRoot") {
-            return error("{workspaceRoot} may only start a path");
+            return error("{workspaceRoot} may only start a path", ErrorKind::workspace_root_not_first);
         } else if (policy.other == TokenPolicy::Other::lookup &&
                    (token.starts_with("options.") || token.starts_with("project."))) {
             const bool option = token.starts_with("options.");

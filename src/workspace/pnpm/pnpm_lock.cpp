@@ -78,9 +78,12 @@ public:
     void read(const Node& root)
     {
         if (!root.is_map())
-            r_.fail(root, fmt::format("expected a mapping of lockfile sections, found {}", pnpm_yaml::describe(root)),
-                    "is this a pnpm lockfile? regenerate it with `pnpm install`");
+            return r_.fail(root,
+                           fmt::format("expected a mapping of lockfile sections, found {}", pnpm_yaml::describe(root)),
+                           "is this a pnpm lockfile? regenerate it with `pnpm install`");
         read_version(root);
+        if (r_.failed())
+            return;
         const Node* importers = nullptr;
         const Node* packages = nullptr;
         const Node* snapshots = nullptr;
@@ -112,10 +115,13 @@ public:
                 has_inline = true;
             }
         });
+        if (r_.failed())
+            return;
         if (importers) {
             if (has_inline)
-                r_.fail(root, "found both `importers` and top-level dependencies; a lockfile has one or the other",
-                        regenerate);
+                return r_.fail(root,
+                               "found both `importers` and top-level dependencies; a lockfile has one or the other",
+                               regenerate);
             r_.for_each_entry(*importers, [&](const Node& key, const Node& v) {
                 const std::string& path = key.text;
                 PnpmImporter& imp = lock_.importers[path];
@@ -132,7 +138,8 @@ public:
         if (snapshots)
             read_snapshots(*snapshots);
         snapshots_ = snapshots;
-        resolve();
+        if (!r_.failed())
+            resolve();
     }
 
 private:
@@ -140,8 +147,9 @@ private:
     {
         const Node* v = r_.find(root, "lockfileVersion");
         if (!v)
-            r_.fail(root, "no `lockfileVersion`: this is not a pnpm lockfile, or its first lines are lost",
-                    "qk reads lockfileVersion '9.0' (pnpm 9, 10 and 11 write it); regenerate it with `pnpm install`");
+            return r_.fail(root, "no `lockfileVersion`: this is not a pnpm lockfile, or its first lines are lost",
+                           "qk reads lockfileVersion '9.0' (pnpm 9, 10 and 11 write it); regenerate it with "
+                           "`pnpm install`");
         std::string ver = r_.string(*v);
         lock_.lockfile_version = ver;
         if (ver == "9" || ver.starts_with("9."))
@@ -153,8 +161,8 @@ private:
         } catch (...) {
         }
         if (major > 9)
-            r_.fail(*v, fmt::format("lockfileVersion '{}' is newer than this qk understands", ver),
-                    fmt::format("{}; write the lockfile with pnpm 9, 10 or 11, or update qk", todo));
+            return r_.fail(*v, fmt::format("lockfileVersion '{}' is newer than this qk understands", ver),
+                           fmt::format("{}; write the lockfile with pnpm 9, 10 or 11, or update qk", todo));
         r_.fail(*v, fmt::format("lockfileVersion '{}' was written by {}", ver, writer_of(ver)),
                 fmt::format("{}: run `pnpm install` with pnpm 9 or later (for example `corepack use pnpm@9`) to "
                             "convert it",
@@ -213,10 +221,10 @@ private:
             PnpmImporterDep& dep = out[alias];
             dep.mark = mark(key);
             if (!d.is_map())
-                r_.fail(d,
-                        fmt::format("expected `{{specifier, version}}` for the dependency '{}', found {}", alias,
-                                    pnpm_yaml::describe(d)),
-                        regenerate);
+                return r_.fail(d,
+                               fmt::format("expected `{{specifier, version}}` for the dependency '{}', found {}",
+                                           alias, pnpm_yaml::describe(d)),
+                               regenerate);
             bool has_version = false;
             r_.for_each(d, [&](const std::string& f, const Node& x) {
                 if (f == "specifier")
@@ -234,8 +242,8 @@ private:
     void read_resolution(const Node& v, PnpmResolution& res)
     {
         if (!v.is_map())
-            r_.fail(v, fmt::format("expected a mapping for `resolution`, found {}", pnpm_yaml::describe(v)),
-                    regenerate);
+            return r_.fail(v, fmt::format("expected a mapping for `resolution`, found {}", pnpm_yaml::describe(v)),
+                           regenerate);
         std::vector<std::pair<std::string, std::string>> fields;
         r_.for_each(v, [&](const std::string& key, const Node& x) {
             std::string value = x.is_scalar() ? r_.string(x) : r_.canonical(x);
@@ -321,11 +329,11 @@ private:
             snap.mark = mark(key_node);
             PnpmDepPath dp = parse_dep_path(key);
             if (dp.version.empty())
-                r_.fail(key_node,
-                        fmt::format("'{}' is not a dep path (expected <name>@<version>, then any "
-                                    "`(patch_hash=...)` and `(peer@version)` groups)",
-                                    key),
-                        regenerate);
+                return r_.fail(key_node,
+                               fmt::format("'{}' is not a dep path (expected <name>@<version>, then any "
+                                           "`(patch_hash=...)` and `(peer@version)` groups)",
+                                           key),
+                               regenerate);
             snap.name = dp.name;
             snap.version = dp.version;
             r_.for_each(s, [&](const std::string& f, const Node& x) {
@@ -377,6 +385,7 @@ private:
                        fmt::format("{} installs '{}' as '{}', but `snapshots` has no '{}'", where, alias, ref,
                                    dp.value_or(std::string(ref))),
                        "the lockfile is incomplete: " + std::string(regenerate));
+            return 0;  // read no further: resolve() stops at the failure
         }
         return *i;
     }
@@ -385,16 +394,16 @@ private:
     // snapshots or linked directories.
     void resolve()
     {
-        for (std::uint32_t i = 0; i < lock_.snapshots.size(); ++i) {
+        for (std::uint32_t i = 0; i < lock_.snapshots.size() && !r_.failed(); ++i) {
             PnpmSnapshot& s = lock_.snapshots[i];
             lock_.snapshots_by_name[s.name].push_back(i);
             std::string_view id = remove_dep_path_suffix(s.key);
             auto it = std::lower_bound(lock_.packages.begin(), lock_.packages.end(), id,
                                        [](const PnpmPackage& p, std::string_view k) { return p.id < k; });
             if (it == lock_.packages.end() || it->id != id)
-                r_.fail_at(s.mark.line, s.mark.column,
-                           fmt::format("the snapshot '{}' has no entry '{}' under `packages`", s.key, id),
-                           "the lockfile is incomplete: " + std::string(regenerate));
+                return r_.fail_at(s.mark.line, s.mark.column,
+                                  fmt::format("the snapshot '{}' has no entry '{}' under `packages`", s.key, id),
+                                  "the lockfile is incomplete: " + std::string(regenerate));
             s.package = static_cast<std::uint32_t>(it - lock_.packages.begin());
             std::string where = fmt::format("the snapshot '{}'", s.key);
             for (const auto& [alias, ref] : s.dependencies) {
@@ -415,6 +424,8 @@ private:
             }
         }
         for (auto& [path, imp] : lock_.importers) {
+            if (r_.failed())
+                return;
             std::string where = fmt::format("the importer '{}'", path);
             for (PnpmImporterDeps* deps : {&imp.dependencies, &imp.dev_dependencies, &imp.optional_dependencies}) {
                 for (auto& [alias, dep] : *deps) {
@@ -481,11 +492,9 @@ Result<PnpmLock> parse_pnpm_lock_text(std::string_view text, const std::string& 
     PnpmLock lock;
     lock.file = file;
     Reader reader(doc, file);
-    try {
-        LockReader(reader, lock).read(doc.root_node());
-    } catch (const pnpm_read::Failure& f) {
-        return error(f.message);
-    }
+    LockReader(reader, lock).read(doc.root_node());
+    if (reader.failure())
+        return *reader.failure();
     return lock;
 }
 

@@ -38,40 +38,38 @@ Result<PnpmModules> parse_pnpm_modules_yaml_text(std::string_view text, const st
     const pnpm_yaml::Doc& doc = docs->front();
     pnpm_read::Reader r(doc, file);
     PnpmModules out;
-    try {
-        const pnpm_yaml::Node& root = doc.root_node();
-        if (!root.is_map())
-            r.fail(root, fmt::format("expected a mapping, found {}", pnpm_yaml::describe(root)), reinstall);
-        bool has_max_length = false;
-        r.for_each(root, [&](const std::string& key, const pnpm_yaml::Node& v) {
-            if (key == "packageManager")
-                out.package_manager = r.string(v);
-            else if (key == "nodeLinker")
-                out.node_linker = r.string(v);
-            else if (key == "virtualStoreDir")
-                out.virtual_store_dir = r.string(v);
-            else if (key == "virtualStoreDirMaxLength") {
-                out.layout.max_length = r.unsigned_number(v);
-                has_max_length = true;
-            } else if (key == "hoistPattern")
-                r.strings(v, out.hoist_pattern);
-            else if (key == "publicHoistPattern")
-                r.strings(v, out.public_hoist_pattern);
-            else if (key == "hoistedDependencies")
-                r.for_each(v, [&](const std::string& from, const pnpm_yaml::Node& aliases) {
-                    r.string_map(aliases, out.hoisted_dependencies[from]);
-                });
-        });
-        const int major = pnpm_major_of(out.package_manager);
-        if (major == 0)
-            r.fail(root, fmt::format("`packageManager` is '{}', not pnpm@<version>", out.package_manager),
-                   "the .pnpm directory names depend on the pnpm major; reinstall with pnpm");
-        out.layout.pnpm_major = major;
-        if (!has_max_length)  // before pnpm 9.1 the length was fixed at 120
-            out.layout.max_length = 120;
-    } catch (const pnpm_read::Failure& f) {
-        return error(f.message);
-    }
+    const pnpm_yaml::Node& root = doc.root_node();
+    if (!root.is_map())
+        r.fail(root, fmt::format("expected a mapping, found {}", pnpm_yaml::describe(root)), reinstall);
+    bool has_max_length = false;
+    r.for_each(root, [&](const std::string& key, const pnpm_yaml::Node& v) {
+        if (key == "packageManager")
+            out.package_manager = r.string(v);
+        else if (key == "nodeLinker")
+            out.node_linker = r.string(v);
+        else if (key == "virtualStoreDir")
+            out.virtual_store_dir = r.string(v);
+        else if (key == "virtualStoreDirMaxLength") {
+            out.layout.max_length = r.unsigned_number(v);
+            has_max_length = true;
+        } else if (key == "hoistPattern")
+            r.strings(v, out.hoist_pattern);
+        else if (key == "publicHoistPattern")
+            r.strings(v, out.public_hoist_pattern);
+        else if (key == "hoistedDependencies")
+            r.for_each(v, [&](const std::string& from, const pnpm_yaml::Node& aliases) {
+                r.string_map(aliases, out.hoisted_dependencies[from]);
+            });
+    });
+    const int major = pnpm_major_of(out.package_manager);
+    if (major == 0)
+        r.fail(root, fmt::format("`packageManager` is '{}', not pnpm@<version>", out.package_manager),
+               "the .pnpm directory names depend on the pnpm major; reinstall with pnpm");
+    if (r.failure())
+        return *r.failure();
+    out.layout.pnpm_major = major;
+    if (!has_max_length)  // before pnpm 9.1 the length was fixed at 120
+        out.layout.max_length = 120;
     return out;
 }
 

@@ -17,7 +17,8 @@ void Reader::fail(const Node& at, std::string_view what, std::string_view todo) 
 
 void Reader::fail_at(std::uint32_t line, std::uint32_t column, std::string_view what, std::string_view todo) const
 {
-    throw Failure{fmt::format("{}:{}:{}: {}; {}", file_, line, column, what, todo)};
+    if (!failure_)
+        failure_ = error(fmt::format("{}:{}:{}: {}; {}", file_, line, column, what, todo));
 }
 
 void Reader::expected(const Node& n, std::string_view what) const
@@ -42,8 +43,11 @@ const Node* Reader::find(const Node& map, std::string_view key) const
 
 const std::string& Reader::string(const Node& n) const
 {
-    if (!n.is_scalar() || n.is_null())
+    static const std::string none;
+    if (!n.is_scalar() || n.is_null()) {
         expected(n, "a string");
+        return none;
+    }
     return n.text;
 }
 
@@ -56,6 +60,7 @@ bool Reader::boolean(const Node& n) const
             return false;
     }
     expected(n, "true or false");
+    return false;
 }
 
 std::size_t Reader::unsigned_number(const Node& n) const
@@ -64,6 +69,7 @@ std::size_t Reader::unsigned_number(const Node& n) const
         std::all_of(n.text.begin(), n.text.end(), [](char c) { return c >= '0' && c <= '9'; }))
         return std::stoull(n.text);
     expected(n, "a whole number");
+    return 0;
 }
 
 void Reader::strings(const Node& seq, std::vector<std::string>& out) const
@@ -71,8 +77,8 @@ void Reader::strings(const Node& seq, std::vector<std::string>& out) const
     if (seq.is_null())
         return;
     if (!seq.is_seq())
-        expected(seq, "a sequence");
-    for (std::uint32_t i = 0; i < seq.count; ++i)
+        return expected(seq, "a sequence");
+    for (std::uint32_t i = 0; i < seq.count && !failed(); ++i)
         out.push_back(string(doc_.child(seq, i)));
 }
 

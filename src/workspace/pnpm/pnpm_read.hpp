@@ -1,9 +1,12 @@
 // Typed reading of a pnpm_yaml::Doc with messages that say file:line:column, what was expected and what
-// to do. A mistake throws Failure, which the parse_* functions turn into an Error: it never leaves them.
+// to do. The first mistake is kept as the Reader's failure(), which the parse_* functions return; from
+// then on the loops visit nothing and an accessor that finds no value gives an empty one, so that a deep
+// descent needs no check at every step, only where it would go wrong on what it read.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,29 +16,27 @@
 
 namespace qk::workspace::pnpm_read {
 
-struct Failure {
-    std::string message;
-};
-
 class Reader {
 public:
     Reader(const pnpm_yaml::Doc& doc, const std::string& file) : doc_(doc), file_(file) {}
 
-    [[noreturn]] void fail(const pnpm_yaml::Node& at, std::string_view what, std::string_view todo) const;
-    [[noreturn]] void fail_at(std::uint32_t line, std::uint32_t column, std::string_view what,
-                              std::string_view todo) const;
+    // Keeps the first mistake: later ones follow from it.
+    void fail(const pnpm_yaml::Node& at, std::string_view what, std::string_view todo) const;
+    void fail_at(std::uint32_t line, std::uint32_t column, std::string_view what, std::string_view todo) const;
+    bool failed() const { return failure_.has_value(); }
+    const std::optional<Error>& failure() const { return failure_; }
 
     // Calls f(key node, value) for each entry of a mapping; null counts as an empty mapping.
     template <class F> void for_each_entry(const pnpm_yaml::Node& map, F&& f) const
     {
-        if (map.is_null())
+        if (failed() || map.is_null())
             return;
         if (!map.is_map())
-            expected(map, "a mapping");
-        for (std::uint32_t i = 0; i < map.count; i += 2) {
+            return expected(map, "a mapping");
+        for (std::uint32_t i = 0; i < map.count && !failed(); i += 2) {
             const pnpm_yaml::Node& key = doc_.child(map, i);
             if (!key.is_scalar())
-                expected(key, "a plain key");
+                return expected(key, "a plain key");
             f(key, doc_.child(map, i + 1));
         }
     }
@@ -55,10 +56,11 @@ public:
     std::string canonical(const pnpm_yaml::Node& n) const;
 
 private:
-    [[noreturn]] void expected(const pnpm_yaml::Node& n, std::string_view what) const;
+    void expected(const pnpm_yaml::Node& n, std::string_view what) const;
 
     const pnpm_yaml::Doc& doc_;
     const std::string& file_;
+    mutable std::optional<Error> failure_;  // mutable: reading is const, and meets a mistake as it reads
 };
 
 }  // namespace qk::workspace::pnpm_read
