@@ -75,9 +75,8 @@ Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::Recorder
                                               bool record)
 {
     if (mode == SandboxMode::enforce) {
-        if (record)
-            return error("--record cannot be combined with --sandbox=enforce yet: record with --sandbox (audit), "
-                         "or enforce without --record");
+        // run_many refuses --record with enforce before anything runs; enforce records refusals only.
+        (void)record;
         QK_TRY(enforce, SandboxEnforce::open(choice, session));
         return std::unique_ptr<Sandbox>(std::move(enforce).value());
     }

@@ -21,6 +21,7 @@
 
 using namespace qk::run;
 using qk::record::CancelToken;
+using qk::record::Launcher;
 using qk::record::LaunchRequest;
 using qk::record::ProcessLauncher;
 using qk::workspace::RunSpec;

@@ -80,7 +80,7 @@ struct TaskAudit {
     // Read back from a report (qk report merge): the suggestions it gave, since the roots above that
     // make them are not in it. nullopt for a task audited in this run: audit::suggest gives them.
     std::optional<std::vector<Suggestion>> given_suggestions;
-    // Set by the runner (src/run), not in the report: its commands failed (a non-zero exit, a signal).
+    // Set by the sandbox (src/sandbox), not in the report: its commands failed (a non-zero exit, a signal).
     // Under enforce the summary names such a task first, with what was refused, even when nothing it
     // did is listed: a run that failed on a refusal must say which task and why.
     bool failed = false;
