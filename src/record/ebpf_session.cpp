@@ -224,13 +224,13 @@ int EbpfSession::kill_followed(std::uint64_t id, std::chrono::milliseconds timeo
         }
         return tgids;
     };
-    std::set<std::uint32_t> killed;
+    std::set<std::uint32_t> killed, refused;
     std::vector<UniqueFd> exits;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // Rounds, for a process that forked as it was being killed: its child is a member too.
     for (std::vector<std::uint32_t> left; !(left = members()).empty();) {
         for (std::uint32_t tgid : left) {
-            if (killed.contains(tgid))
+            if (killed.contains(tgid) || refused.contains(tgid))
                 continue;
             // The pidfd pins the process; still a member once pinned means it is still the same one
             // (the programs remove a process when it exits, before its pid can be reused).
@@ -238,7 +238,11 @@ int EbpfSession::kill_followed(std::uint64_t id, std::chrono::milliseconds timeo
             std::uint64_t task = 0;
             if (!pidfd.valid() || bpf_map_lookup_elem(fd, &tgid, &task) != 0 || task != id)
                 continue;
-            ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+            // ESRCH: it ended since the lookup. Another refusal is not counted as killed, nor tried again.
+            if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) != 0 && errno != ESRCH) {
+                refused.insert(tgid);
+                continue;
+            }
             killed.insert(tgid);
             exits.push_back(std::move(pidfd));
         }

@@ -209,7 +209,7 @@ void remove_tree(const char* path)
 
 [[noreturn]] void guard(int in)
 {
-    ::prctl(PR_SET_NAME, "qk-guardian", 0, 0, 0);
+    (void)::prctl(PR_SET_NAME, "qk-guardian", 0, 0, 0);  // the name ps shows, nothing more
     // ^C and the terminal's hangup are for qk, which stops its tasks itself; the guardian acts only
     // once qk is gone.
     struct sigaction ign {};
@@ -277,8 +277,8 @@ void start()
         // the guardian from ever seeing qk go, or keep qk's locks held after it died.
         int devnull = ::open("/dev/null", O_RDWR);
         for (int fd = 0; fd < 3; fd++)
-            if (devnull >= 0 && devnull != fd)
-                ::dup2(devnull, fd);
+            if (devnull >= 0 && devnull != fd && ::dup2(devnull, fd) < 0)
+                ::_exit(1);  // as for fd 3 below: no guardian, rather than one holding qk's pipes open
         ::close(fds[1]);
         if (fds[0] != 3 && ::dup2(fds[0], 3) < 0)
             ::_exit(1);
