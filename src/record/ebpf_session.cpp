@@ -25,8 +25,9 @@
 namespace qk::record {
 namespace {
 
-// libbpf is used for the ring buffer only; its messages are noise unless asked for.
-int libbpf_log(enum libbpf_print_level level, const char* format, va_list args)
+// libbpf is used for the ring buffer only; its messages are noise unless asked for. (The attribute tells
+// -Wformat=2 that the format is libbpf's, checked where libbpf writes it.)
+[[gnu::format(printf, 2, 0)]] int libbpf_log(enum libbpf_print_level level, const char* format, va_list args)
 {
     if (level == LIBBPF_DEBUG || !std::getenv("QK_DEBUG_BPF"))
         return 0;
