@@ -25,7 +25,7 @@ std::string status_field(const char* name)
             out.erase(out.find_last_not_of(" \t\n") + 1);
             break;
         }
-    std::fclose(f);
+    (void)std::fclose(f);  // opened for reading: nothing to lose
     return out;
 }
 
@@ -39,7 +39,7 @@ int sysctl_value(const char* path)
     int v = -1;
     if (std::fscanf(f, "%d", &v) != 1)
         v = -1;
-    std::fclose(f);
+    (void)std::fclose(f);  // opened for reading: nothing to lose
     return v;
 }
 
