@@ -1,5 +1,6 @@
 #include "setup_error.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,9 +37,14 @@ int sysctl_value(const char* path)
     std::FILE* f = std::fopen(path, "re");
     if (!f)
         return -1;
+    // One line, a whole number: anything else is -1 (fscanf would take "12abc" as 12 and overflow silently).
     int v = -1;
-    if (std::fscanf(f, "%d", &v) != 1)
-        v = -1;
+    char line[32] = {};
+    if (std::fgets(line, sizeof line, f)) {
+        const char* last = line + std::strcspn(line, "\n");
+        if (auto [end, ec] = std::from_chars(line, last, v); ec != std::errc() || end != last)
+            v = -1;
+    }
     (void)std::fclose(f);  // opened for reading: nothing to lose
     return v;
 }
