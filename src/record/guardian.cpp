@@ -52,8 +52,11 @@ void remember_cgroup(const char* path, bool add)
     for (auto& slot : g_cgroups)
         if (add ? slot[0] == 0 : std::strcmp(slot, path) == 0) {
             if (add) {
-                std::strncpy(slot, path, kPathMax - 1);
-                slot[kPathMax - 1] = 0;
+                // Never cut short: a prefix of a cgroup's path names another cgroup (its parent, say).
+                const std::size_t n = std::strlen(path);
+                if (n >= static_cast<std::size_t>(kPathMax))
+                    return;
+                std::memcpy(slot, path, n + 1);
             } else {
                 slot[0] = 0;
             }
