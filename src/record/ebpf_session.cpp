@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -63,8 +64,11 @@ bool power_of_two(std::size_t n) { return n && !(n & (n - 1)); }
 
 std::string ebpf_kernel_hint(std::string_view release)
 {
+    // "<major>.<minor>", each a number that fits (sscanf would wrap one that does not).
     unsigned major = 0, minor = 0;
-    if (std::sscanf(std::string(release).c_str(), "%u.%u", &major, &minor) != 2)
+    const char* end = release.data() + release.size();
+    auto [dot, ec] = std::from_chars(release.data(), end, major);
+    if (ec != std::errc() || dot == end || *dot != '.' || std::from_chars(dot + 1, end, minor).ec != std::errc())
         return {};
     if (major > 5 || (major == 5 && minor >= 17))
         return {};
