@@ -199,7 +199,7 @@ Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, std::v
     // with discard costs milliseconds each, a tmpfs costs nothing and takes user.* xattrs (Linux 6.6).
     if (::mount("qk-mask", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=16m") != 0)
         return setup_error("read-mask", "cannot mount a tmpfs on " + dir + " for the read mask");
-    auto built = enforce::build_read_mask(root, dir, std::move(visible), hidden);
+    auto built = enforce::build_read_mask(root, dir, visible, hidden);
     if (!built)
         return SetupError{"read-mask", built.error().sys_errno, built.error().message};
     return std::nullopt;
