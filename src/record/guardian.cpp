@@ -81,11 +81,24 @@ void apply(const char* line)
     }
 }
 
+// `path` then `suffix` into `out`, or false when they do not fit (never cut short). No allocation and
+// no locks: the guardian is forked from a threaded qk and never execs.
+template <std::size_t N>
+bool join(char (&out)[N], const char* path, const char* suffix)
+{
+    const std::size_t a = std::strlen(path), b = std::strlen(suffix);
+    if (a + b >= N)
+        return false;
+    std::memcpy(out, path, a);
+    std::memcpy(out + a, suffix, b + 1);
+    return true;
+}
+
 void kill_cgroup(const char* path)
 {
     char file[kPathMax + 16];
-    std::strcpy(file, path);
-    std::strcat(file, "/cgroup.kill");
+    if (!join(file, path, "/cgroup.kill"))
+        return;
     int fd = ::open(file, O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
         bool done = ::write(fd, "1", 1) == 1;
@@ -94,8 +107,8 @@ void kill_cgroup(const char* path)
             return;
     }
     // Before Linux 5.14: each process listed, a few rounds for what forked meanwhile.
-    std::strcpy(file, path);
-    std::strcat(file, "/cgroup.procs");
+    if (!join(file, path, "/cgroup.procs"))
+        return;
     for (int round = 0; round < 8; round++) {
         fd = ::open(file, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -130,8 +143,8 @@ long now_ms()
 bool wait_empty(const char* path, long deadline)
 {
     char file[kPathMax + 16];
-    std::strcpy(file, path);
-    std::strcat(file, "/cgroup.events");
+    if (!join(file, path, "/cgroup.events"))
+        return false;
     int fd = ::open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT;
@@ -179,7 +192,7 @@ bool descend()
             if (used + 1 + std::strlen(name) >= sizeof(g_tree))
                 continue;
             g_tree[used] = '/';
-            std::strcpy(g_tree + used + 1, name);
+            std::memcpy(g_tree + used + 1, name, std::strlen(name) + 1);  // it fits: checked above
             found = true;
         }
         if (found)
@@ -193,7 +206,8 @@ bool descend()
 // directory iterator's allocations.
 void remove_tree(const char* path)
 {
-    std::strcpy(g_tree, path);
+    if (!join(g_tree, path, ""))
+        return;
     const std::size_t root = std::strlen(path);
     for (int step = 0; step < 100000; step++) {
         if (::rmdir(g_tree) == 0 || errno == ENOENT) {
