@@ -49,7 +49,8 @@ int run_affected(const AffectedOptions& o)
     }
     std::printf("qk affected: %zu changed file%s; affected: %s\n", changed.size(), changed.size() == 1 ? "" : "s",
                 affected.empty() ? "none" : printable_join(affected, ", ").c_str());
-    std::fflush(stdout);
+    if (std::fflush(stdout) != 0)  // before the tasks' own output
+        throw FatalError(sys_error("cannot write to standard output"));
     if (projects.empty()) {
         std::printf("qk affected: no affected project has target %s: nothing to run\n",
                     printable_join(o.run.targets, ",").c_str());

@@ -13,9 +13,9 @@ int run_doctor(const DoctorOptions& options)
         throw FatalError("qk doctor --sandbox=" + options.mode + ": the modes are audit and enforce");
     DoctorReport report = doctor(options.directory);
     std::string text = doctor_text(report);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+    const bool shown = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
     bool works = options.mode == "enforce" ? report.enforce_works : report.audit_works;
-    return works && report.workspace_ok ? 0 : 1;
+    return works && report.workspace_ok && shown ? 0 : 1;
 }
 
 }  // namespace qk::cli

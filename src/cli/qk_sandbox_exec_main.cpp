@@ -18,8 +18,8 @@ int main(int argc, char** argv)
     using namespace qk;
     if (argc == 4 && std::string_view(argv[1]) == "--probe") {
         std::string text = enforce::encode(sandbox_exec::probe(argv[2], argv[3]));
-        std::fwrite(text.data(), 1, text.size(), stdout);
-        return 0;
+        // qk reads it through a pipe: one cut short must not pass for a whole report.
+        return std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && std::fflush(stdout) == 0 ? 0 : 1;
     }
     if (argc < 4 || std::string_view(argv[2]) != "--") {
         std::fprintf(stderr, "usage: qk-sandbox-exec PLAN -- PROGRAM ARGS...\n"

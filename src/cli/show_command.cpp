@@ -20,7 +20,11 @@ namespace {
 
 // The text forms escape every name from the workspace as they format it (qk::printable): a directory or
 // a script named with terminal escapes is shown, not played. The JSON forms keep the bytes.
-void print(const std::string& s) { std::fwrite(s.data(), 1, s.size(), stdout); }
+void print(const std::string& s)
+{
+    if (std::fwrite(s.data(), 1, s.size(), stdout) != s.size())
+        throw FatalError(sys_error("cannot write to standard output"));
+}
 
 int show_projects(const key::Session& s, bool json)
 {

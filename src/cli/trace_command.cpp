@@ -30,7 +30,8 @@ namespace {
 void write_atomically(const std::string& path, const std::string& text)
 {
     if (path == "-") {
-        std::fwrite(text.data(), 1, text.size(), stdout);
+        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+            throw FatalError(sys_error("cannot write the trace to standard output"));
         return;
     }
     if (Status s = write_file_atomically(path, text); !s)

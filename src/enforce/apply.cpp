@@ -104,7 +104,10 @@ Result<Applier::WsDir> Applier::ensure_ws_dir(std::string_view rel)
             failure = errno;
             return false;
         }
-        ::fchmodat(parent, name.c_str(), mode, 0);  // as the task left it, not as our umask would
+        if (::fchmodat(parent, name.c_str(), mode, 0) != 0) {  // as the task left it, not as our umask would
+            failure = errno;
+            return false;
+        }
         return true;
     };
     auto opened = ws_.open(rel, repair);

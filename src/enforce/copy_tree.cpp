@@ -86,14 +86,14 @@ Status copy_tree(int from_dir, const std::string& from, int to_dir, const std::s
         target.resize(static_cast<std::size_t>(n));
         if (::symlinkat(target.c_str(), to_dir, to.c_str()) != 0)
             return sys_error(fmt::format("cannot recreate link {}", shown));
-        ::utimensat(to_dir, to.c_str(), times, AT_SYMLINK_NOFOLLOW);  // best effort: a link's times
+        (void)::utimensat(to_dir, to.c_str(), times, AT_SYMLINK_NOFOLLOW);  // best effort: a link's times
         return {};
     }
     if (!S_ISDIR(st.st_mode)) {
         // fifos and sockets are remade empty; a device needs CAP_MKNOD, and says so when it fails.
         if (::mknodat(to_dir, to.c_str(), st.st_mode, st.st_rdev) != 0)
             return sys_error(fmt::format("cannot recreate {} (a special file)", shown));
-        ::utimensat(to_dir, to.c_str(), times, AT_SYMLINK_NOFOLLOW);
+        (void)::utimensat(to_dir, to.c_str(), times, AT_SYMLINK_NOFOLLOW);  // best effort, as a link's
         return {};
     }
     if (::mkdirat(to_dir, to.c_str(), 0700) != 0)

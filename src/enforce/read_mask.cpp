@@ -154,7 +154,7 @@ private:
 }  // namespace
 
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
-                                       std::vector<std::string> visible, const std::vector<std::string>& also_hidden)
+                                       const std::vector<std::string>& visible, const std::vector<std::string>& also_hidden)
 {
     Node tree;
     for (const std::string& v : visible)

@@ -110,8 +110,9 @@ Status remove_contents(int fd, std::string_view shown)
     // A directory a tool made read-only (or the overlay's mode-000 work/work) cannot be emptied by its
     // owner until it is given back owner rights; root does not need them.
     struct stat st;
+    // Best effort: group or other bits may allow it all the same, and a removal that needed it says why.
     if (::fstat(fd, &st) == 0 && (st.st_mode & S_IRWXU) != S_IRWXU)
-        ::fchmod(fd, (st.st_mode & 07777) | S_IRWXU);
+        (void)::fchmod(fd, (st.st_mode & 07777) | S_IRWXU);
     auto entries = list_dir(fd);
     if (!entries)
         return sys_error(fmt::format("cannot list {} to remove it", shown), entries.error().sys_errno);

@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -25,8 +26,9 @@
 namespace qk::record {
 namespace {
 
-// libbpf is used for the ring buffer only; its messages are noise unless asked for.
-int libbpf_log(enum libbpf_print_level level, const char* format, va_list args)
+// libbpf is used for the ring buffer only; its messages are noise unless asked for. (The attribute tells
+// -Wformat=2 that the format is libbpf's, checked where libbpf writes it.)
+[[gnu::format(printf, 2, 0)]] int libbpf_log(enum libbpf_print_level level, const char* format, va_list args)
 {
     if (level == LIBBPF_DEBUG || !std::getenv("QK_DEBUG_BPF"))
         return 0;
@@ -62,8 +64,11 @@ bool power_of_two(std::size_t n) { return n && !(n & (n - 1)); }
 
 std::string ebpf_kernel_hint(std::string_view release)
 {
+    // "<major>.<minor>", each a number that fits (sscanf would wrap one that does not).
     unsigned major = 0, minor = 0;
-    if (std::sscanf(std::string(release).c_str(), "%u.%u", &major, &minor) != 2)
+    const char* end = release.data() + release.size();
+    auto [dot, ec] = std::from_chars(release.data(), end, major);
+    if (ec != std::errc() || dot == end || *dot != '.' || std::from_chars(dot + 1, end, minor).ec != std::errc())
         return {};
     if (major > 5 || (major == 5 && minor >= 17))
         return {};
@@ -226,13 +231,13 @@ int EbpfSession::kill_followed(std::uint64_t id, std::chrono::milliseconds timeo
         }
         return tgids;
     };
-    std::set<std::uint32_t> killed;
+    std::set<std::uint32_t> killed, refused;
     std::vector<UniqueFd> exits;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     // Rounds, for a process that forked as it was being killed: its child is a member too.
     for (std::vector<std::uint32_t> left; !(left = members()).empty();) {
         for (std::uint32_t tgid : left) {
-            if (killed.contains(tgid))
+            if (killed.contains(tgid) || refused.contains(tgid))
                 continue;
             // The pidfd pins the process; still a member once pinned means it is still the same one
             // (the programs remove a process when it exits, before its pid can be reused).
@@ -240,7 +245,11 @@ int EbpfSession::kill_followed(std::uint64_t id, std::chrono::milliseconds timeo
             std::uint64_t task = 0;
             if (!pidfd.valid() || bpf_map_lookup_elem(fd, &tgid, &task) != 0 || task != id)
                 continue;
-            ::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0);
+            // ESRCH: it ended since the lookup. Another refusal is not counted as killed, nor tried again.
+            if (::syscall(SYS_pidfd_send_signal, pidfd.get(), SIGKILL, nullptr, 0) != 0 && errno != ESRCH) {
+                refused.insert(tgid);
+                continue;
+            }
             killed.insert(tgid);
             exits.push_back(std::move(pidfd));
         }

@@ -52,8 +52,11 @@ void remember_cgroup(const char* path, bool add)
     for (auto& slot : g_cgroups)
         if (add ? slot[0] == 0 : std::strcmp(slot, path) == 0) {
             if (add) {
-                std::strncpy(slot, path, kPathMax - 1);
-                slot[kPathMax - 1] = 0;
+                // Never cut short: a prefix of a cgroup's path names another cgroup (its parent, say).
+                const std::size_t n = std::strlen(path);
+                if (n >= static_cast<std::size_t>(kPathMax))
+                    return;
+                std::memcpy(slot, path, n + 1);
             } else {
                 slot[0] = 0;
             }
@@ -78,11 +81,24 @@ void apply(const char* line)
     }
 }
 
+// `path` then `suffix` into `out`, or false when they do not fit (never cut short). No allocation and
+// no locks: the guardian is forked from a threaded qk and never execs.
+template <std::size_t N>
+bool join(char (&out)[N], const char* path, const char* suffix)
+{
+    const std::size_t a = std::strlen(path), b = std::strlen(suffix);
+    if (a + b >= N)
+        return false;
+    std::memcpy(out, path, a);
+    std::memcpy(out + a, suffix, b + 1);
+    return true;
+}
+
 void kill_cgroup(const char* path)
 {
     char file[kPathMax + 16];
-    std::strcpy(file, path);
-    std::strcat(file, "/cgroup.kill");
+    if (!join(file, path, "/cgroup.kill"))
+        return;
     int fd = ::open(file, O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
         bool done = ::write(fd, "1", 1) == 1;
@@ -91,8 +107,8 @@ void kill_cgroup(const char* path)
             return;
     }
     // Before Linux 5.14: each process listed, a few rounds for what forked meanwhile.
-    std::strcpy(file, path);
-    std::strcat(file, "/cgroup.procs");
+    if (!join(file, path, "/cgroup.procs"))
+        return;
     for (int round = 0; round < 8; round++) {
         fd = ::open(file, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
@@ -127,8 +143,8 @@ long now_ms()
 bool wait_empty(const char* path, long deadline)
 {
     char file[kPathMax + 16];
-    std::strcpy(file, path);
-    std::strcat(file, "/cgroup.events");
+    if (!join(file, path, "/cgroup.events"))
+        return false;
     int fd = ::open(file, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT;
@@ -176,7 +192,7 @@ bool descend()
             if (used + 1 + std::strlen(name) >= sizeof(g_tree))
                 continue;
             g_tree[used] = '/';
-            std::strcpy(g_tree + used + 1, name);
+            std::memcpy(g_tree + used + 1, name, std::strlen(name) + 1);  // it fits: checked above
             found = true;
         }
         if (found)
@@ -190,7 +206,8 @@ bool descend()
 // directory iterator's allocations.
 void remove_tree(const char* path)
 {
-    std::strcpy(g_tree, path);
+    if (!join(g_tree, path, ""))
+        return;
     const std::size_t root = std::strlen(path);
     for (int step = 0; step < 100000; step++) {
         if (::rmdir(g_tree) == 0 || errno == ENOENT) {
@@ -209,7 +226,7 @@ void remove_tree(const char* path)
 
 [[noreturn]] void guard(int in)
 {
-    ::prctl(PR_SET_NAME, "qk-guardian", 0, 0, 0);
+    (void)::prctl(PR_SET_NAME, "qk-guardian", 0, 0, 0);  // the name ps shows, nothing more
     // ^C and the terminal's hangup are for qk, which stops its tasks itself; the guardian acts only
     // once qk is gone.
     struct sigaction ign {};
@@ -277,8 +294,8 @@ void start()
         // the guardian from ever seeing qk go, or keep qk's locks held after it died.
         int devnull = ::open("/dev/null", O_RDWR);
         for (int fd = 0; fd < 3; fd++)
-            if (devnull >= 0 && devnull != fd)
-                ::dup2(devnull, fd);
+            if (devnull >= 0 && devnull != fd && ::dup2(devnull, fd) < 0)
+                ::_exit(1);  // as for fd 3 below: no guardian, rather than one holding qk's pipes open
         ::close(fds[1]);
         if (fds[0] != 3 && ::dup2(fds[0], 3) < 0)
             ::_exit(1);
@@ -287,7 +304,8 @@ void start()
             for (int fd = 4; fd < (max > 0 && max < 65536 ? max : 65536); ++fd)
                 ::close(fd);
         }
-        ::setpgid(0, 0);  // a stop of qk's process group (^Z, a job-control kill) is not for it
+        if (::setpgid(0, 0) != 0)  // a stop of qk's process group (^Z, a job-control kill) is not for it
+            ::_exit(1);
         guard(3);
     }
     ::close(fds[0]);

@@ -67,7 +67,7 @@ void close_other_fds_on_exec()
     struct rlimit lim {};
     int max = ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < 65536 ? static_cast<int>(lim.rlim_cur) : 65536;
     for (int fd = 3; fd < max; fd++)
-        ::fcntl(fd, F_SETFD, FD_CLOEXEC);
+        ::fcntl(fd, F_SETFD, FD_CLOEXEC);  // NOLINT(bugprone-unused-return-value): most are not open (EBADF)
 }
 
 // The child side, between fork and exec. Signals are all blocked on entry (see spawn).

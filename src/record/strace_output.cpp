@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -28,8 +30,12 @@ bool traced_by(pid_t pid, pid_t tracer)
 {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");
     for (std::string line; std::getline(status, line);)
-        if (line.starts_with("TracerPid:"))
-            return std::atoi(line.c_str() + 10) == tracer;
+        if (line.starts_with("TracerPid:")) {
+            std::string_view v = std::string_view(line).substr(10);
+            v.remove_prefix(std::min(v.find_first_not_of(" \t"), v.size()));
+            pid_t p = 0;
+            return std::from_chars(v.data(), v.data() + v.size(), p).ec == std::errc() && p == tracer;
+        }
     return false;
 }
 
@@ -43,7 +49,9 @@ std::vector<pid_t> tracees_of(pid_t tracer)
         std::string name = entry.path().filename().string();
         if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos)
             continue;
-        pid_t pid = static_cast<pid_t>(std::atoi(name.c_str()));
+        pid_t pid = 0;
+        if (std::from_chars(name.data(), name.data() + name.size(), pid).ec != std::errc())
+            continue;  // more digits than a pid has
         if (traced_by(pid, tracer))
             pids.push_back(pid);
     }

@@ -80,7 +80,7 @@ private:
     Status decode_path_op(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_open_handle(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_remap(Task& t, const strace::Call& call, const strace::Return& ret);
-    void follow_rename(const FsOp& rename);
+    void follow_rename(const FsOp& op);
     // The directory relative names of a *at call start from: the dirfd's -y path, or the cwd.
     Result<std::optional<std::string>> dirfd_base(Task& t, std::string_view arg);
     // A path argument; nullopt when the event cannot be recorded (and the recording says so).

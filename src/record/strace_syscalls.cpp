@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -128,7 +129,9 @@ std::optional<std::string> handle_path(std::string_view mount_arg, std::string_v
     std::vector<unsigned char> storage(sizeof(file_handle) + quoted->bytes.size());
     auto* handle = reinterpret_cast<file_handle*>(storage.data());
     handle->handle_bytes = static_cast<unsigned>(quoted->bytes.size());
-    handle->handle_type = std::atoi(std::string(*type).c_str());
+    // A type that is not a number (a name from a later strace) is no handle to open, not type 0.
+    if (std::from_chars(type->data(), type->data() + type->size(), handle->handle_type).ec != std::errc())
+        return std::nullopt;
     std::memcpy(handle->f_handle, quoted->bytes.data(), quoted->bytes.size());
     // Any directory on that filesystem will do: the fd's own, or the one it is in (opening a FIFO or a
     // device here could block or act). Not O_PATH, which open_by_handle_at refuses.

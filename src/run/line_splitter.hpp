@@ -12,7 +12,7 @@ class LineSplitter {
 public:
     // A longer line is passed on in pieces of this size, so that a command printing without newlines
     // (a progress bar) is neither held back nor buffered without bound.
-    static constexpr std::size_t kMaxLine = 64 * 1024;
+    static constexpr std::size_t kMaxLine = std::size_t{64} * 1024;
     // A piece is a line with its '\n', or a part of one without it.
     using PieceFn = std::function<void(std::string_view piece)>;
 

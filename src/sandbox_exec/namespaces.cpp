@@ -192,14 +192,14 @@ Step enter_namespaces(bool pid_namespace)
     return std::nullopt;
 }
 
-Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, std::vector<std::string> visible,
+Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
                          const std::vector<std::string>& hidden)
 {
     // A tmpfs rather than the sandbox directory's disk: freeing a few dozen directories on ext4 mounted
     // with discard costs milliseconds each, a tmpfs costs nothing and takes user.* xattrs (Linux 6.6).
     if (::mount("qk-mask", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=16m") != 0)
         return setup_error("read-mask", "cannot mount a tmpfs on " + dir + " for the read mask");
-    auto built = enforce::build_read_mask(root, dir, std::move(visible), hidden);
+    auto built = enforce::build_read_mask(root, dir, visible, hidden);
     if (!built)
         return SetupError{"read-mask", built.error().sys_errno, built.error().message};
     return std::nullopt;
@@ -293,7 +293,7 @@ Step mount_overlay(const OverlaySpec& s)
     if (!s.mask.empty()) {
         std::vector<std::string> visible = s.visible;
         visible.insert(visible.end(), s.binds.begin(), s.binds.end());
-        if (auto e = build_mask_on_tmpfs(s.mask, s.root, std::move(visible), s.hidden))
+        if (auto e = build_mask_on_tmpfs(s.mask, s.root, visible, s.hidden))
             return e;
     }
     if (auto e = mount_overlay_layers({s.root, s.upper, s.work, s.root, s.mask}))

@@ -48,7 +48,7 @@ Step protect_machinery(const OverlaySpec& spec);
 
 // Mounts a tmpfs on `dir` (in this mount namespace) and builds there the read mask of `root` that
 // leaves `visible` in view, less `hidden`. Nothing is left to remove: the tmpfs goes with the namespace.
-Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, std::vector<std::string> visible,
+Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
                          const std::vector<std::string>& hidden);
 
 // Opens `rel` beneath `root_fd` refusing every link on the way and the last component too (O_PATH).

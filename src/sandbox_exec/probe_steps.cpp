@@ -62,8 +62,9 @@ Step try_read_mask(const std::string& base)
     const bool right = ::stat((merged + "/shown").c_str(), &st) == 0 && ::stat((merged + "/hidden").c_str(), &st) != 0 &&
                        errno == ENOENT && ::stat((merged + "/dir/inside").c_str(), &st) != 0 && errno == ENOENT &&
                        ::stat((merged + "/dir").c_str(), &st) == 0;
-    ::umount2(merged.c_str(), MNT_DETACH);
-    ::umount2(mask.c_str(), MNT_DETACH);
+    // A mount left behind goes with this child's mount namespace.
+    (void)::umount2(merged.c_str(), MNT_DETACH);
+    (void)::umount2(mask.c_str(), MNT_DETACH);
     if (!right)
         return setup_error("read-mask", "an overlay whiteout or opaque directory in a lower layer hid nothing");
     return std::nullopt;
@@ -87,7 +88,7 @@ Step try_overlay(const std::string& lower, const std::string& base, const std::s
         if (!f.valid() || ::stat((upper + "/" + check).c_str(), &st) != 0)
             return setup_error("overlay", "a write through the overlay did not land in its upper layer");
     }
-    ::umount2(merged.c_str(), MNT_DETACH);
+    (void)::umount2(merged.c_str(), MNT_DETACH);  // one left behind goes with this child's mount namespace
     return std::nullopt;
 }
 

@@ -1,5 +1,6 @@
 #include "setup_error.hpp"
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,7 +26,7 @@ std::string status_field(const char* name)
             out.erase(out.find_last_not_of(" \t\n") + 1);
             break;
         }
-    std::fclose(f);
+    (void)std::fclose(f);  // opened for reading: nothing to lose
     return out;
 }
 
@@ -36,10 +37,15 @@ int sysctl_value(const char* path)
     std::FILE* f = std::fopen(path, "re");
     if (!f)
         return -1;
+    // One line, a whole number: anything else is -1 (fscanf would take "12abc" as 12 and overflow silently).
     int v = -1;
-    if (std::fscanf(f, "%d", &v) != 1)
-        v = -1;
-    std::fclose(f);
+    char line[32] = {};
+    if (std::fgets(line, sizeof line, f)) {
+        const char* last = line + std::strcspn(line, "\n");
+        if (auto [end, ec] = std::from_chars(line, last, v); ec != std::errc() || end != last)
+            v = -1;
+    }
+    (void)std::fclose(f);  // opened for reading: nothing to lose
     return v;
 }
 

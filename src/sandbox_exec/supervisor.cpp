@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
@@ -131,7 +133,8 @@ void kill_descendants()
             break;
         for (std::size_t pos = 0; pos < text->size();) {
             std::size_t end = text->find(' ', pos);
-            pid_t pid = std::atoi(text->substr(pos, end - pos).c_str());
+            pid_t pid = 0;  // stays 0, and is skipped, where the field is not a number
+            (void)std::from_chars(text->data() + pos, text->data() + std::min(end, text->size()), pid);
             if (pid > 0)
                 ::kill(pid, SIGKILL);
             pos = end == std::string::npos ? text->size() : end + 1;
@@ -258,6 +261,14 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
     std::string said;
     (void)read_all(from_child.get(), said);
     std::optional<int> command_status;
+    // A field that is not a whole number is nothing, not 0 (which would be a success).
+    auto number = [](const std::string& s) -> std::optional<int> {
+        int v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (ec != std::errc() || end != s.data() + s.size())
+            return std::nullopt;
+        return v;
+    };
     for (std::size_t pos = 0; pos < said.size();) {
         std::size_t nl = said.find('\n', pos);
         std::string line = said.substr(pos, nl - pos);
@@ -271,13 +282,13 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
             s = tab + 1;
         }
         if (f[0] == "rules" && f.size() == 4) {
-            result.landlock_abi = std::atoi(f[1].c_str());
+            result.landlock_abi = number(f[1]).value_or(0);
             result.rules_added = std::strtoul(f[2].c_str(), nullptr, 10);
             result.grants_missing = std::strtoul(f[3].c_str(), nullptr, 10);
         } else if (f[0] == "setup" && f.size() == 4) {
-            result.setup = enforce::SandboxResult::SetupFailure{f[1], std::atoi(f[2].c_str()), f[3]};
+            result.setup = enforce::SandboxResult::SetupFailure{f[1], number(f[2]).value_or(0), f[3]};
         } else if (f[0] == "status" && f.size() == 2) {
-            command_status = std::atoi(f[1].c_str());
+            command_status = number(f[1]);
         }
     }
     if (result.setup && !qk_gone)

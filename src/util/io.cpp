@@ -22,7 +22,7 @@ Status write_all(int fd, std::string_view data)
 Status read_all(int fd, std::string& out, std::size_t size_hint)
 {
     std::size_t have = out.size();
-    out.resize(have + (size_hint ? size_hint : 64 * 1024));
+    out.resize(have + (size_hint ? size_hint : std::size_t{64} * 1024));
     for (;;) {
         if (have == out.size())
             out.resize(out.size() * 2);

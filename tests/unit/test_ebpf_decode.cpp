@@ -175,6 +175,7 @@ TEST_CASE("a kernel too old for the recorder is named in the load error", "[reco
     CHECK(ebpf_kernel_hint("5.17.0").empty());
     CHECK(ebpf_kernel_hint("10.1").empty());
     CHECK(ebpf_kernel_hint("garbage").empty());  // unknown: say nothing rather than guess
+    CHECK(ebpf_kernel_hint("4294967301.1").empty());  // too big to be a version: not wrapped around to 5.1
     auto hint = ebpf_kernel_hint("5.15.0-91-generic");
     CHECK(hint.find("this kernel is 5.15") != std::string::npos);
     CHECK(hint.find("--recorder strace") != std::string::npos);

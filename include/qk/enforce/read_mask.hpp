@@ -31,7 +31,7 @@ struct ReadMaskCounts {
 // (what tasks running beside it will write) and must stay out of its view. The directories on the way
 // are opened without following a link; one that is a link, or missing, hides nothing beneath it.
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
-                                       std::vector<std::string> visible,
+                                       const std::vector<std::string>& visible,
                                        const std::vector<std::string>& also_hidden = {});
 
 }  // namespace qk::enforce

@@ -36,7 +36,7 @@ inline Error error(std::string message, ErrorKind kind = ErrorKind::other)
     return Error{std::move(message), 0, kind};
 }
 // "what: strerror(errno)", keeping errno for callers that branch on it.
-inline Error sys_error(std::string what, int err = errno)
+inline Error sys_error(const std::string& what, int err = errno)
 {
     return Error{what + ": " + std::strerror(err), err};
 }
@@ -88,8 +88,8 @@ using Status = Result<void>;
 class FatalError : public std::runtime_error {
 public:
     explicit FatalError(const Error& e, int exit_code = 2) : std::runtime_error(e.message), exit_code_(exit_code) {}
-    explicit FatalError(std::string message, int exit_code = 2)
-        : std::runtime_error(std::move(message)), exit_code_(exit_code) {}
+    explicit FatalError(const std::string& message, int exit_code = 2)
+        : std::runtime_error(message), exit_code_(exit_code) {}
     int exit_code() const { return exit_code_; }
 
 private:
@@ -118,7 +118,7 @@ T or_fatal(Result<T> r)
         throw FatalError(r.error());
     return std::move(r).value();
 }
-inline void or_fatal(Status s)
+inline void or_fatal(const Status& s)
 {
     if (!s)
         throw FatalError(s.error());

@@ -169,8 +169,12 @@ Status remove_tree(int dirfd, const std::string& name, std::string_view display)
             names.emplace_back(n);
     }
     // A read-only directory (some tools make them) must be writable to empty it.
-    if (!names.empty() && ::faccessat(::dirfd(dir), ".", W_OK | X_OK, AT_EACCESS) != 0)
-        ::fchmod(::dirfd(dir), 0700);
+    if (!names.empty() && ::faccessat(::dirfd(dir), ".", W_OK | X_OK, AT_EACCESS) != 0 &&
+        ::fchmod(::dirfd(dir), 0700) != 0) {
+        Status s = sys_error(fmt::format("cannot make {} writable to empty it", display));
+        ::closedir(dir);
+        return s;
+    }
     Status result;
     for (const std::string& n : names) {
         if (Status s = remove_tree(::dirfd(dir), n, fmt::format("{}/{}", display, n)); !s) {

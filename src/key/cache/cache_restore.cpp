@@ -37,8 +37,9 @@ Status prune(const OutputSet& set, UniqueFd fd, const std::string& rel, bool who
     fd.release();
     const int at = ::dirfd(dir.get());
     // A read-only directory (some tools make them) must be writable to empty it.
+    // Best effort: the outputs may match nothing here, and a removal it was needed for says why it failed.
     if (::faccessat(at, ".", W_OK | X_OK, AT_EACCESS) != 0)
-        ::fchmod(at, 0700);
+        (void)::fchmod(at, 0700);
     while (dirent* e = ::readdir(dir.get())) {
         std::string_view name = e->d_name;
         if (name == "." || name == "..")
