@@ -156,7 +156,9 @@ struct qk_task_stats {
  * failure is never recorded. */
 #define QK_TASK_DENIALS 2ULL
 /* Only refusals are recorded: no success, no probe (enforce, which judges writes by its overlay's upper
- * layer and needs only what Landlock refused). With QK_TASK_DENIALS. Process events still come. */
+ * layer and needs only what Landlock refused). With QK_TASK_DENIALS. Process events still come. Probes,
+ * when asked for too (enforce over a read mask), are sent once per task for each name and the directory
+ * it was looked up from, however often it is looked up. */
 #define QK_TASK_DENIALS_ONLY 4ULL
 /* Lookups that only look (stat, statx, access, faccessat) and found nothing are sent as LOOK: for
  * enforce over a read mask, where a file the task may not read is not there and tools look before they

@@ -50,6 +50,24 @@ struct {
     __uint(max_entries, 1);
 } scratch_event SEC(".maps");
 
+/* Probes already sent for a task that wants only its refusals (enforce): key -> 1. Over a read mask a
+ * probe is what a refused read looks like, so each is needed once per task, not once per lookup (a
+ * compiler probes the same header in the same directories for every source; 528,000 probes made up
+ * most of enforce's cost on a 50-project build). Least recently used keys make room. */
+struct probe_key {
+    __u64 cgroup_id;
+    __u64 dir_dentry; /* the directory the name is relative to (the task's root for an absolute one) */
+    __u64 dir_mnt;
+    __u64 name_hash;  /* of the name as passed, and the operation */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __type(key, struct probe_key);
+    __type(value, __u8);
+    __uint(max_entries, 1 << 15);
+} probes_sent SEC(".maps");
+
 /* One cgroup lookup: the ancestor at the task cgroups' level is the process's own cgroup when it sits at
  * that level, and none (0) for the many processes higher up, which are then not looked up at all. */
 static __always_inline struct qk_task_stats *tracked_task(__u64 *cgroup_id)

@@ -137,6 +137,68 @@ static __always_inline void plan_for(long nr, struct pt_regs *regs, struct plan 
     }
 }
 
+/* A name as passed, zero-padded: hashed a word at a time. Longer names are always sent. */
+#define QK_PROBE_NAME 256
+struct probe_name {
+    __u64 w[QK_PROBE_NAME / 8];
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __type(key, __u32);
+    __type(value, struct probe_name);
+    __uint(max_entries, 1);
+} probe_name_buf SEC(".maps");
+
+/* Whether this probe (op on the name relative to dirfd) was already sent for its task; remembers it if
+ * not. Keyed by the directory the kernel resolved the name from (cwd, dirfd or the task's root), so the
+ * same name from another directory is another probe; no path is walked for a probe already sent. */
+__noinline int qk_probe_sent(__u64 cgroup_id, long dirfd, __u64 ustr, __u32 op)
+{
+    __u32 zero = 0;
+    struct probe_name *b = bpf_map_lookup_elem(&probe_name_buf, &zero);
+    if (!b)
+        return 0;
+#pragma unroll
+    for (int i = 0; i < QK_PROBE_NAME / 8; i++)
+        b->w[i] = 0;
+    long n = bpf_probe_read_user_str(b->w, sizeof(b->w), (const char *)ustr);
+    if (n <= 0 || n >= QK_PROBE_NAME)
+        return 0;
+    const char *c = (const char *)b->w;
+    /* /proc/self/fd/N names another file whenever N is reused */
+    if (c[0] == '/' && c[1] == 'p' && c[2] == 'r' && c[3] == 'o' && c[4] == 'c' && c[5] == '/')
+        return 0;
+    struct probe_key key = {.cgroup_id = cgroup_id};
+    struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+    if (c[0] == '/') {
+        key.dir_dentry = (__u64)BPF_CORE_READ(task, fs, root.dentry);
+        key.dir_mnt = (__u64)BPF_CORE_READ(task, fs, root.mnt);
+    } else if ((int)dirfd == QK_AT_FDCWD) {
+        key.dir_dentry = (__u64)BPF_CORE_READ(task, fs, pwd.dentry);
+        key.dir_mnt = (__u64)BPF_CORE_READ(task, fs, pwd.mnt);
+    } else {
+        struct file *f = fd_file(dirfd);
+        if (!f)
+            return 0;
+        key.dir_dentry = (__u64)BPF_CORE_READ(f, f_path.dentry);
+        key.dir_mnt = (__u64)BPF_CORE_READ(f, f_path.mnt);
+    }
+    __u64 h = 0xcbf29ce484222325ULL ^ op;
+#pragma unroll
+    for (int i = 0; i < QK_PROBE_NAME / 8; i++) {
+        h ^= b->w[i];
+        h *= 0x9e3779b97f4a7c15ULL;
+        h ^= h >> 29;
+    }
+    key.name_hash = h;
+    if (bpf_map_lookup_elem(&probes_sent, &key))
+        return 1;
+    __u8 one = 1;
+    bpf_map_update_elem(&probes_sent, &key, &one, BPF_ANY);
+    return 0;
+}
+
 /* Records the syscall a plan describes, if its task is traced. A global function, so the verifier
  * checks it once for any plan, not once for each syscall's branch of the dispatcher. */
 __noinline int qk_record_plan(struct plan *p, long ret)
@@ -169,6 +231,12 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     if (ret >= 0 && (stats->options & QK_TASK_DENIALS_ONLY))
         return 0;
     if (p->op == QK_OP_LOOK && !(stats->options & QK_TASK_LOOKUPS))
+        return 0;
+    /* A task that wants only its refusals needs each probe once (maps.h, probes_sent). Not a recording
+     * for the cache, whose keys hold what was absent: a directory's dentry can be freed and its address
+     * reused, and a probe wrongly taken for one already sent must never cost a key its absence. */
+    if (ret == -ENOENT && (stats->options & QK_TASK_DENIALS_ONLY) && p->nat == 1 &&
+        qk_probe_sent(cg, p->dirfd[0], (__u64)p->name[0], p->op))
         return 0;
     struct qk_file_event *ev = scratch();
     if (!ev)

@@ -24,9 +24,10 @@ constexpr const char* kReadOnlyCgroupFix =
     "give the container a writable cgroup filesystem (containerd's cgroup_writable, or a privileged container) "
     "to record with eBPF; strace records otherwise, following the process tree";
 
-DoctorCheck recorder_check(record::RecorderChoice choice, const char* name, const char* fix)
+DoctorCheck recorder_check(record::RecorderChoice choice, const RecorderSettings& settings, const char* name,
+                           const char* fix)
 {
-    auto r = record::make_recorder(choice);
+    auto r = record::make_recorder(choice, settings);
     if (r && *r)
         return {name, true, true, fmt::format("the {} recorder can record here", name), {}};
     if (!r && r.error().sys_errno == EROFS)
@@ -87,16 +88,16 @@ DoctorCheck scratch_check(key::Session& session)
 
 }  // namespace
 
-DoctorReport doctor(const std::filesystem::path& directory)
+DoctorReport doctor(const std::filesystem::path& directory, const Settings& settings)
 {
     DoctorReport out;
     auto add = [&](DoctorCheck c) { out.checks.push_back(std::move(c)); };
 
     add(cgroup_check());
-    add(recorder_check(record::RecorderChoice::ebpf, "ebpf",
+    add(recorder_check(record::RecorderChoice::ebpf, settings.recorder, "ebpf",
                        "run as root or with CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, on a kernel with BTF "
                        "(/sys/kernel/btf/vmlinux); strace records otherwise"));
-    add(recorder_check(record::RecorderChoice::strace, "strace", "install strace (apt install strace)"));
+    add(recorder_check(record::RecorderChoice::strace, settings.recorder, "strace", "install strace (apt install strace)"));
     bool tracefs = is_dir("/sys/kernel/tracing/events") || is_dir("/sys/kernel/debug/tracing/events");
     add({"tracefs", tracefs, false, tracefs ? "mounted" : "not mounted (the eBPF recorder does not need it)",
          tracefs ? "" : "mount -t tracefs nodev /sys/kernel/tracing, for bpftool and perf"});
@@ -108,11 +109,11 @@ DoctorReport doctor(const std::filesystem::path& directory)
         root = session->workspace().root();
     }
 
-    auto helper = sandbox::sandbox_exec_path();
+    auto helper = sandbox::sandbox_exec_path(settings.sandbox);
     std::optional<enforce::ProbeReport> probe;
     if (!helper) {
         add({"qk-sandbox-exec", false, true, helper.error().message, "install qk again"});
-    } else if (auto dir = enforce::SandboxDir::create(root); !dir) {
+    } else if (auto dir = enforce::SandboxDir::create(root, enforce::SandboxDir::bases(settings.sandbox, root)); !dir) {
         add({"sandbox-dir", false, true, dir.error().message, "set QK_SANDBOX_DIR to a writable directory"});
     } else if (auto dirs = dir->command_dirs(); !dirs) {
         add({"sandbox-dir", false, true, dirs.error().message, "set QK_SANDBOX_DIR to a writable directory"});

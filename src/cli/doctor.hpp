@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "qk/util/settings.hpp"
+
 namespace qk::cli {
 
 struct DoctorCheck {
@@ -27,7 +29,8 @@ struct DoctorReport {
 
 // Runs every check. `directory`: where a workspace is looked for (its scratch directories checked, and
 // the overlay probed over its root); outside one, the overlay is probed over `directory` itself.
-DoctorReport doctor(const std::filesystem::path& directory);
+// `settings`: the environment's, as a run would take them.
+DoctorReport doctor(const std::filesystem::path& directory, const Settings& settings);
 
 // The report as printed, one check a line.
 std::string doctor_text(const DoctorReport& report);

@@ -2,20 +2,17 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
-#include <string_view>
-
-#include <fmt/format.h>
-
 #include "interrupt.hpp"
 #include "qk/util/result.hpp"
 #include "qk/run/run_many.hpp"
+#include "qk/util/settings.hpp"
 
 namespace qk::cli {
 
 int run_tasks(const RunOptions& options)
 {
     run::RunRequest request;
+    request.settings = or_fatal(Settings::read());
     request.tasks.targets = options.targets;
     request.tasks.projects = options.projects;
     request.tasks.exclude = options.exclude;
@@ -36,19 +33,14 @@ int run_tasks(const RunOptions& options)
     request.record = options.record;
     request.report = options.report;
     // CI sets QK_RECORD=audit once for every run: --record --sandbox.
-    if (const char* env = std::getenv("QK_RECORD"); env && *env) {
-        if (std::string_view(env) != "audit")
-            throw FatalError(fmt::format("QK_RECORD={}: the only value is audit (record each task for the cache and "
-                                         "audit it from that recording); unset it to record nothing",
-                                         env));
+    if (request.settings.record_audit) {
         request.record = true;
         if (request.sandbox == sandbox::SandboxMode::off)
             request.sandbox = sandbox::SandboxMode::audit;
     }
     std::string recorder = options.recorder;
     if (recorder.empty()) {
-        const char* env = std::getenv("QK_RECORDER");
-        recorder = env ? env : "auto";
+        recorder = request.settings.recorder_choice.empty() ? "auto" : request.settings.recorder_choice;
         if (auto choice = record::parse_recorder_choice(recorder); !choice)
             throw FatalError("QK_RECORDER: " + choice.error().message);
     }

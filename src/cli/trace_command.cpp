@@ -20,6 +20,7 @@
 #include "qk/record/process.hpp"
 #include "qk/util/atomic_file.hpp"
 #include "qk/util/printable.hpp"
+#include "qk/util/settings.hpp"
 
 namespace qk::cli {
 namespace fs = std::filesystem;
@@ -43,7 +44,7 @@ class PhaseTimes {
     using Clock = std::chrono::steady_clock;
 
 public:
-    PhaseTimes() : on_(std::getenv("QK_TRACE_TIMINGS") != nullptr), last_(Clock::now()) {}
+    explicit PhaseTimes(bool on) : on_(on), last_(Clock::now()) {}
     // Ends the phase `name` now.
     void lap(const char* name)
     {
@@ -77,11 +78,10 @@ int run_trace(const TraceOptions& options)
     if (options.command.empty())
         throw FatalError("qk-trace: no command given. Usage: qk-trace [--recorder R] [--json FILE] [-C DIR] -- "
                          "COMMAND ARGS...");
+    const Settings settings = or_fatal(Settings::read());
     std::string choice_text = options.recorder;
-    if (choice_text.empty()) {
-        const char* env = std::getenv("QK_RECORDER");
-        choice_text = env ? env : "auto";
-    }
+    if (choice_text.empty())
+        choice_text = settings.recorder_choice.empty() ? "auto" : settings.recorder_choice;
     auto choice = or_fatal(record::parse_recorder_choice(choice_text));
 
     std::error_code ec;
@@ -90,9 +90,9 @@ int run_trace(const TraceOptions& options)
         throw FatalError(fmt::format("qk-trace: -C {}: not a directory", options.directory));
     cwd = fs::canonical(cwd, ec);
 
-    PhaseTimes times;
+    PhaseTimes times(settings.trace_timings);
     std::string why_none;
-    auto recorder = or_fatal(record::make_recorder(choice, &why_none));
+    auto recorder = or_fatal(record::make_recorder(choice, settings.recorder, &why_none));
     times.lap("load");
     report::TraceRequest request{options.command, cwd.string()};
     record::Command cmd{options.command, cwd.string()};

@@ -133,17 +133,15 @@ bool abandoned(int base_fd, const std::string& name, UniqueFd& held)
 
 }  // namespace
 
-SandboxDir::Bases SandboxDir::bases_from_environment(const fs::path& workspace_root)
+SandboxDir::Bases SandboxDir::bases(const SandboxSettings& settings, const fs::path& workspace_root)
 {
     Bases bases;
-    if (const char* chosen = std::getenv("QK_SANDBOX_DIR"); chosen != nullptr && *chosen != '\0')
-        bases.chosen = fs::path(chosen);
-    const char* xdg = std::getenv("XDG_CACHE_HOME");
-    const char* home = std::getenv("HOME");
-    if (xdg != nullptr && *xdg == '/')  // the XDG spec: a relative value is invalid and ignored
-        bases.candidates.push_back(fs::path(xdg) / "qk" / "sandbox");
-    else if (home != nullptr && *home == '/')
-        bases.candidates.push_back(fs::path(home) / ".cache" / "qk" / "sandbox");
+    if (!settings.dir.empty())
+        bases.chosen = fs::path(settings.dir);
+    if (!settings.cache_home.empty())
+        bases.candidates.push_back(fs::path(settings.cache_home) / "qk" / "sandbox");
+    else if (!settings.home.empty())
+        bases.candidates.push_back(fs::path(settings.home) / ".cache" / "qk" / "sandbox");
     const std::string user_dir = fmt::format("qk-sandbox-{}", ::geteuid());
     bases.candidates.push_back(fs::path("/var/tmp") / user_dir);
     std::error_code ec;
@@ -151,11 +149,6 @@ SandboxDir::Bases SandboxDir::bases_from_environment(const fs::path& workspace_r
     if (!ec && root.has_relative_path())
         bases.candidates.push_back(root.parent_path() / ("." + user_dir));
     return bases;
-}
-
-Result<SandboxDir> SandboxDir::create(const fs::path& workspace_root)
-{
-    return create(workspace_root, bases_from_environment(workspace_root));
 }
 
 Result<SandboxDir> SandboxDir::create(const fs::path& workspace_root, const Bases& bases)

@@ -15,21 +15,14 @@
 
 namespace qk::record {
 
-Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create()
+Result<std::unique_ptr<EbpfRecorder>> EbpfRecorder::create(const RecorderSettings& settings)
 {
     EbpfOptions options;
-    if (const char* env = std::getenv("QK_RING_BUFFER_BYTES")) {
-        char* end = nullptr;
-        unsigned long long v = std::strtoull(env, &end, 0);
-        if (!end || *end || v < 4096 || (v & (v - 1)))
-            return error(fmt::format("QK_RING_BUFFER_BYTES='{}' must be a number of bytes that is a power of two "
-                                     "of at least 4096, such as 16777216 (16 MiB; the default is 4 MiB)",
-                                     env));
-        options.ring_bytes = v;
-    }
-    // As on a kernel without io_uring's tracepoint (tests of that path set it).
-    if (const char* env = std::getenv("QK_EBPF_IO_URING_TRACEPOINT"); env && std::string_view(env) == "0")
-        options.io_uring = false;
+    if (settings.ring_bytes)
+        options.ring_bytes = *settings.ring_bytes;
+    // False: as on a kernel without io_uring's tracepoint (tests of that path set it).
+    options.io_uring = settings.io_uring_tracepoint;
+    options.debug = settings.debug_bpf;
     // Probe the cgroup side first: without it nothing could be attributed.
     QK_TRY(mount, cgroup2_mount());
     // A cgroup made and removed: where cgroupfs is read-only (a default container) loading would

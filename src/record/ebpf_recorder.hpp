@@ -11,8 +11,8 @@ namespace qk::record {
 
 class EbpfRecorder : public Recorder {
 public:
-    // Loads and attaches the programs. QK_RING_BUFFER_BYTES overrides the ring buffer size.
-    static Result<std::unique_ptr<EbpfRecorder>> create();
+    // Loads and attaches the programs; `settings` may size the ring buffer (QK_RING_BUFFER_BYTES).
+    static Result<std::unique_ptr<EbpfRecorder>> create(const RecorderSettings& settings);
 
     std::string_view name() const override { return "ebpf"; }
     Result<Trace> record(const Command& cmd) override;

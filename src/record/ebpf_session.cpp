@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <charconv>
 #include <cstdarg>
 #include <cstdio>
@@ -26,11 +27,14 @@
 namespace qk::record {
 namespace {
 
-// libbpf is used for the ring buffer only; its messages are noise unless asked for. (The attribute tells
-// -Wformat=2 that the format is libbpf's, checked where libbpf writes it.)
+// libbpf is used for the ring buffer only; its messages are noise unless asked for (EbpfOptions::debug;
+// libbpf's printer is process-wide). (The attribute tells -Wformat=2 that the format is libbpf's, checked
+// where libbpf writes it.)
+std::atomic<bool> libbpf_messages{false};
+
 [[gnu::format(printf, 2, 0)]] int libbpf_log(enum libbpf_print_level level, const char* format, va_list args)
 {
-    if (level == LIBBPF_DEBUG || !std::getenv("QK_DEBUG_BPF"))
+    if (level == LIBBPF_DEBUG || !libbpf_messages.load(std::memory_order_relaxed))
         return 0;
     return std::vfprintf(stderr, format, args);
 }
@@ -79,6 +83,8 @@ std::string ebpf_kernel_hint(std::string_view release)
 
 Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& options)
 {
+    if (options.debug)
+        libbpf_messages = true;
     libbpf_set_print(libbpf_log);
     if (!power_of_two(options.ring_bytes) || options.ring_bytes < static_cast<std::size_t>(::getpagesize()) ||
         options.ring_bytes > (1u << 30))
@@ -91,7 +97,7 @@ Result<std::unique_ptr<EbpfSession>> EbpfSession::open(const EbpfOptions& option
     if (int err = qk_bpf_object_load(&s->object_, static_cast<qk_u32>(options.ring_bytes), &stage, log.data(),
                                      log.size()))
         return load_error(stage, -err, log.c_str());
-    if (std::getenv("QK_DEBUG_BPF")) {
+    if (options.debug) {
         qk_bpf_object_describe(&s->object_, log.data(), log.size());
         std::fprintf(stderr, "qk: BPF recorder loaded:\n%s", log.c_str());
     }

@@ -29,6 +29,7 @@ struct EbpfOptions {
     // allocate, map and free (docs/benchmarks.md).
     std::size_t ring_bytes = 4u << 20;
     bool io_uring = true;  // attach io_uring's tracepoint where the kernel has it (false: act as if not)
+    bool debug = false;    // libbpf's messages and each program's size on stderr (QK_DEBUG_BPF)
 };
 
 // Which failed calls of a task the programs keep (QK_TASK_* in its `tracked` entry); every other

@@ -19,12 +19,13 @@ Result<RecorderChoice> parse_recorder_choice(std::string_view text)
     return error("unknown recorder '" + std::string(text) + "': use auto, ebpf or strace");
 }
 
-Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none, std::string* why_not_ebpf)
+Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, const RecorderSettings& settings,
+                                                std::string* why_none, std::string* why_not_ebpf)
 {
     std::string ebpf_why;
 #ifdef QK_WITH_BPF
     if (choice != RecorderChoice::strace) {
-        auto ebpf = EbpfRecorder::create();
+        auto ebpf = EbpfRecorder::create(settings);
         if (ebpf)
             return std::unique_ptr<Recorder>(std::move(ebpf).value());
         if (choice == RecorderChoice::ebpf)
@@ -33,6 +34,7 @@ Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::stri
         ebpf_why = ebpf.error().message.substr(0, ebpf.error().message.find('\n'));
     }
 #else
+    (void)settings;
     if (choice == RecorderChoice::ebpf)
         return error("the eBPF recorder is not built in (configured with QK_WITH_BPF=OFF)");
     ebpf_why = "not built in";

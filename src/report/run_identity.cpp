@@ -46,8 +46,6 @@ std::optional<std::string> git_head(const std::string& root)
 
 }  // namespace
 
-const char* process_env(const char* name) { return std::getenv(name); }
-
 audit::RunIdentity run_identity(const std::string& workspace_root, const EnvLookup& env)
 {
     audit::RunIdentity run;

@@ -50,17 +50,12 @@ RunMany::~RunMany()
 namespace {
 
 // As Nx: --parallel, else NX_PARALLEL, else nx.json's parallel, else (qk's default) the number of cores.
-Result<unsigned> run_parallel(const RunRequest& request, const workspace::NxConfig& nx)
+unsigned run_parallel(const RunRequest& request, const workspace::NxConfig& nx)
 {
     if (request.parallel)
         return request.parallel;
-    if (const char* env = std::getenv("NX_PARALLEL"); env && *env) {
-        char* end = nullptr;
-        unsigned long n = std::strtoul(env, &end, 10);
-        if (!end || *end || n < 1 || n > 10000)
-            return error(fmt::format("NX_PARALLEL='{}' is not a number of tasks (1 or more): unset it or give one", env));
-        return static_cast<unsigned>(n);
-    }
+    if (request.settings.run.parallel)
+        return *request.settings.run.parallel;
     if (nx.parallel)
         return nx.parallel;
     return std::max(1u, std::thread::hardware_concurrency());
@@ -158,16 +153,13 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     self->history_ = std::make_unique<key::TaskHistory>(key::TaskHistory::open(cache->dir()));
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
     self->environment_ = current_environment();
-    QK_TRY(parallel, run_parallel(request, s.workspace().nx()));
-    self->parallel_ = *parallel;
-    const char* skip_env = std::getenv("NX_SKIP_NX_CACHE");
-    self->skip_cache_ = request.skip_cache || (skip_env && std::string_view(skip_env) == "true") ||
-                        s.workspace().nx().skip_cache;
+    self->parallel_ = run_parallel(request, s.workspace().nx());
+    self->skip_cache_ = request.skip_cache || request.settings.run.skip_nx_cache || s.workspace().nx().skip_cache;
     self->runs_.resize(tasks.size());
     for (std::size_t i = 0; i < tasks.size(); ++i)
         self->runs_[i].task = tasks[i].id;
     if (request.sandbox != sandbox::SandboxMode::off || request.record) {
-        QK_TRY(opened, sandbox::open_sandbox(request.sandbox, request.recorder, s, request.record));
+        QK_TRY(opened, sandbox::open_sandbox(request.sandbox, request.recorder, s, request.settings, request.record));
         self->sandbox_ = std::move(opened).value();
     }
     return self;

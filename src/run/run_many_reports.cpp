@@ -18,7 +18,7 @@ namespace qk::run {
 const audit::RunIdentity& RunMany::run_identity()
 {
     if (!run_identity_)
-        run_identity_ = report::run_identity(session_->workspace().root());
+        run_identity_ = report::run_identity(session_->workspace().root(), request_.settings.env);
     return *run_identity_;
 }
 

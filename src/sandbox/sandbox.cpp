@@ -6,13 +6,13 @@
 
 namespace qk::sandbox {
 
-Status Sandbox::open_common(record::RecorderChoice choice, const std::string& mode)
+Status Sandbox::open_common(record::RecorderChoice choice, const RecorderSettings& settings, const std::string& mode)
 {
     audit_.mode = mode;
     QK_TRY(installed, rules::InstalledPackages::load(session_.workspace().root(), session_.keys().lockfile()));
     installed_ = std::move(installed).value();
     std::string why;
-    QK_TRY(recorder, record::make_recorder(choice, &why, &audit_.recorder_fallback));
+    QK_TRY(recorder, record::make_recorder(choice, settings, &why, &audit_.recorder_fallback));
     recorder_ = std::move(recorder).value();
     if (recorder_)
         audit_.recorder = std::string(recorder_->name());
@@ -72,15 +72,15 @@ audit::RunAudit Sandbox::result()
 }
 
 Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, key::Session& session,
-                                              bool record)
+                                              const Settings& settings, bool record)
 {
     if (mode == SandboxMode::enforce) {
         // run_many refuses --record with enforce before anything runs; enforce records refusals only.
         (void)record;
-        QK_TRY(enforce, SandboxEnforce::open(choice, session));
+        QK_TRY(enforce, SandboxEnforce::open(choice, session, settings));
         return std::unique_ptr<Sandbox>(std::move(enforce).value());
     }
-    QK_TRY(audit, SandboxAudit::open(choice, session, record, mode == SandboxMode::audit));
+    QK_TRY(audit, SandboxAudit::open(choice, session, settings.recorder, record, mode == SandboxMode::audit));
     return std::unique_ptr<Sandbox>(std::move(audit).value());
 }
 

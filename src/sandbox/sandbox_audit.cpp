@@ -16,10 +16,10 @@ public:
 };
 
 Result<std::unique_ptr<SandboxAudit>> SandboxAudit::open(record::RecorderChoice choice, key::Session& session,
-                                                         bool record, bool audit)
+                                                         const RecorderSettings& settings, bool record, bool audit)
 {
     std::unique_ptr<SandboxAudit> self(new SandboxAudit(session, record, audit));
-    QK_TRY_STATUS(self->open_common(choice, "audit"));
+    QK_TRY_STATUS(self->open_common(choice, settings, "audit"));
     return self;
 }
 

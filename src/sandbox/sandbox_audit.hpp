@@ -14,8 +14,8 @@ namespace qk::sandbox {
 class SandboxAudit final : public Sandbox {
 public:
     // With auto and no recorder working, the run goes on unaudited and notice() says why.
-    static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, key::Session& session, bool record,
-                                                      bool audit);
+    static Result<std::unique_ptr<SandboxAudit>> open(record::RecorderChoice choice, key::Session& session,
+                                                      const RecorderSettings& settings, bool record, bool audit);
 
     // Unrecorded (nullptr task) when the sandbox is off on its target, its rules cannot be built or no
     // recorder works, which the audit lists with why. Audit never refuses a task.

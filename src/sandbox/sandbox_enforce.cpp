@@ -3,7 +3,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -27,9 +26,8 @@ namespace {
 
 // Where this run keeps its commands' sandboxes, and where another run (of this workspace or another)
 // would: each that exists, canonical, for the helper to keep from the command.
-std::vector<std::string> sandbox_bases(const std::string& root, const std::filesystem::path& own)
+std::vector<std::string> sandbox_bases(const enforce::SandboxDir::Bases& bases, const std::filesystem::path& own)
 {
-    auto bases = enforce::SandboxDir::bases_from_environment(root);
     std::vector<std::filesystem::path> all{own};
     if (bases.chosen)
         all.push_back(*bases.chosen);
@@ -49,18 +47,10 @@ constexpr const char* kUnsandboxHint = "set \"qk:sandbox\": false on its target 
 
 // Whether the system's temporary directory holds the workspace: Landlock cannot then allow what tools
 // create there without allowing the workspace, so each command gets a temporary directory of its own.
-// Whether `name` is set to 0 in the environment: a switch that is on unless turned off.
-bool env_off(const char* name)
+bool workspace_in_tmp(const std::string& root, const std::string& tmpdir)
 {
-    const char* env = std::getenv(name);
-    return env && std::string_view(env) == "0";
-}
-
-bool workspace_in_tmp(const std::string& root)
-{
-    const char* env = std::getenv("TMPDIR");
     std::error_code ec;
-    fs::path tmp = fs::canonical(env && *env ? env : "/tmp", ec);
+    fs::path tmp = fs::canonical(tmpdir, ec);
     if (ec)
         return false;
     return is_within(root, tmp.native());
@@ -137,14 +127,16 @@ public:
     struct timespec started {};
 };
 
-Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, key::Session& session)
+Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, key::Session& session,
+                                                             const Settings& settings)
 {
     std::unique_ptr<SandboxEnforce> self(new SandboxEnforce(session));
-    QK_TRY_STATUS(self->open_common(choice, "enforce"));
-    QK_TRY(helper, sandbox_exec_path());
+    QK_TRY_STATUS(self->open_common(choice, settings.recorder, "enforce"));
+    QK_TRY(helper, sandbox_exec_path(settings.sandbox));
     self->helper_ = std::move(*helper);
     const std::string& root = session.workspace().root();
-    QK_TRY(dir, enforce::SandboxDir::create(root));
+    const auto bases = enforce::SandboxDir::bases(settings.sandbox, root);
+    QK_TRY(dir, enforce::SandboxDir::create(root, bases));
     self->dir_.emplace(std::move(*dir));
     self->audit_.stale_sandboxes = self->dir_->removed().size();
 
@@ -160,8 +152,8 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                                  failed && failed->stage == "landlock" ? ": " + failed->message : std::string()));
     }
     self->audit_.landlock_abi = report->landlock_abi;
-    self->read_mask_ = report->read_mask() && !env_off("QK_SANDBOX_READ_MASK");
-    if (const char* env = std::getenv("QK_SANDBOX_OVERLAY"); env && std::string_view(env) == "0") {
+    self->read_mask_ = report->read_mask() && settings.sandbox.read_mask;
+    if (!settings.sandbox.overlay) {
         self->overlay_ = false;
         self->audit_.landlock_only = "QK_SANDBOX_OVERLAY=0";
     } else if (!report->overlay()) {
@@ -171,8 +163,8 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                                                           failed->message)
                                             : "the overlay cannot be mounted";
     }
-    self->private_tmp_ = workspace_in_tmp(root);
-    self->covers_ = sandbox_bases(root, self->dir_->base());
+    self->private_tmp_ = workspace_in_tmp(root, settings.sandbox.tmpdir);
+    self->covers_ = sandbox_bases(bases, self->dir_->base());
     if (self->read_mask_)
         self->run_outputs_ = run_outputs(session);
     self->janitor_ = std::thread([s = self.get()] { s->janitor(); });

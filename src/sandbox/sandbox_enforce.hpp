@@ -21,7 +21,8 @@ public:
     // Probes the machine once (qk-sandbox-exec --probe) and makes the run's sandbox directory, removing
     // those of killed runs. An Error when enforce cannot work here: no Landlock, no qk-sandbox-exec, a
     // recorder named that cannot record.
-    static Result<std::unique_ptr<SandboxEnforce>> open(record::RecorderChoice choice, key::Session& session);
+    static Result<std::unique_ptr<SandboxEnforce>> open(record::RecorderChoice choice, key::Session& session,
+                                                        const Settings& settings);
     ~SandboxEnforce() override;
 
     // Unsandboxed when "qk:sandbox": false is on its target; refused when its rules cannot be built.

@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <system_error>
 
@@ -12,12 +11,12 @@ namespace qk::sandbox {
 
 namespace fs = std::filesystem;
 
-Result<std::string> sandbox_exec_path()
+Result<std::string> sandbox_exec_path(const SandboxSettings& settings)
 {
-    if (const char* chosen = std::getenv("QK_SANDBOX_EXEC"); chosen && *chosen) {
-        if (::access(chosen, X_OK) != 0)
-            return sys_error(fmt::format("QK_SANDBOX_EXEC={} cannot be run", chosen));
-        return std::string(chosen);
+    if (!settings.exec.empty()) {
+        if (::access(settings.exec.c_str(), X_OK) != 0)
+            return sys_error(fmt::format("QK_SANDBOX_EXEC={} cannot be run", settings.exec));
+        return settings.exec;
     }
     std::error_code ec;
     fs::path self = fs::read_symlink("/proc/self/exe", ec);

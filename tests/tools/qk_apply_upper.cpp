@@ -99,7 +99,10 @@ int apply_command(const char* trash, const char* upper, const char* root, std::v
 
 int sandbox_command(const char* root, char** command)
 {
-    auto dir = enforce::SandboxDir::create(root);
+    auto settings = Settings::read();
+    if (!settings)
+        return fail(settings.error().message);
+    auto dir = enforce::SandboxDir::create(root, enforce::SandboxDir::bases(settings->sandbox, root));
     if (!dir)
         return fail(dir.error().message);
     auto dirs = dir->command_dirs();

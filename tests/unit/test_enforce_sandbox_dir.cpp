@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <map>
 
 #include "enforce/tree_ops.hpp"
 #include "enforce_support.hpp"
@@ -216,28 +217,25 @@ TEST_CASE("candidates: the first outside the workspace on its filesystem wins, e
 
 TEST_CASE("the bases come from QK_SANDBOX_DIR, XDG_CACHE_HOME or HOME, /var/tmp, the workspace's parent", "[enforce]")
 {
-    struct Env {
-        std::string name;
-        std::optional<std::string> old;
-        Env(std::string n, const char* value) : name(std::move(n))
-        {
-            if (const char* v = std::getenv(name.c_str()))
-                old = v;
-            value ? ::setenv(name.c_str(), value, 1) : ::unsetenv(name.c_str());
-        }
-        ~Env() { old ? ::setenv(name.c_str(), old->c_str(), 1) : ::unsetenv(name.c_str()); }
+    auto settings_of = [](std::map<std::string, std::string> vars) {
+        auto read = qk::Settings::read([vars = std::move(vars)](const char* name) -> const char* {
+            auto it = vars.find(name);
+            return it == vars.end() ? nullptr : it->second.c_str();
+        });
+        REQUIRE(read);
+        return read->sandbox;
     };
     const std::string uid = std::to_string(::geteuid());
     {
-        Env a("QK_SANDBOX_DIR", nullptr), b("XDG_CACHE_HOME", "/xdg"), c("HOME", "/home/u");
-        auto bases = SandboxDir::bases_from_environment("/w/repo");
+        auto bases = SandboxDir::bases(settings_of({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}}), "/w/repo");
         CHECK(!bases.chosen);
         CHECK(bases.candidates ==
               std::vector<efs::path>{"/xdg/qk/sandbox", "/var/tmp/qk-sandbox-" + uid, "/w/.qk-sandbox-" + uid});
     }
     {
-        Env a("QK_SANDBOX_DIR", "/sb"), b("XDG_CACHE_HOME", "relative"), c("HOME", "/home/u");
-        auto bases = SandboxDir::bases_from_environment("/w/repo");
+        // The XDG spec: a relative XDG_CACHE_HOME is invalid, and ignored.
+        auto bases = SandboxDir::bases(
+            settings_of({{"QK_SANDBOX_DIR", "/sb"}, {"XDG_CACHE_HOME", "relative"}, {"HOME", "/home/u"}}), "/w/repo");
         CHECK(bases.chosen == efs::path("/sb"));
         CHECK(bases.candidates.front() == efs::path("/home/u/.cache/qk/sandbox"));
     }

@@ -62,7 +62,7 @@ std::vector<Engine>& engines()
         else
             WARN("skipped the strace engine: it cannot record here: " << strace.error().message);
 #ifdef QK_WITH_BPF
-        if (auto ebpf = make_recorder(RecorderChoice::ebpf))
+        if (auto ebpf = make_recorder(RecorderChoice::ebpf, qk::RecorderSettings{}))
             out.push_back({"ebpf", std::move(ebpf).value()});
         else if (require_privileged())
             FAIL("the eBPF recorder cannot record here: " << ebpf.error().message);
@@ -430,6 +430,15 @@ std::vector<std::string> under(const Recording& rec, std::uint16_t access, const
 // (denials: Landlock, through tests/scenarios/denied.c as built next to this binary; a file of mode
 // 000 opened as nobody; an exec without an execute bit) and others (EISDIR, EEXIST, ENOTDIR), which no
 // option records.
+// A shell that looks for the same absent names round after round, from its cwd and from sub/, by
+// relative and absolute names, with builtins only (no exec, whose PATH search probes too).
+std::string probing_script(int rounds, const std::string& root)
+{
+    return "i=0; while [ $i -lt " + std::to_string(rounds) +
+           " ]; do test -e missing; test -r " + root + "/absent-too; true 2>/dev/null < missing; "
+           "cd sub; test -e missing; cd ..; i=$((i + 1)); done; true";
+}
+
 struct FailingCalls {
     qk::test::TempDir dir{"qk-denials"};
     std::string root = dir.path.string();
@@ -619,6 +628,52 @@ TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask
         }
         else
             CHECK(under(rec, kRead | kWrite | kCreate | kRemove | kList, ground.root) == ground.read);
+    }
+}
+
+TEST_CASE("eBPF: a task that wants only its refusals gets each probe once, from each directory",
+          "[recorder-command][privileged][ebpf]")
+{
+    // Enforce over a read mask records probes to name what it refused; a compiler probes the same header
+    // for every source. The recording must hold every distinct probe, the ring each only once. A
+    // recording for the cache (not only refusals) gets every one: its keys hold what was absent.
+    auto session = EbpfSession::open(EbpfOptions{});
+    if (!session) {
+        if (require_privileged())
+            FAIL("the eBPF recorder cannot load here: " << session.error().message);
+        WARN("skipped: the eBPF recorder cannot load here: " << session.error().message);
+        return;
+    }
+    qk::test::TempDir dir("qk-probes-once");
+    std::filesystem::create_directories(dir.path / "sub");
+    const std::string root = dir.path.string();
+    constexpr int kRounds = 300;
+    const std::string script = probing_script(kRounds, root);
+    for (bool only_denials : {true, false}) {
+        INFO("only denials: " << only_denials);
+        Recording rec;
+        RecordingSink sink(rec);
+        sink.keep_denials();
+        if (only_denials)
+            sink.keep_only_denials();
+        auto cgroup = TaskCgroup::create("probes-once-test");
+        REQUIRE(cgroup);
+        REQUIRE((*session)->track(cgroup->id(), cgroup->level(), &sink, TrackOptions{true, true, only_denials, true}));
+        auto pid = spawn(SpawnRequest{"/bin/sh", {"/bin/sh", "-c", script}, root, cgroup->fd(), {}, -1});
+        REQUIRE(pid);
+        CHECK(wait_exit(*pid).code == 0);
+        cgroup->kill_all();
+        CHECK(cgroup->wait_empty(10s));
+        qk_task_stats stats = (*session)->untrack(cgroup->id());
+        CHECK(stats.lost == 0);
+        // The same name from two directories is two probes; absolute and relative spellings each count.
+        CHECK(under(rec, kProbe, root) == std::vector<std::string>{"absent-too", "missing", "sub/missing"});
+        // Each round looks for `missing` twice from the cwd (a stat, an open) and once from sub/, and for
+        // absent-too by its absolute name: 4 probes a round.
+        if (only_denials)
+            CHECK(stats.events < 40);
+        else
+            CHECK(stats.events >= 4 * kRounds);
     }
 }
 #endif

@@ -14,7 +14,7 @@ using namespace qk::audit;
 
 namespace {
 
-qk::report::EnvLookup env_of(std::map<std::string, std::string> vars)
+qk::EnvLookup env_of(std::map<std::string, std::string> vars)
 {
     return [vars = std::move(vars)](const char* name) -> const char* {
         auto it = vars.find(name);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "qk/util/result.hpp"
+#include "qk/util/settings.hpp"
 #include "qk/util/unique_fd.hpp"
 
 namespace qk::enforce {
@@ -21,14 +22,13 @@ public:
         std::optional<std::filesystem::path> chosen;
         std::vector<std::filesystem::path> candidates;
     };
-    // $QK_SANDBOX_DIR; else $XDG_CACHE_HOME/qk/sandbox (or $HOME/.cache/qk/sandbox),
+    // QK_SANDBOX_DIR; else XDG_CACHE_HOME/qk/sandbox (or HOME/.cache/qk/sandbox),
     // /var/tmp/qk-sandbox-<uid>, <workspace parent>/.qk-sandbox-<uid>.
-    static Bases bases_from_environment(const std::filesystem::path& workspace_root);
+    static Bases bases(const SandboxSettings& settings, const std::filesystem::path& workspace_root);
 
     // Makes this run's directory, first removing the run directories of runs that were killed (whose
     // lock nobody holds); removed() lists them. Safe with other runs, in this workspace or another,
     // creating or removing theirs at the same time.
-    static Result<SandboxDir> create(const std::filesystem::path& workspace_root);
     static Result<SandboxDir> create(const std::filesystem::path& workspace_root, const Bases& bases);
 
     SandboxDir(SandboxDir&&) noexcept = default;

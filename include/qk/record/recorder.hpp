@@ -11,6 +11,7 @@
 
 #include "qk/record/recording.hpp"
 #include "qk/util/result.hpp"
+#include "qk/util/settings.hpp"
 
 namespace qk::record {
 
@@ -91,8 +92,8 @@ Result<RecorderChoice> parse_recorder_choice(std::string_view text);
 
 // The recorder `choice` asks for. Automatic ("auto"): eBPF where it loads, else strace, else none (nullptr)
 // and `why_none` says why; when auto takes strace, `why_not_ebpf` says why eBPF could not record. A
-// recorder named explicitly that cannot record is an Error.
-Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, std::string* why_none = nullptr,
-                                                std::string* why_not_ebpf = nullptr);
+// recorder named explicitly that cannot record is an Error. `settings`: the eBPF recorder's ring and switches.
+Result<std::unique_ptr<Recorder>> make_recorder(RecorderChoice choice, const RecorderSettings& settings,
+                                                std::string* why_none = nullptr, std::string* why_not_ebpf = nullptr);
 
 }  // namespace qk::record

@@ -2,23 +2,19 @@
 // the CI's own variables, the commit, and this machine's host name, kernel and Landlock ABI.
 #pragma once
 
-#include <functional>
 #include <string>
 
 #include "qk/audit/provenance.hpp"
+#include "qk/util/settings.hpp"
 
 namespace qk::report {
-
-// Reads one environment variable: nullptr when unset. Tests pass their own.
-using EnvLookup = std::function<const char*(const char*)>;
-const char* process_env(const char* name);
 
 // The run's identity: its id from QK_RUN_ID, else GITHUB_RUN_ID (with -GITHUB_RUN_ATTEMPT),
 // CI_PIPELINE_ID, BUILDKITE_BUILD_ID, CIRCLE_WORKFLOW_ID, else one made up for this run alone
 // ("local-<host>-<time>-<pid>", which merges with nothing else); the shard from QK_SHARD, else
 // CI_NODE_INDEX, BUILDKITE_PARALLEL_JOB, CIRCLE_NODE_INDEX; the commit from GITHUB_SHA, CI_COMMIT_SHA,
 // BUILDKITE_COMMIT, CIRCLE_SHA1, else `git rev-parse HEAD` in `workspace_root`.
-audit::RunIdentity run_identity(const std::string& workspace_root, const EnvLookup& env = process_env);
+audit::RunIdentity run_identity(const std::string& workspace_root, const EnvLookup& env);
 
 // This machine as every task's provenance starts: host, kernel, Landlock ABI (shard from `run`).
 audit::Provenance machine_provenance(const audit::RunIdentity& run);

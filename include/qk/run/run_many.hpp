@@ -16,6 +16,7 @@
 #include "qk/record/recorder.hpp"
 #include "qk/sandbox/sandbox_mode.hpp"
 #include "qk/util/result.hpp"
+#include "qk/util/settings.hpp"
 #include "qk/workspace/task_graph.hpp"
 
 namespace qk::record {
@@ -54,6 +55,8 @@ struct RunRequest {
     // The signal that stopped the run (0: none), set from another thread: read while prepare() waits for
     // the workspace lock, before there is a runner to cancel.
     const std::atomic<int>* interrupted = nullptr;
+    // The environment's settings (NX_PARALLEL, the sandbox's and recorder's), read where qk started.
+    Settings settings;
 };
 
 class RunMany {

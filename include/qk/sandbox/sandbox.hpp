@@ -74,7 +74,7 @@ protected:
     explicit Sandbox(key::Session& session) : session_(session) {}
     // The recorder `choice` names and the workspace's install; with auto and no recorder working, none
     // (audit_.no_recorder says why). An explicit recorder that cannot record is an error.
-    Status open_common(record::RecorderChoice choice, const std::string& mode);
+    Status open_common(record::RecorderChoice choice, const RecorderSettings& settings, const std::string& mode);
     Result<rules::Rules> rules_of(std::size_t i, const std::vector<std::string>& scratch);
     void add(audit::TaskAudit audit);
     const workspace::Task& task(std::size_t i) const;
@@ -91,7 +91,8 @@ protected:
 // Landlock, a recorder named that cannot record, a bad .modules.yaml). `record` (--record, audit only)
 // records the tasks with qk:ultracache for the cache as well; with `mode` off it records only them,
 // and audits nothing.
+// `settings`: the environment's (QK_SANDBOX_*, the recorder's), read where qk started.
 Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, key::Session& session,
-                                              bool record = false);
+                                              const Settings& settings, bool record = false);
 
 }  // namespace qk::sandbox

@@ -4,10 +4,12 @@
 #include <string>
 
 #include "qk/util/result.hpp"
+#include "qk/util/settings.hpp"
 
 namespace qk::sandbox {
 
-// The qk-sandbox-exec beside this qk ($QK_SANDBOX_EXEC when set); an Error saying how to fix a missing one.
-Result<std::string> sandbox_exec_path();
+// The qk-sandbox-exec beside this qk (settings.exec, QK_SANDBOX_EXEC, when set); an Error saying how to
+// fix a missing one.
+Result<std::string> sandbox_exec_path(const SandboxSettings& settings);
 
 }  // namespace qk::sandbox

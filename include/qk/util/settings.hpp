@@ -1,0 +1,55 @@
+// Settings: every environment variable that changes what qk does (QK_*, NX_* and the system's TMPDIR,
+// HOME, XDG_CACHE_HOME), read once where a program starts and passed down, so that no library reads
+// the environment behind its caller's back. docs/environment.md lists each.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "qk/util/result.hpp"
+
+namespace qk {
+
+// How a variable is looked up: the process's environment, or a test's map.
+using EnvLookup = std::function<const char*(const char*)>;
+const char* process_env(const char* name);
+
+struct RecorderSettings {
+    std::optional<std::uint64_t> ring_bytes;  // QK_RING_BUFFER_BYTES
+    bool io_uring_tracepoint = true;          // QK_EBPF_IO_URING_TRACEPOINT=0: as a kernel without it
+    bool debug_bpf = false;                   // QK_DEBUG_BPF: libbpf's log and each program's size
+};
+
+struct SandboxSettings {
+    bool read_mask = true;        // QK_SANDBOX_READ_MASK=0: enforce without its read mask
+    bool overlay = true;          // QK_SANDBOX_OVERLAY=0: enforce by Landlock alone
+    std::string exec;             // QK_SANDBOX_EXEC: the qk-sandbox-exec to run, else the one beside qk
+    std::string dir;              // QK_SANDBOX_DIR: where sandboxes are made, else the first that works
+    std::string tmpdir = "/tmp";  // TMPDIR
+    std::string cache_home;       // XDG_CACHE_HOME (absolute, else empty)
+    std::string home;             // HOME (absolute, else empty)
+};
+
+struct RunSettings {
+    std::optional<unsigned> parallel;  // NX_PARALLEL
+    bool skip_nx_cache = false;        // NX_SKIP_NX_CACHE=true
+};
+
+struct Settings {
+    RecorderSettings recorder;
+    SandboxSettings sandbox;
+    RunSettings run;
+    std::string recorder_choice;  // QK_RECORDER: auto, ebpf or strace (parsed by the command), else empty
+    bool record_audit = false;    // QK_RECORD=audit: every run-many as with --record --sandbox
+    bool trace_timings = false;   // QK_TRACE_TIMINGS: qk-trace's phases on stderr
+    // What these were read from: a report's run identity (QK_RUN_ID, QK_SHARD and the CIs' own
+    // variables, report/run_identity.hpp) is read through it.
+    EnvLookup env = process_env;
+
+    // An Error names the variable, its value and what it takes.
+    static Result<Settings> read(const EnvLookup& env = process_env);
+};
+
+}  // namespace qk
