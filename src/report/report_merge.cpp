@@ -35,7 +35,7 @@ int rank(const TaskAudit& t)
 // succeeded before one that failed.
 int rank(const TaskRun& t)
 {
-    const int source = t.source == "ran" ? 0 : t.source.empty() ? 2 : 1;
+    const int source = t.source == report::ResultSource::ran ? 0 : t.source == report::ResultSource::none ? 2 : 1;
     const int status = t.status == RunStatus::succeeded ? 0 : t.status == RunStatus::failed ? 1 : 2;
     return source * 3 + status;
 }

@@ -131,7 +131,6 @@ private:
 
     TaskRun task_run(std::string id, element e, const std::string& where) const
     {
-        static constexpr std::string_view kSource[] = {"ran", "restored", "restoredInPlace"};
         object o = as_object(e, where);
         TaskRun t;
         t.task = std::move(id);
@@ -141,9 +140,12 @@ private:
         else
             fail(where + "/status", "expected one of " + run_status_names() + "; got \"" + status + "\"");
         t.hash = optional_field_string(o, "hash");
-        t.source = optional_field_string(o, "source");
-        if (!t.source.empty() && std::find(std::begin(kSource), std::end(kSource), t.source) == std::end(kSource))
-            fail(where + "/source", "expected one of ran, restored, restoredInPlace; got \"" + t.source + "\"");
+        if (std::string source = optional_field_string(o, "source"); !source.empty()) {
+            if (auto known = parse_result_source(source))
+                t.source = *known;
+            else
+                fail(where + "/source", "expected one of ran, restored, restoredInPlace; got \"" + source + "\"");
+        }
         t.ran_because = optional_field_string(o, "ranBecause");
         t.duration_ms = integer(field(o, "durationMs", where), where + "/durationMs");
         t.provenance = std::make_shared<const audit::Provenance>(

@@ -15,14 +15,40 @@ constexpr std::pair<RunStatus, std::string_view> kRunStatusNames[] = {
     {RunStatus::cancelled, "cancelled"}, {RunStatus::not_run, "notRun"},
 };
 
+constexpr std::pair<ResultSource, std::string_view> kResultSourceNames[] = {
+    {ResultSource::none, ""},
+    {ResultSource::ran, "ran"},
+    {ResultSource::restored, "restored"},
+    {ResultSource::restored_in_place, "restoredInPlace"},
+};
+
+// A value's name in one of the tables above (each names every enumerator).
+template <typename E, std::size_t N>
+std::string_view name_in(const std::pair<E, std::string_view> (&table)[N], E value)
+{
+    for (const auto& [v, name] : table)
+        if (v == value)
+            return name;
+    return table[0].second;
+}
+
+template <typename E, std::size_t N>
+std::optional<E> value_in(const std::pair<E, std::string_view> (&table)[N], std::string_view name)
+{
+    for (const auto& [v, n] : table)
+        if (n == name)
+            return v;
+    return std::nullopt;
+}
+
 void task_fields(JsonWriter& w, const TaskRun& t)
 {
     w.begin_object();
     w.key("status").value(run_status_name(t.status));
     if (!t.hash.empty())
         w.key("hash").value(t.hash);
-    if (!t.source.empty())
-        w.key("source").value(t.source);
+    if (t.source != ResultSource::none)
+        w.key("source").value(result_source_name(t.source));
     if (!t.ran_because.empty())
         w.key("ranBecause").value(t.ran_because);
     w.key("durationMs").value(t.duration_ms);
@@ -34,20 +60,17 @@ void task_fields(JsonWriter& w, const TaskRun& t)
 
 }  // namespace
 
-std::string_view run_status_name(RunStatus status)
-{
-    for (const auto& [s, name] : kRunStatusNames)
-        if (s == status)
-            return name;
-    return "notRun";  // unreachable: the table names every enumerator
-}
+std::string_view run_status_name(RunStatus status) { return name_in(kRunStatusNames, status); }
 
-std::optional<RunStatus> parse_run_status(std::string_view name)
+std::optional<RunStatus> parse_run_status(std::string_view name) { return value_in(kRunStatusNames, name); }
+
+std::string_view result_source_name(ResultSource source) { return name_in(kResultSourceNames, source); }
+
+std::optional<ResultSource> parse_result_source(std::string_view name)
 {
-    for (const auto& [s, n] : kRunStatusNames)
-        if (n == name)
-            return s;
-    return std::nullopt;
+    if (name.empty())
+        return std::nullopt;  // "" is only ever written as no field at all
+    return value_in(kResultSourceNames, name);
 }
 
 std::string run_status_names()
@@ -76,8 +99,8 @@ std::string run_report_json(const RunReport& report)
     for (const TaskRun& t : report.tasks) {
         counts[0] += t.status == RunStatus::succeeded;
         counts[1] += t.status == RunStatus::failed;
-        counts[2] += t.source == "restored" || t.source == "restoredInPlace";
-        counts[3] += t.source == "ran";
+        counts[2] += t.source == ResultSource::restored || t.source == ResultSource::restored_in_place;
+        counts[3] += t.source == ResultSource::ran;
     }
     w.key("summary").begin_object();
     w.key("tasks").value(static_cast<std::int64_t>(report.tasks.size()));

@@ -319,7 +319,7 @@ Outcome RunMany::run_task(std::size_t i)
                 display_->restored(t.id, hit->terminal_output);
                 if (sandbox_)
                     sandbox_->restored(i);
-                run.source = in_place ? "restoredInPlace" : "restored";
+                run.source = in_place ? report::ResultSource::restored_in_place : report::ResultSource::restored;
                 run.ran_because.clear();
                 run.duration_ms = hit->duration.count();
                 return Outcome::succeeded;
@@ -340,7 +340,7 @@ Outcome RunMany::run_task(std::size_t i)
         return failed("the sandbox refuses to run it: " + *sandboxed.refused +
                       "; set \"qk:sandbox\": false on its target to run it unsandboxed");
     display_->started(t.id);
-    run.source = "ran";
+    run.source = report::ResultSource::ran;
     CommandRunner runner(sandboxed.task ? sandboxed.task->launcher() : *launcher_);
     {
         std::lock_guard l(running_mutex_);

@@ -161,11 +161,11 @@ TEST_CASE("the task history says which part of the key moved", "[read-sets]")
 
 TEST_CASE("the run report gives each task its status, source, why it ran and its audit", "[read-sets]")
 {
-    qk::report::TaskRun built{"app:build", qk::report::RunStatus::succeeded, hash_bytes("k").hex(), "ran",
+    qk::report::TaskRun built{"app:build", qk::report::RunStatus::succeeded, hash_bytes("k").hex(), qk::report::ResultSource::ran,
                               "a recorded read changed: .git/HEAD changed", 120};
     qk::report::TaskRun restored{"lib:build", qk::report::RunStatus::succeeded, hash_bytes("l").hex(),
-                                 "restoredInPlace", "", 80};
-    qk::report::TaskRun skipped{"app:test", qk::report::RunStatus::skipped, "", "", "", 0};
+                                 qk::report::ResultSource::restored_in_place, "", 80};
+    qk::report::TaskRun skipped{"app:test", qk::report::RunStatus::skipped, "", qk::report::ResultSource::none, "", 0};
     qk::audit::RunAudit audit;
     qk::audit::TaskAudit a;
     a.task = "app:build";

@@ -25,11 +25,18 @@ std::optional<RunStatus> parse_run_status(std::string_view name);
 // Every name, in the order above, as "succeeded, failed, ...": for a message that lists them.
 std::string run_status_names();
 
+// Where a task's result came from: the report's "source" (none: it did not run).
+enum class ResultSource { none, ran, restored, restored_in_place };
+
+// "ran", "restored", "restoredInPlace" ("" for none), and back: one table, as for the status.
+std::string_view result_source_name(ResultSource source);
+std::optional<ResultSource> parse_result_source(std::string_view name);
+
 struct TaskRun {
     std::string task;
     RunStatus status = RunStatus::not_run;
     std::string hash;               // of its declared key; "" when it could not be computed
-    std::string source;             // "ran", "restored", "restoredInPlace"; "" when it did not run
+    ResultSource source = ResultSource::none;
     // Why it ran: the recorded read that changed, no entry for its key, caching off or skipped.
     std::string ran_because;
     std::int64_t duration_ms = 0;   // of its commands, or of the run that stored what was restored
