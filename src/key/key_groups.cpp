@@ -1,10 +1,10 @@
 // Fileset groups, runtime inputs and package sets: the parts of keys that tasks of a run share.
-#include <cstdio>
 #include <sys/wait.h>
 
 #include <fmt/format.h>
 
 #include "key_parts.hpp"
+#include "qk/util/subprocess.hpp"
 
 namespace qk::key {
 
@@ -55,20 +55,19 @@ Result<Hash128> KeyBuilder::State::runtime(const std::string& command)
         if (auto it = runtimes.find(command); it != runtimes.end())
             return it->second;
     }
-    // Nx runs a runtime input in the workspace root with a shell and hashes what it prints.
-    std::string line = fmt::format("cd '{}' && ( {} )", graph.workspace().root().string(), command);
-    FILE* p = ::popen(line.c_str(), "r");
-    if (!p)
-        return sys_error(fmt::format("runtime input \"{}\": cannot start /bin/sh", command));
-    std::string out;
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
-        out.append(buf, n);
-    int status = ::pclose(p);
-    if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    // Nx runs a runtime input in the workspace root with a shell and hashes what it prints; its stderr
+    // is the user's to see.
+    CaptureOptions options;
+    options.stderr_to = CaptureOptions::Stderr::inherited;
+    options.cwd = graph.workspace().root().string();
+    auto ran = run_captured({"/bin/sh", "-c", command}, options);
+    if (!ran)
+        return with_message(ran.error(), fmt::format("runtime input \"{}\": {}", command, ran.error().message));
+    const int status = ran->wait_status;
+    if (!ran->succeeded())
         return error(fmt::format("runtime input \"{}\" failed (exit status {}); the key needs its output",
                                  command, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)));
-    Hash128 h = hash_bytes(out);
+    Hash128 h = hash_bytes(ran->out);
     std::lock_guard l(mutex);
     return runtimes.emplace(command, h).first->second;
 }

@@ -12,10 +12,10 @@
 namespace qk::run {
 
 namespace {
-constexpr std::size_t kReadSize = 64 * 1024;
+constexpr std::size_t kReadSize = std::size_t{64} * 1024;
 // What finish() reads at most: a process left behind that writes without pause must not keep the
 // task from ending.
-constexpr std::size_t kDrainLimit = 4 * 1024 * 1024;
+constexpr std::size_t kDrainLimit = std::size_t{4} * 1024 * 1024;
 }  // namespace
 
 void TaskOutput::add(std::string_view piece)

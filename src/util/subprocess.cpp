@@ -37,6 +37,8 @@ Result<Captured> run_captured(const std::vector<std::string>& argv, CaptureOptio
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    if (!options.cwd.empty())
+        posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
     posix_spawn_file_actions_adddup2(&actions, out_write.get(), 1);
     if (options.stderr_to == Stderr::merged)
         posix_spawn_file_actions_adddup2(&actions, out_write.get(), 2);

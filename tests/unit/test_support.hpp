@@ -4,11 +4,14 @@
 
 #include <stdlib.h>
 
-#include <catch2/catch.hpp>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <catch2/catch.hpp>
+
+#include "qk/util/subprocess.hpp"
 
 namespace qk::test {
 
@@ -38,14 +41,11 @@ struct TempDir {
 // What `command` (run with /bin/sh) prints on stdout.
 inline std::string shell_output(const std::string& command)
 {
-    std::string out;
-    FILE* p = ::popen(command.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;)
-        out.append(buf, n);
-    ::pclose(p);
-    return out;
+    qk::CaptureOptions options;
+    options.stderr_to = qk::CaptureOptions::Stderr::inherited;
+    auto ran = qk::run_captured({"/bin/sh", "-c", command}, options);
+    REQUIRE(ran);
+    return ran->out;
 }
 
 }  // namespace qk::test

@@ -20,6 +20,7 @@ struct CaptureOptions {
     enum class Stderr { merged, apart, inherited };
     Stderr stderr_to = Stderr::merged;
     bool search_path = false;  // argv[0] looked up in PATH (posix_spawnp) rather than taken as a path
+    std::string cwd;           // where it runs; empty: here
 };
 
 // stdin is /dev/null. An Error when the program cannot be started (its errno kept), not when it fails.
