@@ -17,7 +17,7 @@ struct ResolvedPattern {
 
 // An input fileset (or json file) of `project`. Error: no leading token, {workspaceRoot} elsewhere than
 // at the start, a path leaving the workspace.
-Result<ResolvedPattern> resolve_fileset_tokens(std::string_view pattern, const workspace::Project& project);
+Result<ResolvedPattern> resolve_fileset_tokens(std::string_view written, const workspace::Project& project);
 
 // True when `path` (workspace-relative, '/'-separated) is absolute or steps out with "..".
 bool leaves_workspace(std::string_view path);

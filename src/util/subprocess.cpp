@@ -19,7 +19,7 @@ bool Captured::succeeded() const
     return WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 0;
 }
 
-Result<Captured> run_captured(const std::vector<std::string>& argv, CaptureOptions options)
+Result<Captured> run_captured(const std::vector<std::string>& argv, const CaptureOptions& options)
 {
     if (argv.empty())
         return error("run_captured: no program given");

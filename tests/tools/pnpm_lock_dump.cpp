@@ -127,7 +127,7 @@ int main(int argc, char** argv)
     }
     w.end_object();
     w.end_object();
-    std::fwrite(w.str().data(), 1, w.str().size(), stdout);
-    std::fputc('\n', stdout);
+    if (std::fwrite(w.str().data(), 1, w.str().size(), stdout) != w.str().size() || std::fputc('\n', stdout) == EOF)
+        return fail("cannot write the dump to stdout");
     return 0;
 }

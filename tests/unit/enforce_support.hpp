@@ -14,6 +14,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "qk/enforce/apply.hpp"
@@ -125,7 +126,7 @@ inline std::map<std::string, std::string> tree_of(const efs::path& root)
 // be made or removed (what qk's rules answer for an output named whole).
 inline enforce::KeepFn keep_prefixes(std::vector<std::string> prefixes)
 {
-    return [prefixes](std::string_view rel, bool directory) {
+    return [prefixes = std::move(prefixes)](std::string_view rel, bool directory) {
         for (const std::string& p : prefixes) {
             if (rel == p || (rel.size() > p.size() && rel.starts_with(p) && rel[p.size()] == '/'))
                 return true;

@@ -268,8 +268,8 @@ TEST_CASE("content hashes equal hash_file; a symlink hashes its link text, unlik
     TempWorkspace t;
     t.write("a.txt", "hello");
     t.write("target.txt", "target.txt");  // the same bytes as the link's text
-    t.write("mid.bin", std::string(300 * 1024, 'x'));
-    t.write("big.bin", std::string(3 * 1024 * 1024 + 7, 'y'));  // streamed rather than read whole
+    t.write("mid.bin", std::string(std::size_t{300} * 1024, 'x'));
+    t.write("big.bin", std::string(std::size_t{3} * 1024 * 1024 + 7, 'y'));  // streamed rather than read whole
     fs::create_symlink("target.txt", t.root / "link");
     Workspace ws = t.load();
     FileIndex index = t.scan(ws);

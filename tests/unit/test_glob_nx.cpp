@@ -21,7 +21,7 @@ struct Case {
     bool match;
 };
 
-void check_converts_like_nx(const char* pattern, std::vector<std::string> nx, std::vector<Case> cases)
+void check_converts_like_nx(const char* pattern, const std::vector<std::string>& nx, const std::vector<Case>& cases)
 {
     INFO("pattern " << pattern);
     auto glob = Glob::compile(pattern);

@@ -68,7 +68,7 @@ struct GrantWorkspace {
         }
     }
 
-    rules::Rules rules_of(const std::string& id, std::vector<std::string> scratch = {})
+    rules::Rules rules_of(const std::string& id, const std::vector<std::string>& scratch = {})
     {
         auto i = session->tasks().index(id);
         REQUIRE(i);

@@ -24,6 +24,6 @@ struct CaptureOptions {
 };
 
 // stdin is /dev/null. An Error when the program cannot be started (its errno kept), not when it fails.
-Result<Captured> run_captured(const std::vector<std::string>& argv, CaptureOptions options = {});
+Result<Captured> run_captured(const std::vector<std::string>& argv, const CaptureOptions& options = {});
 
 }  // namespace qk

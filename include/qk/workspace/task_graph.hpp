@@ -64,7 +64,7 @@ public:
     // has; a project named explicitly that has none of the targets; a project named in a dependsOn
     // `projects` list that does not exist; a dependsOn cycle ("dependsOn forms a cycle:
     // a:build -> b:build -> a:build"). Tasks point into the Workspace, which must outlive the TaskGraph.
-    static Result<TaskGraph> build(const ProjectGraph& graph, const TaskRequest& request);
+    static Result<TaskGraph> build(const ProjectGraph& graph, const TaskRequest& given);
 
     // Every task, each after all of its deps (a topological order, deterministic).
     const std::vector<Task>& tasks() const { return tasks_; }
