@@ -31,8 +31,9 @@ const Json* project_field(const Project& project, std::string_view path)
 
 }  // namespace
 
-Result<ResolvedTokens> resolve_tokens(std::string_view s, const Project& project, const TokenPolicy& policy)
+Result<ResolvedTokens> resolve_tokens(std::string_view written, const Project& project, const TokenPolicy& policy)
 {
+    std::string_view s = written;  // what is left to read
     ResolvedTokens out;
     out.negated = s.starts_with('!');
     if (out.negated)
