@@ -10,7 +10,6 @@
 
 namespace qk::key {
 
-namespace fs = std::filesystem;
 using workspace::Json;
 
 Hash128 command_hash(const workspace::Task& task, const workspace::Project& project)

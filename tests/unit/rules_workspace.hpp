@@ -57,7 +57,7 @@ struct RulesWorkspace {
             REQUIRE(session->keys().key(i));
     }
 
-    Result<rules::Rules> rules_of(const std::string& id, std::vector<std::string> scratch = {})
+    Result<rules::Rules> rules_of(const std::string& id, const std::vector<std::string>& scratch = {})
     {
         auto i = session->tasks().index(id);
         REQUIRE(i);

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -335,7 +336,7 @@ TEST_CASE("argv[0] is looked up in the PATH of the command's environment", "[rec
             Command cmd{{"qk-test-program"}, "/"};
             cmd.env = {"PATH=/usr/bin:/bin"};
             int calls = 0;
-            cmd.on_start = [&](StopFn) { calls++; };
+            cmd.on_start = [&](const StopFn&) { calls++; };
             cmd.on_finish = [&] { calls++; };
             auto trace = recorder->record(cmd);
             REQUIRE_FALSE(trace);
@@ -673,7 +674,7 @@ TEST_CASE("eBPF: a task that wants only its refusals gets each probe once, from 
         if (only_denials)
             CHECK(stats.events < 40);
         else
-            CHECK(stats.events >= 4 * kRounds);
+            CHECK(stats.events >= std::uint64_t{4} * kRounds);
     }
 }
 #endif

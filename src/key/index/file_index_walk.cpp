@@ -58,7 +58,7 @@ struct Walker::Listing {
 };
 
 Walker::Walker(const WalkContext& context, const WalkStart& start, WalkOutput& out)
-    : context_(context), out_(out), owner_(start.owner), path_(start.path), ignores_(start.ignores), buffer_(64 * 1024)
+    : context_(context), out_(out), owner_(start.owner), path_(start.path), ignores_(start.ignores), buffer_(std::size_t{64} * 1024)
 {
 }
 
