@@ -37,7 +37,7 @@ double median(std::vector<double> v)
 std::vector<std::string> make_reads(const qk::workspace::PnpmLock& lock, const qk::workspace::PnpmLayout& layout,
                                     std::size_t n)
 {
-    std::mt19937 rng(42);
+    std::mt19937 rng(42);  // NOLINT(cert-msc51-cpp): the same reads every run, so runs compare
     std::vector<std::string> reads;
     reads.reserve(n);
     std::uniform_int_distribution<std::size_t> pick(0, lock.snapshots.size() - 1);
@@ -66,8 +66,8 @@ int main(int argc, char** argv)
         std::string a = argv[i];
         if (a == "--lockfile") lockfile = argv[i + 1];
         else if (a == "--reads") n = std::strtoull(argv[i + 1], nullptr, 10);
-        else if (a == "--major") major = std::atoi(argv[i + 1]);
-        else if (a == "--reps") reps = std::max(1, std::atoi(argv[i + 1]));
+        else if (a == "--major") major = static_cast<int>(std::strtol(argv[i + 1], nullptr, 10));
+        else if (a == "--reps") reps = std::max(1, static_cast<int>(std::strtol(argv[i + 1], nullptr, 10)));
         else { std::fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
     }
     auto tmp = std::filesystem::temp_directory_path() / fmt::format("qk-bench-place-{}", ::getpid());

@@ -78,7 +78,7 @@ std::string describe_exit(const record::ExitStatus& status)
                 : fmt::format("killed by signal {}", status.signal);
 }
 
-OutputDisplay::OutputDisplay(std::vector<std::string> task_ids, Sink sink, DisplayOptions options)
+OutputDisplay::OutputDisplay(const std::vector<std::string>& task_ids, Sink sink, DisplayOptions options)
     : sink_(std::move(sink)), options_(options)
 {
     for (auto& id : task_ids)

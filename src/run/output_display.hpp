@@ -47,22 +47,22 @@ class OutputDisplay {
 public:
     // `task_ids`: every task of the run, in the order the summary lists them; prefixes are padded to
     // the longest.
-    OutputDisplay(std::vector<std::string> task_ids, Sink sink, DisplayOptions options = {});
+    OutputDisplay(const std::vector<std::string>& task_ids, Sink sink, DisplayOptions options = {});
     OutputDisplay(const OutputDisplay&) = delete;
     OutputDisplay& operator=(const OutputDisplay&) = delete;
     ~OutputDisplay();
 
-    void started(std::string_view task);
+    void started(std::string_view id);
     // A line of the task's command output, as the command wrote it (colours and all: its own).
-    void line(std::string_view task, std::string_view text);
+    void line(std::string_view id, std::string_view text);
     // A line qk says about the task, "qk: <message>": the message may quote paths and names from the
     // workspace, so it is escaped (qk::printable), on one line.
-    void note(std::string_view task, std::string_view message);
-    void finished(std::string_view task, bool succeeded, const record::ExitStatus& status,
+    void note(std::string_view id, std::string_view message);
+    void finished(std::string_view id, bool succeeded, const record::ExitStatus& status,
                   std::chrono::milliseconds wall);
     // Replays the task's cached terminal output, then says it came from the cache.
-    void restored(std::string_view task, std::string_view terminal_output);
-    void skipped(std::string_view task, std::string_view failed_dependency);
+    void restored(std::string_view id, std::string_view terminal_output);
+    void skipped(std::string_view id, std::string_view failed_dependency);
     // Clears the status area and prints the summary. Call once, at the end.
     void summary(const RunSummary& run);
 

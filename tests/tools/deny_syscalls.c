@@ -7,7 +7,7 @@
 // ptrace and bpf fail with EPERM. namespaces refuses new namespaces as Docker's default profile does
 // for a process without CAP_SYS_ADMIN: unshare, and clone with any CLONE_NEW* flag, fail with EPERM;
 // clone3 with ENOSYS (its flags sit in memory, out of a filter's reach; callers fall back to clone).
-#define _GNU_SOURCE
+#define _GNU_SOURCE  // NOLINT(bugprone-reserved-identifier): glibc's own switch for its GNU declarations
 #include <errno.h>
 #include <sched.h>
 #include <seccomp.h>

@@ -49,7 +49,7 @@ TaskGraph ok(Result<TaskGraph> r)
     return std::move(*r);
 }
 
-std::string error_of(Result<TaskGraph> r)
+std::string error_of(const Result<TaskGraph>& r)
 {
     REQUIRE_FALSE(r.ok());
     return r.error().message;

@@ -14,7 +14,7 @@
 namespace qk::workspace::detail {
 namespace {
 
-std::string string_or(const Json& obj, std::string_view key, std::string fallback = {})
+std::string string_or(const Json& obj, std::string_view key, const std::string& fallback = {})
 {
     const Json* v = obj.find(key);
     return v && v->is_string() ? v->as_string() : fallback;
