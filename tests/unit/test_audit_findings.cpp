@@ -46,7 +46,7 @@ std::vector<std::pair<std::string, std::size_t>> pairs(const std::vector<PathCou
 
 }  // namespace
 
-TEST_CASE("normalise sorts each list, drops repeats and projects left without paths", "[audit-findings]")
+TEST_CASE("normalise sorts each list, drops repeats and projects left without paths", "[audit][audit-findings]")
 {
     TaskFindings f;
     f.reads_outside_inputs = {"b", "a", "b"};
@@ -66,7 +66,7 @@ TEST_CASE("normalise sorts each list, drops repeats and projects left without pa
     CHECK(f.dependency_reads == std::map<std::string, Paths>{{"lib", {"lib/a.js", "lib/b.js"}}});
 }
 
-TEST_CASE("empty means no finding of any kind", "[audit-findings]")
+TEST_CASE("empty means no finding of any kind", "[audit][audit-findings]")
 {
     CHECK(TaskFindings{}.empty());
     TaskFindings projects_without_paths;
@@ -88,7 +88,7 @@ TEST_CASE("empty means no finding of any kind", "[audit-findings]")
     CHECK_FALSE(with([](TaskFindings& f) { f.dependency_reads["lib"] = {"lib/a.js"}; }));
 }
 
-TEST_CASE("went_beyond counts what enforce refuses, not unkeyed reads or writes in .git", "[audit-findings]")
+TEST_CASE("went_beyond counts what enforce refuses, not unkeyed reads or writes in .git", "[audit][audit-findings]")
 {
     auto beyond = [](auto set) {
         TaskFindings f;
@@ -118,7 +118,7 @@ TEST_CASE("went_beyond counts what enforce refuses, not unkeyed reads or writes 
     }));
 }
 
-TEST_CASE("status names are the report's", "[audit-findings]")
+TEST_CASE("status names are the report's", "[audit][audit-findings]")
 {
     CHECK(std::string(status_name(TaskStatus::audited)) == "audited");
     CHECK(std::string(status_name(TaskStatus::restored)) == "restored");
@@ -127,7 +127,8 @@ TEST_CASE("status names are the report's", "[audit-findings]")
     CHECK(std::string(status_name(TaskStatus::refused)) == "refused");
 }
 
-TEST_CASE("finish sorts the tasks, normalises the audited ones' findings and counts statuses", "[audit-findings]")
+TEST_CASE("finish sorts the tasks, normalises the audited ones' findings and counts statuses",
+          "[audit][audit-findings]")
 {
     RunAudit run;
     TaskFindings git_only;
@@ -171,7 +172,7 @@ TEST_CASE("finish sorts the tasks, normalises the audited ones' findings and cou
 }
 
 TEST_CASE("a path is read by many with at least 3 tasks and a quarter of those that went beyond",
-          "[audit-findings]")
+          "[audit][audit-findings]")
 {
     CHECK(run_sharing(2, 2).read_by_many.empty());  // 2 tasks are not many, whatever the run
     using Pairs = std::vector<std::pair<std::string, std::size_t>>;
@@ -182,7 +183,7 @@ TEST_CASE("a path is read by many with at least 3 tasks and a quarter of those t
     CHECK(pairs(run_sharing(12, 3).read_by_many) == Pairs{{"tools/x.js", 3}});
 }
 
-TEST_CASE("read by many counts a task once per path, across reads and tsconfig reads", "[audit-findings]")
+TEST_CASE("read by many counts a task once per path, across reads and tsconfig reads", "[audit][audit-findings]")
 {
     TaskFindings both;
     both.reads_outside_inputs = {"tsconfig.base.json"};
@@ -200,7 +201,7 @@ TEST_CASE("read by many counts a task once per path, across reads and tsconfig r
     CHECK(pairs(mixed.read_by_many) == std::vector<std::pair<std::string, std::size_t>>{{"tsconfig.base.json", 3}});
 }
 
-TEST_CASE("read by many is sorted by path and counts only audited tasks", "[audit-findings]")
+TEST_CASE("read by many is sorted by path and counts only audited tasks", "[audit][audit-findings]")
 {
     RunAudit run;
     for (const char* id : {"a:build", "b:build", "c:build"})
@@ -212,7 +213,7 @@ TEST_CASE("read by many is sorted by path and counts only audited tasks", "[audi
           std::vector<std::pair<std::string, std::size_t>>{{"a/tool.js", 3}, {"z/tool.js", 3}});
 }
 
-TEST_CASE("unkeyed, manifest and toolchain reads are counted per path across audited tasks", "[audit-findings]")
+TEST_CASE("unkeyed, manifest and toolchain reads are counted per path across audited tasks", "[audit][audit-findings]")
 {
     TaskFindings a, b;
     a.unkeyed_reads = {".git/HEAD", ".env", ".env"};

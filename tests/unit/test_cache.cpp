@@ -111,7 +111,7 @@ pid_t dead_pid()
 
 }  // namespace
 
-TEST_CASE("store then restore gives back contents, modes, links and empty directories", "[cache]")
+TEST_CASE("store then restore gives back contents, modes, links and empty directories", "[key][cache]")
 {
     Sandbox sb;
     sb.write("packages/app/dist/main.js", "console.log(1)\n");
@@ -155,7 +155,7 @@ TEST_CASE("store then restore gives back contents, modes, links and empty direct
     CHECK(snapshot(sb.root / "packages/app/dist") == before);
 }
 
-TEST_CASE("restore replaces a directory output whole but keeps what a negation excludes", "[cache]")
+TEST_CASE("restore replaces a directory output whole but keeps what a negation excludes", "[key][cache]")
 {
     Sandbox sb;
     sb.write("packages/app/dist/a.js", "a");
@@ -176,7 +176,7 @@ TEST_CASE("restore replaces a directory output whole but keeps what a negation e
               {"a.js", "file 420 a"}, {"cache", "dir"}, {"cache/keep.bin", "file 420 newer tool state"}});
 }
 
-TEST_CASE("a glob output restores the files it matches and removes stale matches only", "[cache]")
+TEST_CASE("a glob output restores the files it matches and removes stale matches only", "[key][cache]")
 {
     Sandbox sb;
     sb.write("dist/app/main.js", "main");
@@ -204,7 +204,7 @@ TEST_CASE("a glob output restores the files it matches and removes stale matches
                                              {"vendor/v.js", "file 420 v changed"}});
 }
 
-TEST_CASE("restore never writes through a symbolic link on the way to an output", "[cache]")
+TEST_CASE("restore never writes through a symbolic link on the way to an output", "[key][cache]")
 {
     Sandbox sb;
     sb.write("packages/app/dist/a.js", "a");
@@ -224,7 +224,7 @@ TEST_CASE("restore never writes through a symbolic link on the way to an output"
         std::map<std::string, std::string>{{"app", "dir"}, {"app/dist", "dir"}, {"app/dist/a.js", "file 420 outside"}});
 }
 
-TEST_CASE("restore removes links inside an output without following them", "[cache]")
+TEST_CASE("restore removes links inside an output without following them", "[key][cache]")
 {
     Sandbox sb;
     sb.write("dist/a.js", "a");
@@ -245,7 +245,7 @@ TEST_CASE("restore removes links inside an output without following them", "[cac
     CHECK(read(sb.dir / "outside/secret") == "s");
 }
 
-TEST_CASE("an interrupted store is never a hit, and dead builds are removed on open", "[cache]")
+TEST_CASE("an interrupted store is never a hit, and dead builds are removed on open", "[key][cache]")
 {
     Sandbox sb;
     const Hash128 h = hash_bytes("key-interrupted");
@@ -278,7 +278,7 @@ TEST_CASE("an interrupted store is never a hit, and dead builds are removed on o
     CHECK(read(sb.root / ".qk/cache/file-hashes") == "another helper's file");
 }
 
-TEST_CASE("a store killed at any moment leaves no entry or a whole one", "[cache]")
+TEST_CASE("a store killed at any moment leaves no entry or a whole one", "[key][cache]")
 {
     Sandbox sb;
     for (int i = 0; i < 200; ++i)
@@ -320,7 +320,7 @@ TEST_CASE("a store killed at any moment leaves no entry or a whole one", "[cache
     }
 }
 
-TEST_CASE("a corrupt entry is a miss with a reason, and is removed", "[cache]")
+TEST_CASE("a corrupt entry is a miss with a reason, and is removed", "[key][cache]")
 {
     Sandbox sb;
     sb.write("dist/a.js", "aaaa");
@@ -364,7 +364,7 @@ TEST_CASE("a corrupt entry is a miss with a reason, and is removed", "[cache]")
     }
 }
 
-TEST_CASE("two stores of one hash leave one good entry, the first", "[cache]")
+TEST_CASE("two stores of one hash leave one good entry, the first", "[key][cache]")
 {
     Sandbox sb;
     sb.write("dist/a.js", "a");
@@ -390,7 +390,7 @@ TEST_CASE("two stores of one hash leave one good entry, the first", "[cache]")
     CHECK(fs::is_empty(sb.root / ".qk/cache/tmp"));
 }
 
-TEST_CASE("outputs outside the workspace are refused by store and restore", "[cache]")
+TEST_CASE("outputs outside the workspace are refused by store and restore", "[key][cache]")
 {
     Sandbox sb;
     sb.write(sb.dir / "outside/a.js", "outside");
@@ -442,7 +442,7 @@ TEST_CASE("cache store and restore figures", "[.cache-bench]")
     }
 }
 
-TEST_CASE("a cached copy changed since it was stored is never restored: the entry is removed", "[cache]")
+TEST_CASE("a cached copy changed since it was stored is never restored: the entry is removed", "[key][cache]")
 {
     Sandbox sb;
     sb.write("dist/app.js", "good output\n");
@@ -467,7 +467,7 @@ TEST_CASE("a cached copy changed since it was stored is never restored: the entr
     CHECK_FALSE(*again);
 }
 
-TEST_CASE("an entry without content hashes (an older qk's) is a miss that says why", "[cache]")
+TEST_CASE("an entry without content hashes (an older qk's) is a miss that says why", "[key][cache]")
 {
     Sandbox sb;
     sb.write("dist/app.js", "x\n");

@@ -11,7 +11,7 @@
 namespace fs = std::filesystem;
 using namespace qk::key;
 
-TEST_CASE("cache: outputs already in place are recognised, any difference is not", "[cache]")
+TEST_CASE("cache: outputs already in place are recognised, any difference is not", "[key][cache]")
 {
     fs::path root = fs::temp_directory_path() / ("qk-in-place-" + std::to_string(::getpid()));
     fs::remove_all(root);

@@ -34,7 +34,7 @@ struct Fixture {
 
 }  // namespace
 
-TEST_CASE("classify: each kind from one recording, sorted, paths relative", "[classify]")
+TEST_CASE("classify: each kind from one recording, sorted, paths relative", "[audit][classify]")
 {
     Fixture f;
     f.add("packages/app/src/index.ts", kRead);
@@ -65,7 +65,7 @@ TEST_CASE("classify: each kind from one recording, sorted, paths relative", "[cl
 }
 
 TEST_CASE("classify: writes in .git, nested repositories' included, are the git writes enforce allows",
-          "[classify]")
+          "[audit][classify]")
 {
     Fixture f;
     for (const char* git : {".git", ".git/index", ".git/refs/heads/main", "sub/.git/x", "a/b/.git"})
@@ -80,7 +80,7 @@ TEST_CASE("classify: writes in .git, nested repositories' included, are the git 
                                     "x/.git.bak", "x/.git2/y"});
 }
 
-TEST_CASE("classify: listing, probing and reading nothing undeclared is no finding", "[classify]")
+TEST_CASE("classify: listing, probing and reading nothing undeclared is no finding", "[audit][classify]")
 {
     Fixture f;
     f.add("other", kList);
@@ -90,7 +90,7 @@ TEST_CASE("classify: listing, probing and reading nothing undeclared is no findi
     CHECK(f.findings().empty());
 }
 
-TEST_CASE("classify: a file written then read is listed once, as written", "[classify]")
+TEST_CASE("classify: a file written then read is listed once, as written", "[audit][classify]")
 {
     Fixture f;
     f.add("packages/app/version.txt", kWrite | kCreate | kRead);
@@ -100,7 +100,7 @@ TEST_CASE("classify: a file written then read is listed once, as written", "[cla
     CHECK(got.reads_outside_inputs.empty());
 }
 
-TEST_CASE("classify: renames count at both ends; output directories may be made and removed", "[classify]")
+TEST_CASE("classify: renames count at both ends; output directories may be made and removed", "[audit][classify]")
 {
     Fixture f;
     f.rec.add_rename(f.ws.abs("packages/app/tmp-build"), f.ws.abs("packages/app/dist"));
@@ -109,7 +109,7 @@ TEST_CASE("classify: renames count at both ends; output directories may be made 
     CHECK(f.findings().stray_writes == Paths{"packages/app/tmp-build"});
 }
 
-TEST_CASE("classify: a read through a link is allowed when the path as spelled is", "[classify]")
+TEST_CASE("classify: a read through a link is allowed when the path as spelled is", "[audit][classify]")
 {
     Fixture f;
     // src/linked -> ../../../other: reading other/notes.txt through it reads an input as spelled.
@@ -133,7 +133,7 @@ TEST_CASE("classify: a read through a link is allowed when the path as spelled i
     CHECK(got.reads_outside_inputs == Paths{"packages/app/banner.txt"});
 }
 
-TEST_CASE("classify: an incomplete recording is not audited and keeps no finding", "[classify]")
+TEST_CASE("classify: an incomplete recording is not audited and keeps no finding", "[audit][classify]")
 {
     Fixture f;
     f.add("other/notes.txt", kRead);
@@ -151,7 +151,7 @@ TEST_CASE("classify: an incomplete recording is not audited and keeps no finding
 }
 
 TEST_CASE("refused_accesses: qk's cache always, outside the workspace and refused calls only for a task that failed",
-          "[classify][enforce]")
+          "[audit][classify][enforce]")
 {
     using record::kDenied;
     using record::kDeniedChange;

@@ -110,7 +110,7 @@ std::size_t at(const FileIndex& index, const std::string& path)
 }  // namespace
 
 TEST_CASE("the scan honours .gitignore, .ignore, .nxignore and .git/info/exclude, and skips node_modules, .git, .qk",
-          "[files]")
+          "[key][files]")
 {
     TempWorkspace t;
     t.write(".gitignore", "dist/\n*.log\nby-gitignore\n");
@@ -146,7 +146,7 @@ TEST_CASE("the scan honours .gitignore, .ignore, .nxignore and .git/info/exclude
                                    "packages/a/src/index.ts", "packages/a/src/local.txt"});
 }
 
-TEST_CASE("the scan lists what git ls-files lists as untracked and not ignored", "[files]")
+TEST_CASE("the scan lists what git ls-files lists as untracked and not ignored", "[key][files]")
 {
     TempWorkspace t;
     REQUIRE(qk::test::shell_output("cd '" + t.root.string() + "' && git init -q . 2>&1").empty());
@@ -181,7 +181,7 @@ TEST_CASE("the scan lists what git ls-files lists as untracked and not ignored",
     CHECK(std::is_sorted(index.files().begin(), index.files().end()));
 }
 
-TEST_CASE("symbolic links are listed, not followed; the list is in bytewise order", "[files]")
+TEST_CASE("symbolic links are listed, not followed; the list is in bytewise order", "[key][files]")
 {
     TempWorkspace t;
     t.write("a/x", "x");
@@ -195,7 +195,7 @@ TEST_CASE("symbolic links are listed, not followed; the list is in bytewise orde
     CHECK(index.files() == Strings{"a-b", "a/x", "dangling", "link-dir", "link-file", "nx.json", "target.txt"});
 }
 
-TEST_CASE("each file belongs to the project holding it most closely; the root project takes the rest", "[files]")
+TEST_CASE("each file belongs to the project holding it most closely; the root project takes the rest", "[key][files]")
 {
     TempWorkspace t;
     t.project(".", "root");
@@ -230,7 +230,7 @@ TEST_CASE("each file belongs to the project holding it most closely; the root pr
     CHECK(index.files_of(99).empty());
 }
 
-TEST_CASE("without a root project, files outside every project have no owner", "[files]")
+TEST_CASE("without a root project, files outside every project have no owner", "[key][files]")
 {
     TempWorkspace t;
     t.project("apps/web", "web");
@@ -242,7 +242,7 @@ TEST_CASE("without a root project, files outside every project have no owner", "
     CHECK(index.owner(at(index, "apps/web/project.json")) == ws.project_index("web"));
 }
 
-TEST_CASE("find and range_under search the sorted list", "[files]")
+TEST_CASE("find and range_under search the sorted list", "[key][files]")
 {
     TempWorkspace t;
     for (const char* f : {"a/x", "a/y/z", "a-b", "a0", "ab/c", "b"})
@@ -263,7 +263,7 @@ TEST_CASE("find and range_under search the sorted list", "[files]")
     CHECK(index.range_under("c").first == index.range_under("c").second);
 }
 
-TEST_CASE("content hashes equal hash_file; a symlink hashes its link text, unlike a file holding it", "[files]")
+TEST_CASE("content hashes equal hash_file; a symlink hashes its link text, unlike a file holding it", "[key][files]")
 {
     TempWorkspace t;
     t.write("a.txt", "hello");
@@ -282,7 +282,7 @@ TEST_CASE("content hashes equal hash_file; a symlink hashes its link text, unlik
     CHECK_THROWS_AS(FileIndex(t.scan(ws)).hash_of(0), qk::FatalError);  // not hashed yet: a caller's bug
 }
 
-TEST_CASE("the hash cache is reused when nothing changed and refreshed for a changed file", "[files]")
+TEST_CASE("the hash cache is reused when nothing changed and refreshed for a changed file", "[key][files]")
 {
     TempWorkspace t;
     t.write("a.txt", "aaaa");
@@ -329,7 +329,7 @@ TEST_CASE("the hash cache is reused when nothing changed and refreshed for a cha
     }
 }
 
-TEST_CASE("a file modified close to when the cache was written is hashed again next time", "[files]")
+TEST_CASE("a file modified close to when the cache was written is hashed again next time", "[key][files]")
 {
     TempWorkspace t;
     t.write("old.txt", "old");
@@ -349,7 +349,7 @@ TEST_CASE("a file modified close to when the cache was written is hashed again n
     CHECK(index.hash_of(at(index, "fresh.txt")) == qk::key::hash_bytes("fresh"));
 }
 
-TEST_CASE("a corrupt or foreign hash cache is ignored and rewritten", "[files]")
+TEST_CASE("a corrupt or foreign hash cache is ignored and rewritten", "[key][files]")
 {
     TempWorkspace t;
     t.write("a.txt", "aaaa");
@@ -381,7 +381,7 @@ TEST_CASE("a corrupt or foreign hash cache is ignored and rewritten", "[files]")
     CHECK(index.hash_counts().reused == 2);  // the rewritten cache is good again
 }
 
-TEST_CASE("a file removed between scan and hash is an error naming it", "[files]")
+TEST_CASE("a file removed between scan and hash is an error naming it", "[key][files]")
 {
     TempWorkspace t;
     t.write("src/gone.ts", "x");
@@ -397,7 +397,7 @@ TEST_CASE("a file removed between scan and hash is an error naming it", "[files]
     CHECK_FALSE(index.hash(std::vector<std::uint32_t>{static_cast<std::uint32_t>(at(index, "src/gone.ts"))}).ok());
 }
 
-TEST_CASE("the scan reports a workspace root it cannot read", "[files]")
+TEST_CASE("the scan reports a workspace root it cannot read", "[key][files]")
 {
     TempWorkspace t;
     Workspace ws = t.load();
@@ -409,7 +409,7 @@ TEST_CASE("the scan reports a workspace root it cannot read", "[files]")
     CHECK_THAT(index.error().message, Catch::Contains("cannot read the workspace root " + t.root.string()));
 }
 
-TEST_CASE("hash() called from several threads at once hashes each file once", "[files]")
+TEST_CASE("hash() called from several threads at once hashes each file once", "[key][files]")
 {
     TempWorkspace t;
     for (int i = 0; i < 400; ++i)
@@ -442,7 +442,7 @@ TEST_CASE("hash() called from several threads at once hashes each file once", "[
 }
 
 TEST_CASE("the scan remembers where it skipped .git, .qk and node_modules; holds_special asks under a directory",
-          "[files]")
+          "[key][files]")
 {
     TempWorkspace t;
     t.write(".gitignore", "ignored/\n");
@@ -508,7 +508,7 @@ TEST_CASE("the scan remembers where it skipped .git, .qk and node_modules; holds
     CHECK_FALSE(index.holds_special("zzz"));
 }
 
-TEST_CASE("a workspace without special entries holds none, not even under the root", "[files]")
+TEST_CASE("a workspace without special entries holds none, not even under the root", "[key][files]")
 {
     TempWorkspace t;
     t.write("src/a.ts", "");
@@ -519,7 +519,7 @@ TEST_CASE("a workspace without special entries holds none, not even under the ro
     CHECK_FALSE(index.holds_special("src"));
 }
 
-TEST_CASE("a file outside the index keeps its hash in the persistent cache while its stamp holds", "[files]")
+TEST_CASE("a file outside the index keeps its hash in the persistent cache while its stamp holds", "[key][files]")
 {
     qk::test::TempDir ws;
     ws.write(".gitignore", "dist\n");
@@ -573,7 +573,7 @@ TEST_CASE("a file outside the index keeps its hash in the persistent cache while
     CHECK(index->hash_counts().reused == 1);
 }
 
-TEST_CASE("a file swapped in after the caller looked is hashed but its hash is not kept", "[files]")
+TEST_CASE("a file swapped in after the caller looked is hashed but its hash is not kept", "[key][files]")
 {
     qk::test::TempDir ws;
     ws.write(".gitignore", "dist\n");

@@ -33,7 +33,7 @@ std::string error_of(std::string_view pattern)
 
 }  // namespace
 
-TEST_CASE("* and ? stay inside one component and match dotfiles", "[glob]")
+TEST_CASE("wildcards * and ? stay inside one component and match dotfiles", "[workspace][glob]")
 {
     CHECK(m("*", ".eslintrc.json"));
     CHECK(m("*.json", ".json"));
@@ -51,7 +51,7 @@ TEST_CASE("* and ? stay inside one component and match dotfiles", "[glob]")
     CHECK_FALSE(m("*a*b*c*", "xcybza"));
 }
 
-TEST_CASE("** is any depth, zero included, and dot directories too", "[glob]")
+TEST_CASE("globstar ** is any depth, zero included, and dot directories too", "[workspace][glob]")
 {
     CHECK(m("**/*.ts", "a.ts"));
     CHECK(m("**/*.ts", "x/.git/y/a.ts"));
@@ -74,7 +74,7 @@ TEST_CASE("** is any depth, zero included, and dot directories too", "[glob]")
     CHECK_FALSE(m("a/**/b", "ab"));
 }
 
-TEST_CASE("character classes", "[glob]")
+TEST_CASE("character classes", "[workspace][glob]")
 {
     CHECK(m("[abc].ts", "b.ts"));
     CHECK_FALSE(m("[abc].ts", "d.ts"));
@@ -94,7 +94,7 @@ TEST_CASE("character classes", "[glob]")
     CHECK_FALSE(m("[abc]", "ab"));
 }
 
-TEST_CASE("braces: nested, with paths, no ranges", "[glob]")
+TEST_CASE("braces: nested, with paths, no ranges", "[workspace][glob]")
 {
     CHECK(m("*.{js,ts}", "a.ts"));
     CHECK_FALSE(m("*.{js,ts}", "a.css"));
@@ -112,7 +112,7 @@ TEST_CASE("braces: nested, with paths, no ranges", "[glob]")
     CHECK(m("a,b/{x}", "a,b/x"));
 }
 
-TEST_CASE("escapes", "[glob]")
+TEST_CASE("escapes", "[workspace][glob]")
 {
     CHECK(m("\\*.ts", "*.ts"));
     CHECK_FALSE(m("\\*.ts", "a.ts"));
@@ -128,7 +128,7 @@ TEST_CASE("escapes", "[glob]")
     CHECK(m("\\\xc3\xa9", "\xc3\xa9"));
 }
 
-TEST_CASE("extglobs, each kind", "[glob]")
+TEST_CASE("extglobs, each kind", "[workspace][glob]")
 {
     CHECK(m("a?(b|c)d", "ad"));
     CHECK(m("a?(b|c)d", "abd"));
@@ -163,7 +163,7 @@ TEST_CASE("extglobs, each kind", "[glob]")
     CHECK(m("x)y|z", "x)y|z"));
 }
 
-TEST_CASE("negation, trailing slash and the empty pattern", "[glob]")
+TEST_CASE("negation, trailing slash and the empty pattern", "[workspace][glob]")
 {
     Glob neg = compiled("!**/*.spec.ts");
     CHECK(neg.negated());
@@ -190,7 +190,7 @@ TEST_CASE("negation, trailing slash and the empty pattern", "[glob]")
     CHECK_FALSE(m("README.md", "readme.md"));
 }
 
-TEST_CASE("errors name the pattern, the column and what is wrong", "[glob]")
+TEST_CASE("errors name the pattern, the column and what is wrong", "[workspace][glob]")
 {
     CHECK(error_of("src/[a") ==
           "glob \"src/[a\": column 5: '[' opens a class that is never closed by ']' (write \\[ for a literal '[')");
@@ -208,7 +208,7 @@ TEST_CASE("errors name the pattern, the column and what is wrong", "[glob]")
     CHECK(error_of(many + "y").find("more than 1024 alternatives") != std::string::npos);
 }
 
-TEST_CASE("literal prefix, literal globs and expansion", "[glob]")
+TEST_CASE("literal prefix, literal globs and expansion", "[workspace][glob]")
 {
     CHECK(compiled("packages/app/src/**/*.ts").literal_prefix() == "packages/app/src");
     CHECK(compiled("packages/*/src/**").literal_prefix() == "packages");
@@ -237,7 +237,7 @@ TEST_CASE("literal prefix, literal globs and expansion", "[glob]")
           std::vector<std::string>{"packages/*/package.json", "!packages/package-a*/"});
 }
 
-TEST_CASE("may_match_under prunes directories no match can be under", "[glob]")
+TEST_CASE("may_match_under prunes directories no match can be under", "[workspace][glob]")
 {
     Glob g = compiled("packages/*/src/**/*.ts");
     CHECK(g.may_match_under(""));
@@ -258,7 +258,7 @@ TEST_CASE("may_match_under prunes directories no match can be under", "[glob]")
     CHECK(compiled("!dist/**").may_match_under("src"));
 }
 
-TEST_CASE("matching stays linear on patterns that make naive backtracking explode", "[glob]")
+TEST_CASE("matching stays linear on patterns that make naive backtracking explode", "[workspace][glob]")
 {
     std::string many_a(200, 'a');
     CHECK_FALSE(m("*a*a*a*a*a*a*a*a*a*a*b", many_a));
@@ -270,7 +270,7 @@ TEST_CASE("matching stays linear on patterns that make naive backtracking explod
     CHECK(m("**/d/**/d/**/d/**/d/**/d/**/x", deep + "x"));
 }
 
-TEST_CASE("groups that do not multiply out are searched in polynomial time", "[glob]")
+TEST_CASE("groups that do not multiply out are searched in polynomial time", "[workspace][glob]")
 {
     // Found by fuzz_glob: a component whose groups stand for more than 32 plain patterns (36 here), or hold
     // a `!(…)`, was matched by plain backtracking, which took minutes on a pattern of 40 characters.
@@ -296,7 +296,7 @@ TEST_CASE("groups that do not multiply out are searched in polynomial time", "[g
     CHECK(m("{q,!(*a*a*a*a*a*a*b)}c", "qc"));
 }
 
-TEST_CASE("globs compiled again, past the memo's bound too, match as when first compiled", "[glob]")
+TEST_CASE("globs compiled again, past the memo's bound too, match as when first compiled", "[workspace][glob]")
 {
     // Compiled globs are shared by pattern; the memo empties itself when full. Neither may change a match.
     for (int round = 0; round < 2; ++round)

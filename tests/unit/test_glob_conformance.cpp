@@ -38,7 +38,7 @@ void check_all(const std::vector<Vector>& table)
 
 }  // namespace
 
-TEST_CASE("globset: literals, stars and ranges", "[glob][conformance]")
+TEST_CASE("globset: literals, stars and ranges", "[workspace][glob][conformance]")
 {
     check_all({
         {"a", "a", true},
@@ -96,7 +96,7 @@ TEST_CASE("globset: literals, stars and ranges", "[glob][conformance]")
     });
 }
 
-TEST_CASE("globset: recursive ** (literal_separator)", "[glob][conformance]")
+TEST_CASE("globset: recursive ** (literal_separator)", "[workspace][glob][conformance]")
 {
     check_all({
         {"some/**/needle.txt", "some/needle.txt", true},
@@ -152,7 +152,7 @@ TEST_CASE("globset: recursive ** (literal_separator)", "[glob][conformance]")
     });
 }
 
-TEST_CASE("globset: alternates and escapes", "[glob][conformance]")
+TEST_CASE("globset: alternates and escapes", "[workspace][glob][conformance]")
 {
     check_all({
         {"a,b", "a,b", true},
@@ -190,7 +190,7 @@ TEST_CASE("globset: alternates and escapes", "[glob][conformance]")
     });
 }
 
-TEST_CASE("globset: syntax errors", "[glob][conformance]")
+TEST_CASE("globset: syntax errors", "[workspace][glob][conformance]")
 {
     for (const char* bad : {"[", "[]", "[!", "[!]", "[z-a]", "[z--]", "{a,b", "{a,{b,c}", "a,b}", "{a,b}}", "a\\"}) {
         INFO(bad);

@@ -37,7 +37,7 @@ void check_converts_like_nx(const char* pattern, const std::vector<std::string>&
 
 }  // namespace
 
-TEST_CASE("nx convert_glob unit vectors", "[glob][nx]")
+TEST_CASE("nx convert_glob unit vectors", "[workspace][glob][nx]")
 {
     check_converts_like_nx("dist/!(cache|cache2)/**/!(README|LICENSE).(js|ts)",
                            {"!dist/*/**/{README,LICENSE}.{js,ts}", "!dist/{cache,cache2}/", "dist/*/**/*.{js,ts}"},
@@ -109,7 +109,7 @@ TEST_CASE("nx convert_glob unit vectors", "[glob][nx]")
     check_converts_like_nx("?", {"?"}, {{"x", true}, {"\xc3\xa9", true}, {"xy", false}});
 }
 
-TEST_CASE("nx glob corpus: extglob and group vectors", "[glob][nx]")
+TEST_CASE("nx glob corpus: extglob and group vectors", "[workspace][glob][nx]")
 {
     check_converts_like_nx("!(libs)/**", {"!libs/", "*/**"},
                            {{"src/x", true}, {"libsx/y", true}, {"libs/x", false}, {"libs", false}, {"x", false}});
@@ -184,7 +184,7 @@ TEST_CASE("nx glob corpus: extglob and group vectors", "[glob][nx]")
                            {{"a", true}, {"b.d", true}, {"c.e", true}, {"b", false}, {"a.d", false}});
 }
 
-TEST_CASE("nx glob corpus: braces, classes and literal names", "[glob][nx]")
+TEST_CASE("nx glob corpus: braces, classes and literal names", "[workspace][glob][nx]")
 {
     check_converts_like_nx("!{a,b}.md", {"!{a,b}.md"}, {{"a.md", false}, {"c.md", true}});
     check_converts_like_nx("{a,b/c}.ts", {"{a,b/c}.ts"}, {{"a.ts", true}, {"b/c.ts", true}, {"b.ts", false}});
@@ -224,7 +224,7 @@ TEST_CASE("nx glob corpus: braces, classes and literal names", "[glob][nx]")
     }
 }
 
-TEST_CASE("where qk reads an extglob differently from Nx's parser", "[glob][nx]")
+TEST_CASE("where qk reads an extglob differently from Nx's parser", "[workspace][glob][nx]")
 {
     // Nx's parser takes `x*(y)` as `x*` then the bare group `(y)` ("libs/prefix*suffix/**" in the corpus);
     // qk always reads `*(` as the zero-or-more group, which Nx's rewrite turns into `*` in a directory name.

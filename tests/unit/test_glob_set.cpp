@@ -29,7 +29,7 @@ GlobSet fileset_of(std::initializer_list<std::string_view> patterns)
 
 }  // namespace
 
-TEST_CASE("a group matches when a positive does and no negative does, in any order", "[glob][glob-set]")
+TEST_CASE("a group matches when a positive does and no negative does, in any order", "[workspace][glob][glob-set]")
 {
     GlobSet a = set_of({"!nested/ignore/", "nested/"});
     GlobSet b = set_of({"nested/", "!nested/ignore/"});
@@ -54,7 +54,8 @@ TEST_CASE("a group matches when a positive does and no negative does, in any ord
     CHECK_FALSE(two.matches("file.js"));
 }
 
-TEST_CASE("a group of negations only means everything except, and the empty group everything", "[glob][glob-set]")
+TEST_CASE("a group of negations only means everything except, and the empty group everything",
+          "[workspace][glob][glob-set]")
 {
     GlobSet neg = set_of({"!test/*.spec.ts"});
     CHECK_FALSE(neg.matches("test/file.spec.ts"));
@@ -67,7 +68,7 @@ TEST_CASE("a group of negations only means everything except, and the empty grou
     CHECK_FALSE(fileset_of({""}).matches("x.ts"));
 }
 
-TEST_CASE("an extglob's exclusion excludes across the whole group", "[glob][glob-set]")
+TEST_CASE("an extglob's exclusion excludes across the whole group", "[workspace][glob][glob-set]")
 {
     // nrwl/nx tasks/hashers fileset tests: each converted glob joins the group, so the `!(*.module)` part of
     // the first entry removes a.module.ts even though the second entry names it.
@@ -85,7 +86,7 @@ TEST_CASE("an extglob's exclusion excludes across the whole group", "[glob][glob
     CHECK(double_neg.matches("a/x/z"));
 }
 
-TEST_CASE("nx glob.rs: simple, nested and root-anchored globs", "[glob][glob-set]")
+TEST_CASE("nx glob.rs: simple, nested and root-anchored globs", "[workspace][glob][glob-set]")
 {
     CHECK(set_of({"**/*"}).matches("packages/nx/package.json"));
     CHECK(set_of({"test/*.spec.ts"}).matches("test/file.spec.ts"));
@@ -104,7 +105,7 @@ TEST_CASE("nx glob.rs: simple, nested and root-anchored globs", "[glob][glob-set
     CHECK_FALSE(set_of({"**/*.d.ts"}).matches("dist/libs/dep/index.js"));
 }
 
-TEST_CASE("nx glob.rs: complex and extglob patterns", "[glob][glob-set]")
+TEST_CASE("nx glob.rs: complex and extglob patterns", "[workspace][glob][glob-set]")
 {
     GlobSet s = set_of({"dist/!(cache|cache2)/**/!(README|LICENSE).(txt|md)"});
     CHECK(s.matches("dist/nested/file.txt"));
@@ -144,7 +145,7 @@ TEST_CASE("nx glob.rs: complex and extglob patterns", "[glob][glob-set]")
     CHECK_FALSE(spec.matches("packages/package-a/file.ts"));
 }
 
-TEST_CASE("nx glob.rs: braces, escapes and malformed extglobs", "[glob][glob-set]")
+TEST_CASE("nx glob.rs: braces, escapes and malformed extglobs", "[workspace][glob][glob-set]")
 {
     GlobSet dirs = set_of({"{packages,apps}/*"});
     CHECK(dirs.matches("packages/package-a"));
@@ -189,7 +190,7 @@ TEST_CASE("nx glob.rs: braces, escapes and malformed extglobs", "[glob][glob-set
     CHECK_FALSE(scoped.matches("dist/libs/@scope/pkg/.cache/x"));
 }
 
-TEST_CASE("every escaped literal path matches only itself", "[glob][glob-set]")
+TEST_CASE("every escaped literal path matches only itself", "[workspace][glob][glob-set]")
 {
     // glob.rs every_escaped_literal_path_matches_only_itself, with the escaping of escape_glob_literal.
     auto escape = [](std::string_view path) {
@@ -217,7 +218,7 @@ TEST_CASE("every escaped literal path matches only itself", "[glob][glob-set]")
     }
 }
 
-TEST_CASE("a fileset path with no pattern names that file or everything under it", "[glob][glob-set]")
+TEST_CASE("a fileset path with no pattern names that file or everything under it", "[workspace][glob][glob-set]")
 {
     // glob_transform.rs a_path_without_glob_syntax_also_means_everything_under_it, and the fileset tests.
     auto src = Glob::compile_fileset("libs/app/src");
@@ -253,7 +254,7 @@ TEST_CASE("a fileset path with no pattern names that file or everything under it
     CHECK_FALSE(all_but.matches("virtual/c/d.ts"));
 }
 
-TEST_CASE("a group's literal prefix and walk pruning", "[glob][glob-set]")
+TEST_CASE("a group's literal prefix and walk pruning", "[workspace][glob][glob-set]")
 {
     CHECK(set_of({"libs/a/src/**/*.ts", "libs/a/test/**"}).literal_prefix() == "libs/a");
     CHECK(set_of({"libs/a/**", "!libs/a/x/**"}).literal_prefix() == "libs/a");

@@ -46,7 +46,7 @@ bool ignored(const std::string& rules, std::string_view path, bool is_dir = fals
 
 }  // namespace
 
-TEST_CASE("wildmatch: *, ?, brackets and ** as git has them", "[files]")
+TEST_CASE("wildmatch: *, ?, brackets and ** as git has them", "[key][files]")
 {
     CHECK(wildmatch("*.c", "a.c"));
     CHECK_FALSE(wildmatch("*.c", "d/a.c"));
@@ -73,7 +73,7 @@ TEST_CASE("wildmatch: *, ?, brackets and ** as git has them", "[files]")
     CHECK(wildmatch("+(a)", "+(a)"));    // and so are extglobs
 }
 
-TEST_CASE("gitignore parsing: comments, escapes, spaces, negation, directories, anchoring", "[files]")
+TEST_CASE("gitignore parsing: comments, escapes, spaces, negation, directories, anchoring", "[key][files]")
 {
     CHECK_FALSE(ignored("# x\n\n", "# x"));
     CHECK(ignored("\\#x\n", "#x"));
@@ -98,7 +98,7 @@ TEST_CASE("gitignore parsing: comments, escapes, spaces, negation, directories, 
     CHECK(ignored("foo**/qux\n", "foox/y/qux"));  // git compares "foo" first, then "**/qux" leads
 }
 
-TEST_CASE("the ignore stack: deeper files override shallower ones; .nxignore outranks .gitignore", "[files]")
+TEST_CASE("the ignore stack: deeper files override shallower ones; .nxignore outranks .gitignore", "[key][files]")
 {
     IgnoreStack stack;
     IgnoreStack::Files root, sub;
@@ -240,7 +240,7 @@ bool walker_ignores(const std::string& path, bool is_dir)
 
 }  // namespace
 
-TEST_CASE("gitignore matching agrees with git check-ignore on every path of a tricky tree", "[files]")
+TEST_CASE("gitignore matching agrees with git check-ignore on every path of a tricky tree", "[key][files]")
 {
     TempDir tmp;
     fs::path repo = tmp.path / "repo";

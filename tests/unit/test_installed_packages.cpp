@@ -59,7 +59,7 @@ workspace::PnpmLock lock_of(const char* text)
 }  // namespace
 
 TEST_CASE("installed packages: a store directory's package.json is its snapshot's, by the install's pnpm major",
-          "[installed-packages]")
+          "[rules][installed-packages]")
 {
     workspace::PnpmLock lock = lock_of(kLock);
     for (int major : {9, 10}) {
@@ -93,7 +93,7 @@ TEST_CASE("installed packages: a store directory's package.json is its snapshot'
 }
 
 TEST_CASE("installed packages: nothing is placed without a lockfile, an install, or a virtual store",
-          "[installed-packages]")
+          "[rules][installed-packages]")
 {
     workspace::PnpmLock lock = lock_of(kLock);
     TempDir dir;
@@ -119,7 +119,7 @@ TEST_CASE("installed packages: nothing is placed without a lockfile, an install,
 }
 
 TEST_CASE("package findings: allowed, so never going beyond; listed per task and once when many read them",
-          "[installed-packages]")
+          "[rules][installed-packages]")
 {
     audit::TaskFindings only_packages;
     only_packages.unkeyed_packages = {"fallow"};

@@ -11,7 +11,7 @@ static std::string escaped(std::string_view s)
     return out;
 }
 
-TEST_CASE("strings are escaped per RFC 8259", "[report][json]")
+TEST_CASE("strings are escaped per RFC 8259", "[util][json]")
 {
     CHECK(escaped("plain") == "\"plain\"");
     CHECK(escaped("a\"b\\c") == "\"a\\\"b\\\\c\"");
@@ -25,7 +25,7 @@ TEST_CASE("strings are escaped per RFC 8259", "[report][json]")
     CHECK(escaped("/a b/\xc3\xa9t\xc3\xa9/\"q\"/\x7f/\xffz") == "\"/a b/\xc3\xa9t\xc3\xa9/\\\"q\\\"/\x7f/\\ufffdz\"");
 }
 
-TEST_CASE("objects and arrays nest with commas in the right places", "[report][json]")
+TEST_CASE("objects and arrays nest with commas in the right places", "[util][json]")
 {
     JsonWriter w(0);
     w.begin_object();

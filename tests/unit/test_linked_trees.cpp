@@ -298,7 +298,7 @@ TEST_CASE("linked trees: an unreadable directory in the tree is an error naming 
                          "that tree, so make it readable, or leave the link out of the task's inputs");
 }
 
-TEST_CASE("the file index says which hashed files are symbolic links", "[files][linked]")
+TEST_CASE("the file index says which hashed files are symbolic links", "[key][files][linked]")
 {
     LinkedWorkspace w;
     auto ws = Workspace::load(w.root);

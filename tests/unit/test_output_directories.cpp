@@ -12,7 +12,7 @@ using qk::sandbox::MadeDirectories;
 using qk::sandbox::OutputDirectories;
 using qk::test::TempDir;
 
-TEST_CASE("a directory two running tasks hold goes when the last ends, if empty", "[output-directories]")
+TEST_CASE("a directory two running tasks hold goes when the last ends, if empty", "[sandbox][output-directories]")
 {
     TempDir ws{"qk-outdirs"};
     MadeDirectories made;
@@ -27,7 +27,7 @@ TEST_CASE("a directory two running tasks hold goes when the last ends, if empty"
     CHECK_FALSE(fs::exists(ws.path / "out"));
 }
 
-TEST_CASE("a held directory a task removed is made again for the next", "[output-directories]")
+TEST_CASE("a held directory a task removed is made again for the next", "[sandbox][output-directories]")
 {
     TempDir ws{"qk-outdirs"};
     MadeDirectories made;
@@ -42,7 +42,7 @@ TEST_CASE("a held directory a task removed is made again for the next", "[output
     CHECK_FALSE(fs::exists(ws.path / "out"));
 }
 
-TEST_CASE("what a task left in a made directory, or what was there before, stays", "[output-directories]")
+TEST_CASE("what a task left in a made directory, or what was there before, stays", "[sandbox][output-directories]")
 {
     TempDir ws{"qk-outdirs"};
     fs::create_directories(ws.path / "kept");

@@ -55,7 +55,7 @@ struct Workspace {
 }  // namespace
 
 TEST_CASE("a non-glob output names a whole directory: files, links unfollowed, empty directories",
-          "[cache][output-files]")
+          "[key][cache][output-files]")
 {
     Workspace ws;
     ws.write("packages/app/dist/main.js");
@@ -81,7 +81,7 @@ TEST_CASE("a non-glob output names a whole directory: files, links unfollowed, e
     CHECK(ws.collect({"out"}) == std::vector<OutputFile>{{"out", Kind::directory}});
 }
 
-TEST_CASE("a glob output matches files from its literal prefix; negations exclude", "[cache][output-files]")
+TEST_CASE("a glob output matches files from its literal prefix; negations exclude", "[key][cache][output-files]")
 {
     Workspace ws;
     ws.write("dist/packages/app/main.js");
@@ -103,7 +103,7 @@ TEST_CASE("a glob output matches files from its literal prefix; negations exclud
           std::vector<OutputFile>{{"dist/packages/other/o.js", Kind::file}});
 }
 
-TEST_CASE("output walks never enter .git, .qk or node_modules", "[cache][output-files]")
+TEST_CASE("output walks never enter .git, .qk or node_modules", "[key][cache][output-files]")
 {
     Workspace ws;
     ws.write("a.js");
@@ -118,7 +118,7 @@ TEST_CASE("output walks never enter .git, .qk or node_modules", "[cache][output-
     CHECK(ws.collect({"node_modules/e.js", ".qk/cache"}).empty());
 }
 
-TEST_CASE("outputs are never read through a symbolic link on the way to them", "[cache][output-files]")
+TEST_CASE("outputs are never read through a symbolic link on the way to them", "[key][cache][output-files]")
 {
     Workspace ws;
     fs::create_directories(ws.dir / "outside/dist");
@@ -133,7 +133,7 @@ TEST_CASE("outputs are never read through a symbolic link on the way to them", "
     CHECK(ws.collect({"packages/app"}) == std::vector<OutputFile>{{"packages/app", Kind::symlink}});
 }
 
-TEST_CASE("outputs that could leave the workspace are refused", "[cache][output-files]")
+TEST_CASE("outputs that could leave the workspace are refused", "[key][cache][output-files]")
 {
     Workspace ws;
     for (std::string bad : {"../outside", "/etc/passwd", "packages/../../outside", "!../x", "", ".", "a/./b",

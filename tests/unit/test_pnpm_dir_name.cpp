@@ -41,7 +41,7 @@ std::set<std::string> lines_of(const std::string& path)
 
 }  // namespace
 
-TEST_CASE("parse_dep_path splits name, version, patch hash and peers", "[pnpm]")
+TEST_CASE("parse_dep_path splits name, version, patch hash and peers", "[workspace][pnpm]")
 {
     PnpmDepPath p = parse_dep_path("@babel/core@7.26.9");
     CHECK(p.name == "@babel/core");
@@ -75,7 +75,7 @@ TEST_CASE("parse_dep_path splits name, version, patch hash and peers", "[pnpm]")
     CHECK(parse_dep_path("noversion").version.empty());
 }
 
-TEST_CASE("remove_dep_path_suffix gives the package id", "[pnpm]")
+TEST_CASE("remove_dep_path_suffix gives the package id", "[workspace][pnpm]")
 {
     CHECK(remove_dep_path_suffix("react-dom@18.2.0(react@18.2.0)") == "react-dom@18.2.0");
     CHECK(remove_dep_path_suffix("a@1.0.0(patch_hash=xx)(b@2.0.0(c@1.0.0))") == "a@1.0.0");
@@ -83,7 +83,7 @@ TEST_CASE("remove_dep_path_suffix gives the package id", "[pnpm]")
     CHECK(remove_dep_path_suffix("a@1.0.0(unbalanced") == "a@1.0.0(unbalanced");
 }
 
-TEST_CASE("ref_to_dep_path follows pnpm's refToRelative", "[pnpm]")
+TEST_CASE("ref_to_dep_path follows pnpm's refToRelative", "[workspace][pnpm]")
 {
     CHECK(ref_to_dep_path("1.2.3", "foo") == "foo@1.2.3");
     CHECK(ref_to_dep_path("18.2.0(react@18.2.0)", "react-dom") == "react-dom@18.2.0(react@18.2.0)");
@@ -98,7 +98,7 @@ TEST_CASE("ref_to_dep_path follows pnpm's refToRelative", "[pnpm]")
     CHECK(ref_to_dep_path("link:", "self") == std::nullopt);
 }
 
-TEST_CASE("pnpm_dir_name: pnpm's own test vectors, pnpm 9 and pnpm 10", "[pnpm]")
+TEST_CASE("pnpm_dir_name: pnpm's own test vectors, pnpm 9 and pnpm 10", "[workspace][pnpm]")
 {
     CHECK(pnpm_dir_name("/foo@1.0.0", v9) == "foo@1.0.0");
     CHECK(pnpm_dir_name("/@foo/bar@1.0.0", v9) == "@foo+bar@1.0.0");
@@ -124,7 +124,7 @@ TEST_CASE("pnpm_dir_name: pnpm's own test vectors, pnpm 9 and pnpm 10", "[pnpm]"
           "foo@https+++codeload.github.com+something+foo+tar.gz+1234#path+packages+foo");
 }
 
-TEST_CASE("pnpm_dir_name: peers, patches, long names and a shorter max length", "[pnpm]")
+TEST_CASE("pnpm_dir_name: peers, patches, long names and a shorter max length", "[workspace][pnpm]")
 {
     CHECK(pnpm_dir_name("react-dom@18.2.0(react@18.2.0)") == "react-dom@18.2.0_react@18.2.0");
     CHECK(pnpm_dir_name("left-pad@1.3.0(patch_hash=0f5e)") == "left-pad@1.3.0_patch_hash=0f5e");
@@ -149,7 +149,7 @@ TEST_CASE("pnpm_dir_name: peers, patches, long names and a shorter max length", 
     CHECK(short10.starts_with("@scope+a-rather-long-packag_"));  // 60 - 33 characters kept
 }
 
-TEST_CASE("pnpm_dir_name matches the directories real pnpm 9 and 10 installs made", "[pnpm]")
+TEST_CASE("pnpm_dir_name matches the directories real pnpm 9 and 10 installs made", "[workspace][pnpm]")
 {
     auto lock = parse_pnpm_lock(fixtures + "installed-pnpm9-10.yaml");
     REQUIRE(lock.ok());
@@ -161,7 +161,7 @@ TEST_CASE("pnpm_dir_name matches the directories real pnpm 9 and 10 installs mad
     }
 }
 
-TEST_CASE("PnpmStoreIndex maps a path under node_modules/.pnpm back to its snapshot", "[pnpm]")
+TEST_CASE("PnpmStoreIndex maps a path under node_modules/.pnpm back to its snapshot", "[workspace][pnpm]")
 {
     auto lock = parse_pnpm_lock(fixtures + "workspace.yaml");
     REQUIRE(lock.ok());
@@ -216,7 +216,7 @@ TEST_CASE("PnpmStoreIndex maps a path under node_modules/.pnpm back to its snaps
     CHECK_FALSE(index10.place("JSONStream@1.3.5_r3os6ifnv5rfzwtsmjig3b325i/node_modules/JSONStream/index.js"));
 }
 
-TEST_CASE(".modules.yaml: pnpm 9's YAML and pnpm 10's JSON", "[pnpm]")
+TEST_CASE(".modules.yaml: pnpm 9's YAML and pnpm 10's JSON", "[workspace][pnpm]")
 {
     auto m9 = parse_pnpm_modules_yaml(fixtures + "modules-pnpm9.yaml");
     REQUIRE(m9.ok());

@@ -31,7 +31,7 @@ const char* const head = "lockfileVersion: '9.0'\n"  // line 1
 
 }  // namespace
 
-TEST_CASE("malformed YAML names file:line:column and what the parser expected", "[pnpm]")
+TEST_CASE("malformed YAML names file:line:column and what the parser expected", "[workspace][pnpm]")
 {
     std::string m =
         error_of("lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies: {ms: {specifier: 1, version: 2}\n");
@@ -51,13 +51,13 @@ TEST_CASE("malformed YAML names file:line:column and what the parser expected", 
                                     "(first at line 3)"));
 }
 
-TEST_CASE("merge conflict markers point at the line and at pnpm install", "[pnpm]")
+TEST_CASE("merge conflict markers point at the line and at pnpm install", "[workspace][pnpm]")
 {
     std::string m = error_of(std::string(head) + "<<<<<<< HEAD\n  ms@2.1.3: {}\n=======\n>>>>>>> main\n");
     CHECK_THAT(m, Catch::StartsWith("ws/pnpm-lock.yaml:13:1: an unresolved merge conflict marker; run `pnpm install`"));
 }
 
-TEST_CASE("a lockfileVersion other than 9.x says which versions are read and what to do", "[pnpm]")
+TEST_CASE("a lockfileVersion other than 9.x says which versions are read and what to do", "[workspace][pnpm]")
 {
     std::string m = error_of("lockfileVersion: '6.0'\n\nimporters: {}\n");
     CHECK(m == "ws/pnpm-lock.yaml:1:18: lockfileVersion '6.0' was written by pnpm 8; qk reads lockfileVersion '9.0', "
@@ -78,7 +78,8 @@ TEST_CASE("a lockfileVersion other than 9.x says which versions are read and wha
     CHECK_THAT(m, Catch::StartsWith("ws/pnpm-lock.yaml:1:1: the file is empty"));
 }
 
-TEST_CASE("missing sections and entries: a snapshot without its package, a dependency without its snapshot", "[pnpm]")
+TEST_CASE("missing sections and entries: a snapshot without its package, a dependency without its snapshot",
+          "[workspace][pnpm]")
 {
     // The importer installs ms@2.1.3, which `snapshots` lacks (the section is missing).
     std::string m = error_of(std::string(head) + "  ms@2.1.3:\n    resolution: {integrity: sha512-X}\n");
@@ -104,7 +105,7 @@ TEST_CASE("missing sections and entries: a snapshot without its package, a depen
     CHECK_THAT(m, Catch::StartsWith("ws/pnpm-lock.yaml:14:5: the package 'ms@2.1.3' has no `resolution`;"));
 }
 
-TEST_CASE("wrong shapes say what was expected and what was found", "[pnpm]")
+TEST_CASE("wrong shapes say what was expected and what was found", "[workspace][pnpm]")
 {
     std::string m = error_of("lockfileVersion: '9.0'\nimporters:\n  .:\n    dependencies:\n      ms: 2.1.3\n");
     CHECK_THAT(m, Catch::StartsWith("ws/pnpm-lock.yaml:5:11: expected `{specifier, version}` for the dependency 'ms', "
@@ -122,7 +123,7 @@ TEST_CASE("wrong shapes say what was expected and what was found", "[pnpm]")
     CHECK_THAT(m, Catch::StartsWith("ws/pnpm-lock.yaml:1:1: found both `importers` and top-level dependencies"));
 }
 
-TEST_CASE("more than two documents, or only pnpm's env document", "[pnpm]")
+TEST_CASE("more than two documents, or only pnpm's env document", "[workspace][pnpm]")
 {
     std::string m = error_of("---\na: 1\n---\nb: 2\n---\nc: 3\n");
     CHECK_THAT(m, Catch::StartsWith("ws/pnpm-lock.yaml:6:1: expected one YAML document, or pnpm's env document and "
@@ -131,7 +132,7 @@ TEST_CASE("more than two documents, or only pnpm's env document", "[pnpm]")
     CHECK_THAT(m, Catch::StartsWith("ws/pnpm-lock.yaml:1:1: the file holds only pnpm's env document"));
 }
 
-TEST_CASE("a lockfile that cannot be read names the file and the reason", "[pnpm]")
+TEST_CASE("a lockfile that cannot be read names the file and the reason", "[workspace][pnpm]")
 {
     auto r = parse_pnpm_lock("/nonexistent/dir/pnpm-lock.yaml");
     REQUIRE_FALSE(r.ok());

@@ -43,7 +43,7 @@ std::size_t closure_size(std::vector<std::string> importers)
 
 }  // namespace
 
-TEST_CASE("the large lockfile: counts", "[pnpm][large]")
+TEST_CASE("the large lockfile: counts", "[workspace][pnpm][large]")
 {
     const PnpmLock& lock = large();
     CHECK(lock.lockfile_version == "9.0");
@@ -72,7 +72,7 @@ TEST_CASE("the large lockfile: counts", "[pnpm][large]")
     CHECK(optional_snapshots == 57);
 }
 
-TEST_CASE("the large lockfile: closures", "[pnpm][large]")
+TEST_CASE("the large lockfile: closures", "[workspace][pnpm][large]")
 {
     CHECK(closure_size({"."}) == 909);
     CHECK(closure_size({"pkg-manager/core"}) == 484);
@@ -86,7 +86,7 @@ TEST_CASE("the large lockfile: closures", "[pnpm][large]")
     CHECK(prod->size() == 0);  // the root has only devDependencies
 }
 
-TEST_CASE("the large lockfile: spot checks", "[pnpm][large]")
+TEST_CASE("the large lockfile: spot checks", "[workspace][pnpm][large]")
 {
     const PnpmLock& lock = large();
     auto babel = lock.find_snapshot("@babel/core@7.26.9");
@@ -121,7 +121,7 @@ TEST_CASE("the large lockfile: spot checks", "[pnpm][large]")
     CHECK(typescript->size() == lock.snapshots_by_name.at("typescript").size());
 }
 
-TEST_CASE("the large lockfile: directory names", "[pnpm][large]")
+TEST_CASE("the large lockfile: directory names", "[workspace][pnpm][large]")
 {
     const PnpmLock& lock = large();
     PnpmStoreIndex v9(lock, {9, 120});

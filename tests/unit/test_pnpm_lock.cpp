@@ -43,7 +43,7 @@ const PnpmSnapshot& snapshot(std::string_view key)
 
 }  // namespace
 
-TEST_CASE("a workspace lockfile: sections, importers, packages, snapshots", "[pnpm]")
+TEST_CASE("a workspace lockfile: sections, importers, packages, snapshots", "[workspace][pnpm]")
 {
     const PnpmLock& lock = workspace_lock();
     CHECK(lock.lockfile_version == "9.0");
@@ -68,7 +68,7 @@ TEST_CASE("a workspace lockfile: sections, importers, packages, snapshots", "[pn
     CHECK(root.mark.line == 26);
 }
 
-TEST_CASE("importer dependencies resolve to snapshots or to linked directories", "[pnpm]")
+TEST_CASE("importer dependencies resolve to snapshots or to linked directories", "[workspace][pnpm]")
 {
     const PnpmLock& lock = workspace_lock();
     const PnpmImporter& a = lock.importers.at("packages/a");
@@ -151,7 +151,7 @@ TEST_CASE("importer dependencies resolve to snapshots or to linked directories",
     }
 }
 
-TEST_CASE("snapshot fields: dependencies, optional, transitive peers; package fields", "[pnpm]")
+TEST_CASE("snapshot fields: dependencies, optional, transitive peers; package fields", "[workspace][pnpm]")
 {
     const PnpmLock& lock = workspace_lock();
     const PnpmSnapshot& longest =
@@ -176,7 +176,7 @@ TEST_CASE("snapshot fields: dependencies, optional, transitive peers; package fi
     CHECK(lock.snapshots_by_name.at("is-number").size() == 2);
 }
 
-TEST_CASE("closure: what importers install, over dependencies", "[pnpm]")
+TEST_CASE("closure: what importers install, over dependencies", "[workspace][pnpm]")
 {
     SECTION("the root importer: its dev dependencies and theirs")
     {
@@ -222,7 +222,7 @@ TEST_CASE("closure: what importers install, over dependencies", "[pnpm]")
     }
 }
 
-TEST_CASE("package_closure: externalDependencies by name, name@version or alias", "[pnpm]")
+TEST_CASE("package_closure: externalDependencies by name, name@version or alias", "[workspace][pnpm]")
 {
     const PnpmLock& lock = workspace_lock();
     auto keys = [&](std::vector<std::string> names) {
@@ -244,7 +244,7 @@ TEST_CASE("package_closure: externalDependencies by name, name@version or alias"
                Catch::Contains("no installed package 'eslint'") && Catch::Contains("externalDependencies"));
 }
 
-TEST_CASE("key text: sorted snapshot keys with integrity, or the resolution", "[pnpm]")
+TEST_CASE("key text: sorted snapshot keys with integrity, or the resolution", "[workspace][pnpm]")
 {
     const PnpmLock& lock = workspace_lock();
     auto r = importer_closure(lock, std::vector<std::string>{"packages/b"});
@@ -262,7 +262,7 @@ TEST_CASE("key text: sorted snapshot keys with integrity, or the resolution", "[
     CHECK(pnpm_key_text(lock, *again) == pnpm_key_text(lock, *r));
 }
 
-TEST_CASE("the single-project form: the root importer's dependencies at top level", "[pnpm]")
+TEST_CASE("the single-project form: the root importer's dependencies at top level", "[workspace][pnpm]")
 {
     auto r = parse_pnpm_lock_text(R"(lockfileVersion: '9.0'
 
@@ -297,7 +297,7 @@ snapshots:
     CHECK(root.dev_dependencies.at("alias-ms").snapshot == r->find_snapshot("ms@2.1.3"));
 }
 
-TEST_CASE("an empty project's lockfile has no packages or snapshots sections", "[pnpm]")
+TEST_CASE("an empty project's lockfile has no packages or snapshots sections", "[workspace][pnpm]")
 {
     auto r = parse_pnpm_lock_text("lockfileVersion: '9.0'\n\nsettings:\n  autoInstallPeers: true\n  "
                                   "excludeLinksFromLockfile: false\n\nimporters:\n\n  .: {}\n\n  packages/x: {}\n",
@@ -311,7 +311,7 @@ TEST_CASE("an empty project's lockfile has no packages or snapshots sections", "
     CHECK(pnpm_key_text(*r, *c).empty());
 }
 
-TEST_CASE("pnpm 11's two documents: the env document, then the lockfile", "[pnpm]")
+TEST_CASE("pnpm 11's two documents: the env document, then the lockfile", "[workspace][pnpm]")
 {
     auto r = parse_pnpm_lock_text(R"(---
 lockfileVersion: '9.0'

@@ -41,7 +41,7 @@ std::map<std::string, char> layout(const fs::path& mask)
 
 }  // namespace
 
-TEST_CASE("read mask: beside what may be read, files are whiteouts and directories opaque", "[read-mask]")
+TEST_CASE("read mask: beside what may be read, files are whiteouts and directories opaque", "[enforce][read-mask]")
 {
     qk::test::TempDir ws("qk-mask-ws"), base("qk-mask");
     for (const char* f : {"src/a.ts", "src/deep/b.ts", "notes.txt", "other/secret.txt", "other/sub/x",
@@ -70,7 +70,7 @@ TEST_CASE("read mask: beside what may be read, files are whiteouts and directori
     CHECK((fs::status(mask / "pkg").permissions() & fs::perms::all) == fs::perms(0750));
 }
 
-TEST_CASE("read mask: nothing to hide when the workspace may be read whole", "[read-mask]")
+TEST_CASE("read mask: nothing to hide when the workspace may be read whole", "[enforce][read-mask]")
 {
     qk::test::TempDir ws("qk-mask-ws"), base("qk-mask");
     ws.write("a.txt", "a\n");
@@ -79,7 +79,7 @@ TEST_CASE("read mask: nothing to hide when the workspace may be read whole", "[r
     CHECK(layout(base.path).empty());
 }
 
-TEST_CASE("read mask: a link on the way hides nothing beneath it and is not followed", "[read-mask]")
+TEST_CASE("read mask: a link on the way hides nothing beneath it and is not followed", "[enforce][read-mask]")
 {
     qk::test::TempDir ws("qk-mask-ws"), outside("qk-mask-outside"), base("qk-mask");
     outside.write("real/secret.txt", "s\n");
@@ -94,7 +94,7 @@ TEST_CASE("read mask: a link on the way hides nothing beneath it and is not foll
     CHECK(fs::exists(outside.path / "real/secret.txt"));
 }
 
-TEST_CASE("read mask: an unusable mask directory is an error that says where", "[read-mask]")
+TEST_CASE("read mask: an unusable mask directory is an error that says where", "[enforce][read-mask]")
 {
     qk::test::TempDir ws("qk-mask-ws");
     ws.write("a.txt", "a\n");

@@ -29,7 +29,7 @@ ReadSet set_of(std::vector<qk::key::RecordedRead> reads)
 
 }  // namespace
 
-TEST_CASE("a read set matches while each read holds what it held, and says which one moved", "[read-sets]")
+TEST_CASE("a read set matches while each read holds what it held, and says which one moved", "[key][read-sets]")
 {
     TempDir ws;
     ws.write(".git/HEAD", "ref: refs/heads/main\n");
@@ -49,7 +49,7 @@ TEST_CASE("a read set matches while each read holds what it held, and says which
     CHECK(first_changed(set, ws.path) == "tsconfig.json was removed");
 }
 
-TEST_CASE("the result key of a set depends on the declared key and on every read", "[read-sets]")
+TEST_CASE("the result key of a set depends on the declared key and on every read", "[key][read-sets]")
 {
     Hash128 declared = hash_bytes("key"), other = hash_bytes("other key");
     ReadSet a = set_of({{"a", hash_bytes("1")}});
@@ -62,7 +62,7 @@ TEST_CASE("the result key of a set depends on the declared key and on every read
     CHECK(a.result_key(declared) == set_of({{"a", hash_bytes("1")}}).result_key(declared));
 }
 
-TEST_CASE("sets under one key are kept, newest first, each once, and survive a reopen", "[read-sets]")
+TEST_CASE("sets under one key are kept, newest first, each once, and survive a reopen", "[key][read-sets]")
 {
     TempDir cache;
     Hash128 key = hash_bytes("declared");
@@ -99,7 +99,7 @@ TEST_CASE("sets under one key are kept, newest first, each once, and survive a r
     CHECK((*sets)[0].reads[0].content == hash_bytes(std::to_string(ReadSetStore::max_sets + 2)));
 }
 
-TEST_CASE("a manifest that cannot be read is removed, and the error says which and why", "[read-sets]")
+TEST_CASE("a manifest that cannot be read is removed, and the error says which and why", "[key][read-sets]")
 {
     TempDir cache;
     Hash128 key = hash_bytes("declared");
@@ -122,7 +122,7 @@ TEST_CASE("a manifest that cannot be read is removed, and the error says which a
     }
 }
 
-TEST_CASE("the task history says which part of the key moved", "[read-sets]")
+TEST_CASE("the task history says which part of the key moved", "[key][read-sets]")
 {
     std::vector<KeyPart> before = {{"command", "", hash_bytes("c")},
                                    {"dependency", "lib:build", hash_bytes("d")},
@@ -159,7 +159,7 @@ TEST_CASE("the task history says which part of the key moved", "[read-sets]")
     CHECK_FALSE(history.last("@scope/app:test"));
 }
 
-TEST_CASE("the run report gives each task its status, source, why it ran and its audit", "[read-sets]")
+TEST_CASE("the run report gives each task its status, source, why it ran and its audit", "[key][read-sets]")
 {
     qk::report::TaskRun built{"app:build", qk::report::RunStatus::succeeded, hash_bytes("k").hex(), qk::report::ResultSource::ran,
                               "a recorded read changed: .git/HEAD changed", 120};

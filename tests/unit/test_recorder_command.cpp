@@ -1,7 +1,8 @@
 // What a Command carries beyond argv and cwd (environment, output fd, process group, stop), under
 // every engine that can record here: strace, and eBPF where it loads (root, a kernel with BPF). As
 // the task runner's plain launcher does: signals reset, stdin /dev/null, only fds 0, 1, 2 passed on.
-// Without a working engine they warn and pass, unless QK_REQUIRE_PRIVILEGED is set (CI): then they fail.
+// An engine that cannot record here is left out with a warning; with none left a case skips. Under
+// QK_REQUIRE_PRIVILEGED (CI) either is a failure.
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -33,18 +34,13 @@
 #include "recording_queries.hpp"
 
 using qk::test::paths_with;
+using qk::test::require_privileged;
 
 using namespace qk::record;
 using qk::UniqueFd;
 using namespace std::chrono_literals;
 
 namespace {
-
-bool require_privileged()
-{
-    const char* v = std::getenv("QK_REQUIRE_PRIVILEGED");
-    return v && *v && std::string_view(v) != "0";
-}
 
 struct Engine {
     std::string name;
@@ -72,6 +68,8 @@ std::vector<Engine>& engines()
 #endif
         return out;
     }();
+    if (list.empty())  // the case runs nothing: it says so rather than pass
+        qk::test::skip("no engine can record here");
     return list;
 }
 
@@ -127,7 +125,7 @@ bool alive(pid_t pid)
 
 }  // namespace
 
-TEST_CASE("a command gets the environment given, and only that", "[recorder-command][privileged]")
+TEST_CASE("a command gets the environment given, and only that", "[record][recorder-command][privileged]")
 {
     ::setenv("QK_TEST_PARENT_ONLY", "leaked", 1);
     for (auto& [name, recorder] : engines()) {
@@ -144,7 +142,7 @@ TEST_CASE("a command gets the environment given, and only that", "[recorder-comm
 }
 
 TEST_CASE("output_fd takes stdout and stderr, stdin is /dev/null, no other fd is passed on",
-          "[recorder-command][privileged]")
+          "[record][recorder-command][privileged]")
 {
     // A pipe without O_CLOEXEC, as another thread might leave one: the command must not get it.
     int leak[2];
@@ -163,7 +161,7 @@ TEST_CASE("output_fd takes stdout and stderr, stdin is /dev/null, no other fd is
 }
 
 TEST_CASE("without output_fd the command inherits stdin, stdout, stderr and the caller's other fds",
-          "[recorder-command][privileged]")
+          "[record][recorder-command][privileged]")
 {
     // qk-trace's case: `qk-trace -- cat <(echo)` hands the command a descriptor it must keep.
     int given[2];
@@ -183,7 +181,7 @@ TEST_CASE("without output_fd the command inherits stdin, stdout, stderr and the 
     }
 }
 
-TEST_CASE("a command starts with no blocked or ignored signal", "[recorder-command][privileged]")
+TEST_CASE("a command starts with no blocked or ignored signal", "[record][recorder-command][privileged]")
 {
     // As the runner does: SIGINT and SIGTERM blocked for a watcher thread, SIGPIPE ignored.
     sigset_t block, saved_mask;
@@ -208,7 +206,7 @@ TEST_CASE("a command starts with no blocked or ignored signal", "[recorder-comma
     ::pthread_sigmask(SIG_SETMASK, &saved_mask, nullptr);
 }
 
-TEST_CASE("own_process_group puts the command in a process group of its own", "[recorder-command][privileged]")
+TEST_CASE("own_process_group puts the command in a process group of its own", "[record][recorder-command][privileged]")
 {
     for (auto& [name, recorder] : engines()) {
         INFO("engine: " << name);
@@ -236,7 +234,7 @@ TEST_CASE("own_process_group puts the command in a process group of its own", "[
     }
 }
 
-TEST_CASE("on_start's stop ends the command and everything it started", "[recorder-command][privileged]")
+TEST_CASE("on_start's stop ends the command and everything it started", "[record][recorder-command][privileged]")
 {
     for (auto& [name, recorder] : engines()) {
         INFO("engine: " << name);
@@ -281,7 +279,7 @@ TEST_CASE("on_start's stop ends the command and everything it started", "[record
     }
 }
 
-TEST_CASE("a forced stop ends a command that ignores SIGTERM", "[recorder-command][privileged]")
+TEST_CASE("a forced stop ends a command that ignores SIGTERM", "[record][recorder-command][privileged]")
 {
     for (auto& [name, recorder] : engines()) {
         INFO("engine: " << name);
@@ -315,7 +313,7 @@ TEST_CASE("a forced stop ends a command that ignores SIGTERM", "[recorder-comman
     }
 }
 
-TEST_CASE("argv[0] is looked up in the PATH of the command's environment", "[recorder-command][privileged]")
+TEST_CASE("argv[0] is looked up in the PATH of the command's environment", "[record][recorder-command][privileged]")
 {
     qk::test::TempDir dir("qk-path");
     dir.write("bin/qk-test-program", "#!/bin/sh\necho \"found: $0\"\n");
@@ -356,7 +354,7 @@ TEST_CASE("argv[0] is looked up in the PATH of the command's environment", "[rec
     }
 }
 
-TEST_CASE("Recording::merge adds up two commands' recordings", "[recorder-command]")
+TEST_CASE("Recording::merge adds up two commands' recordings", "[record][recorder-command]")
 {
     Recording a, b;
     a.add("/w/in", kRead);
@@ -394,7 +392,7 @@ TEST_CASE("Recording::merge adds up two commands' recordings", "[recorder-comman
     CHECK(empty.paths().empty());
 }
 
-TEST_CASE("record_probes = false leaves failed lookups out, and nothing else", "[recorder-command][privileged]")
+TEST_CASE("record_probes = false leaves failed lookups out, and nothing else", "[record][recorder-command][privileged]")
 {
     for (auto& [name, recorder] : engines()) {
         INFO("engine: " << name);
@@ -483,7 +481,7 @@ struct FailingCalls {
 }  // namespace
 
 TEST_CASE("record_denials: refusals only when asked; with neither option no failed call is recorded",
-          "[recorder-command][privileged]")
+          "[record][recorder-command][privileged]")
 {
     using Paths = std::vector<std::string>;
     FailingCalls ground;
@@ -513,7 +511,7 @@ TEST_CASE("record_denials: refusals only when asked; with neither option no fail
     }
 }
 
-TEST_CASE("record_only_denials: the refusals and the processes, nothing else", "[recorder-command][privileged]")
+TEST_CASE("record_only_denials: the refusals and the processes, nothing else", "[record][recorder-command][privileged]")
 {
     FailingCalls ground;
     for (auto& [name, recorder] : engines()) {
@@ -534,7 +532,8 @@ TEST_CASE("record_only_denials: the refusals and the processes, nothing else", "
     }
 }
 
-TEST_CASE("record_only_denials with record_probes: the refusals and the probes, no success", "[recorder-command][privileged]")
+TEST_CASE("record_only_denials with record_probes: the refusals and the probes, no success",
+          "[record][recorder-command][privileged]")
 {
     // Enforce over a read mask: a file the mask hides is not there, so what the task was refused shows
     // as an open that found nothing.
@@ -555,7 +554,8 @@ TEST_CASE("record_only_denials with record_probes: the refusals and the probes, 
     }
 }
 
-TEST_CASE("record_lookups: a stat or access that finds nothing is a probe, and only when asked", "[recorder-command][privileged]")
+TEST_CASE("record_lookups: a stat or access that finds nothing is a probe, and only when asked",
+          "[record][recorder-command][privileged]")
 {
     FailingCalls ground;
     for (auto& [name, recorder] : engines()) {
@@ -581,16 +581,14 @@ TEST_CASE("record_lookups: a stat or access that finds nothing is a probe, and o
 
 #ifdef QK_WITH_BPF
 TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask, before any path walk",
-          "[recorder-command][privileged][ebpf]")
+          "[record][recorder-command][privileged][ebpf]")
 {
     // A sink that keeps whatever arrives, so that what it holds is what the kernel sent: with
     // QK_TASK_NO_PROBES and without QK_TASK_DENIALS, not one failed call.
     using Paths = std::vector<std::string>;
     auto session = EbpfSession::open(EbpfOptions{});
     if (!session) {
-        if (require_privileged())
-            FAIL("the eBPF recorder cannot load here: " << session.error().message);
-        WARN("skipped: the eBPF recorder cannot load here: " << session.error().message);
+        qk::test::skip_or_fail("the eBPF recorder cannot load here: " + session.error().message);
         return;
     }
     FailingCalls ground;

@@ -65,7 +65,7 @@ std::string merged(std::vector<RunAudit> shards)
 
 }  // namespace
 
-TEST_CASE("the run id comes from QK_RUN_ID, else the CI's, else is made up for this run", "[report-merge]")
+TEST_CASE("the run id comes from QK_RUN_ID, else the CI's, else is made up for this run", "[report][report-merge]")
 {
     auto gh = qk::report::run_identity("/nonexistent",
                                        env_of({{"GITHUB_RUN_ID", "991"}, {"GITHUB_RUN_ATTEMPT", "2"},
@@ -93,7 +93,7 @@ TEST_CASE("the run id comes from QK_RUN_ID, else the CI's, else is made up for t
     CHECK(qk::report::run_identity("/nonexistent", env_of({})).id != local.id);  // each run its own
 }
 
-TEST_CASE("a report reads back as it was written, writes in .git among its stray writes", "[report-merge]")
+TEST_CASE("a report reads back as it was written, writes in .git among its stray writes", "[report][report-merge]")
 {
     TaskFindings f;
     f.reads_outside_inputs = {"tools/x.js"};
@@ -115,7 +115,8 @@ TEST_CASE("a report reads back as it was written, writes in .git among its stray
     CHECK(back->tasks[0].provenance == r.tasks[0].provenance);
 }
 
-TEST_CASE("suggestions read back whole: what ignoreReads fits better, and what a value replaces", "[report-merge]")
+TEST_CASE("suggestions read back whole: what ignoreReads fits better, and what a value replaces",
+          "[report][report-merge]")
 {
     TaskFindings test;
     test.tsconfig_reads = {"packages/a/tsconfig.json", "packages/b/tsconfig.json", "packages/c/tsconfig.json"};
@@ -140,7 +141,7 @@ TEST_CASE("suggestions read back whole: what ignoreReads fits better, and what a
 }
 
 TEST_CASE("a merge keeps the record that says most, lists conflicts, and does not depend on order",
-          "[report-merge]")
+          "[report][report-merge]")
 {
     const std::string h1(32, '1'), h2(32, '2');
     RunAudit a = shard("0", {task("lib:build", TaskStatus::audited, h1, seen("0")),
@@ -179,7 +180,7 @@ TEST_CASE("a merge keeps the record that says most, lists conflicts, and does no
     CHECK(merged({*back, a}) == abc);  // merging a shard again adds nothing
 }
 
-TEST_CASE("reports of different runs or modes do not merge", "[report-merge]")
+TEST_CASE("reports of different runs or modes do not merge", "[report][report-merge]")
 {
     auto merge_ab = [](const RunAudit& a, const RunAudit& b) {
         std::vector<qk::report::NamedReport> two;
@@ -200,7 +201,7 @@ TEST_CASE("reports of different runs or modes do not merge", "[report-merge]")
     CHECK(refused.error().message.find("--sandbox=enforce") != std::string::npos);
 }
 
-TEST_CASE("a run report's task statuses have one name each and read back as written", "[report-merge]")
+TEST_CASE("a run report's task statuses have one name each and read back as written", "[report][report-merge]")
 {
     using qk::report::RunStatus;
     const std::pair<RunStatus, std::string_view> named[] = {{RunStatus::succeeded, "succeeded"},
@@ -240,7 +241,7 @@ TEST_CASE("a run report's task statuses have one name each and read back as writ
                                      "cancelled, notRun; got \"canceled\"");
 }
 
-TEST_CASE("a report that breaks the schema in several places is refused for the first", "[report-merge]")
+TEST_CASE("a report that breaks the schema in several places is refused for the first", "[report][report-merge]")
 {
     RunAudit r = shard("0", {task("a:build", TaskStatus::audited, "0123456789abcdef0123456789abcdef", seen("0")),
                              task("b:build", TaskStatus::audited, "fedcba9876543210fedcba9876543210", seen("0"))});

@@ -156,7 +156,7 @@ struct StringMaker<Json> {
 };
 }  // namespace Catch
 
-TEST_CASE("the spec's example comes out, with what to declare after what the task did", "[sandbox-report]")
+TEST_CASE("the spec's example comes out, with what to declare after what the task did", "[report][sandbox-report]")
 {
     TaskFindings build;
     build.reads_outside_inputs = {"other/notes.txt"};
@@ -175,7 +175,7 @@ TEST_CASE("the spec's example comes out, with what to declare after what the tas
           "  read, which the sandbox allows, but not in their keys: .env (1 task: app:build)\n");
 }
 
-TEST_CASE("the header says how many tasks went beyond, in the right number", "[sandbox-report]")
+TEST_CASE("the header says how many tasks went beyond, in the right number", "[report][sandbox-report]")
 {
     CHECK(summary_of({audited("a:build"), audited("b:build"), audited("c:build")}) ==
           "Sandbox audit: 3 tasks kept to what they declare\n");
@@ -186,7 +186,7 @@ TEST_CASE("the header says how many tasks went beyond, in the right number", "[s
               .starts_with("Sandbox audit: 2 of 3 tasks went beyond what they declare\n"));
 }
 
-TEST_CASE("with nothing audited the header says so, and why when no recorder works", "[sandbox-report]")
+TEST_CASE("with nothing audited the header says so, and why when no recorder works", "[report][sandbox-report]")
 {
     CHECK(summary_of({other("a:build", TaskStatus::restored)}) ==
           "Sandbox audit: no task was audited\n"
@@ -203,7 +203,7 @@ TEST_CASE("with nothing audited the header says so, and why when no recorder wor
     CHECK(summary_of({}) == "Sandbox audit: no task was audited\n");
 }
 
-TEST_CASE("manifest and toolchain reads are counted once at the top", "[sandbox-report]")
+TEST_CASE("manifest and toolchain reads are counted once at the top", "[report][sandbox-report]")
 {
     TaskFindings one, two;
     one.manifest_reads = {"lib/package.json"};
@@ -235,7 +235,7 @@ TEST_CASE("manifest and toolchain reads are counted once at the top", "[sandbox-
                    "  1 workspace package's package.json read by 1 task: a:build"));
 }
 
-TEST_CASE("paths read by many tasks are listed at the top and not again per task", "[sandbox-report]")
+TEST_CASE("paths read by many tasks are listed at the top and not again per task", "[report][sandbox-report]")
 {
     TaskFindings a = reads({"a/own.txt", "tools/x.js"});
     TaskFindings b;
@@ -276,7 +276,7 @@ TEST_CASE("paths read by many tasks are listed at the top and not again per task
           "      \"inputs\": [\"{workspaceRoot}/tools/x.js\"], or in qk:ultracache.ignoreReads if it cannot change the result\n");
 }
 
-TEST_CASE("three tasks of sixteen that went beyond are not many", "[sandbox-report]")
+TEST_CASE("three tasks of sixteen that went beyond are not many", "[report][sandbox-report]")
 {
     std::vector<TaskAudit> tasks;
     for (int i = 0; i < 16; ++i) {
@@ -290,7 +290,7 @@ TEST_CASE("three tasks of sixteen that went beyond are not many", "[sandbox-repo
 }
 
 TEST_CASE("each task lists its reads, TypeScript configurations, writes and dependencies' files",
-          "[sandbox-report]")
+          "[report][sandbox-report]")
 {
     TaskFindings f;
     f.reads_outside_inputs = {"other/b.txt", "other/a.txt"};
@@ -345,7 +345,7 @@ TEST_CASE("each task lists its reads, TypeScript configurations, writes and depe
           "result\n");
 }
 
-TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[sandbox-report]")
+TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[report][sandbox-report]")
 {
     TaskFindings git;
     git.git_writes = {".git/index", "sub/.git/HEAD"};
@@ -359,7 +359,7 @@ TEST_CASE("writes in .git and unkeyed reads do not make a task go beyond", "[san
           "  2 tasks wrote in .git, which the sandbox allows: a:build, b:build\n");
 }
 
-TEST_CASE("temporary files do not make a task go beyond, and are listed apart when it does", "[sandbox-report]")
+TEST_CASE("temporary files do not make a task go beyond, and are listed apart when it does", "[report][sandbox-report]")
 {
     TaskFindings temp;
     temp.temporary_files = {"app/vite.config.ts.timestamp-1.mjs"};
@@ -373,7 +373,8 @@ TEST_CASE("temporary files do not make a task go beyond, and are listed apart wh
     CHECK(has_line(text, "      app/vite.config.ts.timestamp-1.mjs"));
 }
 
-TEST_CASE("a directory the task created is one line, and suggested whole in its project's terms", "[sandbox-report]")
+TEST_CASE("a directory the task created is one line, and suggested whole in its project's terms",
+          "[report][sandbox-report]")
 {
     TaskFindings f;
     f.stray_writes = {"integrations/vue/dist", "integrations/vue/dist/cjs/a.js", "integrations/vue/dist/cjs/b.js",
@@ -408,7 +409,8 @@ TEST_CASE("a directory the task created is one line, and suggested whole in its 
     CHECK(text.find("packageExtensions") == std::string::npos);
 }
 
-TEST_CASE("files read in dependencies are keyed by ^default, or ignored by ^ globs from their roots", "[sandbox-report]")
+TEST_CASE("files read in dependencies are keyed by ^default, or ignored by ^ globs from their roots",
+          "[report][sandbox-report]")
 {
     TaskFindings f;
     f.dependency_reads = {{"@acme/ui", {"libs/ui/src/a.ts", "libs/ui/src/b.ts", "libs/ui/package.json"}},
@@ -426,7 +428,7 @@ TEST_CASE("files read in dependencies are keyed by ^default, or ignored by ^ glo
           "qk:ultracache.ignoreReads if they cannot change the result");
 }
 
-TEST_CASE("a long suggestion shows its first values and how many more", "[sandbox-report]")
+TEST_CASE("a long suggestion shows its first values and how many more", "[report][sandbox-report]")
 {
     qk::audit::Suggestion s{"strayWrites", "outputs", {"a", "b", "c", "d", "e", "f"}, {}, 6};
     CHECK(qk::audit::suggestion_line(s) == "\"outputs\": [\"a\", \"b\", \"c\", \"d\", \u2026 2 more]");
@@ -434,7 +436,7 @@ TEST_CASE("a long suggestion shows its first values and how many more", "[sandbo
     CHECK(qk::audit::suggestion_line(pkg) == "\"inputs\": [{\"externalDependencies\": [\"fallow\"]}]");
 }
 
-TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summary", "[sandbox-report]")
+TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summary", "[report][sandbox-report]")
 {
     std::string text = summary_of({
         audited("app:build", reads({"other/notes.txt"})),
@@ -483,7 +485,7 @@ TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summar
           "    b:x: r4\n");
 }
 
-TEST_CASE("a recorder's absence is not repeated per task, unless some task was audited", "[sandbox-report]")
+TEST_CASE("a recorder's absence is not repeated per task, unless some task was audited", "[report][sandbox-report]")
 {
     // QK_RECORDER=auto found none, yet one task was audited from a replayed recording: the header
     // cannot carry the reason, so the tasks list theirs.
@@ -495,7 +497,7 @@ TEST_CASE("a recorder's absence is not repeated per task, unless some task was a
           "    b:build: no recorder\n");
 }
 
-TEST_CASE("a run with every line, in order", "[sandbox-report]")
+TEST_CASE("a run with every line, in order", "[report][sandbox-report]")
 {
     TaskFindings a = reads({"tools/x.js", "a/own.txt"});
     a.manifest_reads = {"lib/package.json"};
@@ -597,7 +599,7 @@ RunAudit every_kind_run()
 
 }  // namespace
 
-TEST_CASE("the report holds every task's status and findings by kind", "[sandbox-report]")
+TEST_CASE("the report holds every task's status and findings by kind", "[report][sandbox-report]")
 {
     std::string text = sandbox_report_json(every_kind_run());
     REQUIRE(text.ends_with("}\n"));
@@ -660,7 +662,7 @@ TEST_CASE("the report holds every task's status and findings by kind", "[sandbox
                 "sharedSuggestions"});
 }
 
-TEST_CASE("the report names its run, and each task its hash and provenance", "[sandbox-report]")
+TEST_CASE("the report names its run, and each task its hash and provenance", "[report][sandbox-report]")
 {
     RunAudit run;
     run.mode = "enforce";
@@ -690,7 +692,7 @@ TEST_CASE("the report names its run, and each task its hash and provenance", "[s
         "recorder": null, "landlockAbi": 6, "overlay": null, "lostEvents": 0})"));
 }
 
-TEST_CASE("without a recorder the report says why, and recorder is null", "[sandbox-report]")
+TEST_CASE("without a recorder the report says why, and recorder is null", "[report][sandbox-report]")
 {
     RunAudit run;
     run.mode = "enforce";
@@ -710,7 +712,7 @@ TEST_CASE("without a recorder the report says why, and recorder is null", "[sand
     })"));
 }
 
-TEST_CASE("paths in the report are escaped by the JSON writer", "[sandbox-report]")
+TEST_CASE("paths in the report are escaped by the JSON writer", "[report][sandbox-report]")
 {
     RunAudit run;
     run.recorder = "ebpf";
@@ -770,7 +772,7 @@ RunAudit forty_tasks()
 
 TEST_CASE("a summary of 40 tasks: the shared change once, one line for the tasks with nothing of their own, and "
           "every count of tasks names them",
-          "[sandbox-report]")
+          "[report][sandbox-report]")
 {
     const std::string text = sandbox_summary(forty_tasks());
     CHECK(text ==
@@ -841,7 +843,7 @@ TEST_CASE("a summary of 40 tasks: the shared change once, one line for the tasks
     }
 }
 
-TEST_CASE("tasks are named up to four, else the first three and how many more", "[sandbox-report]")
+TEST_CASE("tasks are named up to four, else the first three and how many more", "[report][sandbox-report]")
 {
     auto restored = [](int n) {
         std::vector<TaskAudit> tasks;
@@ -879,7 +881,7 @@ std::string enforce_summary_of(std::vector<TaskAudit> tasks, std::string landloc
 }  // namespace
 
 TEST_CASE("under enforce a task whose commands failed is named first, with what was refused and what to declare",
-          "[sandbox-report]")
+          "[report][sandbox-report]")
 {
     // vitest --coverage writes coverage/.tmp/coverage-0.json where coverage is no output (over an overlay
     // the write lands, not to be kept), reads it back, is refused, and fails; app:build succeeded but
@@ -928,7 +930,7 @@ TEST_CASE("under enforce a task whose commands failed is named first, with what 
 
 TEST_CASE("held by Landlock alone, a declared file output that did not exist yet is refused: its directory is the "
           "output to declare instead",
-          "[sandbox-report]")
+          "[report][sandbox-report]")
 {
     TaskAudit build = enforced("lib:build", "packages/lib", true);
     build.file_outputs = {"packages/lib/dist/index.js", "packages/lib/dist/index.d.ts"};
@@ -964,7 +966,7 @@ TEST_CASE("held by Landlock alone, a declared file output that did not exist yet
 }
 
 TEST_CASE("names with terminal escapes are shown escaped, in the summary and in its JSON fragments",
-          "[sandbox-report]")
+          "[report][sandbox-report]")
 {
     // Issue 25: a file, a project or a reason may hold ESC, BEL, CR or bytes that are not UTF-8.
     const std::string title = "cfg/\x1b]0;pwned\x07.json";

@@ -104,7 +104,7 @@ std::string failure(const qk::Status& s)
 
 }  // namespace
 
-TEST_CASE("scratch: tokens resolve to workspace-relative normalised paths", "[scratch]")
+TEST_CASE("scratch: tokens resolve to workspace-relative normalised paths", "[run][scratch]")
 {
     Project a = project_at("packages/a", "a");
     CHECK(resolved(a, {"{projectRoot}/.tool-cache", "{workspaceRoot}/tmp/{projectName}", "{workspaceRoot}/./x//y/",
@@ -118,7 +118,7 @@ TEST_CASE("scratch: tokens resolve to workspace-relative normalised paths", "[sc
           Strings{".cache", "dist/x", "root"});
 }
 
-TEST_CASE("scratch: entries outside the workspace or naming its root are refused", "[scratch]")
+TEST_CASE("scratch: entries outside the workspace or naming its root are refused", "[run][scratch]")
 {
     CHECK_THAT(refusal("/tmp/cache"), Contains("absolute path"));
     CHECK_THAT(refusal("{workspaceRoot}/../x"), Contains("leaves the workspace"));
@@ -132,7 +132,7 @@ TEST_CASE("scratch: entries outside the workspace or naming its root are refused
     CHECK_THAT(refusal("{workspaceRoot}tmp"), Contains("/ after {workspaceRoot}"));
 }
 
-TEST_CASE("scratch: .git, .qk and node_modules are refused however cased", "[scratch]")
+TEST_CASE("scratch: .git, .qk and node_modules are refused however cased", "[run][scratch]")
 {
     CHECK_THAT(refusal("{workspaceRoot}/.git/x"), Contains("lies in .git"));
     CHECK_THAT(refusal("{projectRoot}/.Git"), Contains("lies in .git (\".Git\")"));
@@ -145,7 +145,7 @@ TEST_CASE("scratch: .git, .qk and node_modules are refused however cased", "[scr
           Strings{"packages/a/.gitx", "packages/a/my_node_modules"});
 }
 
-TEST_CASE("scratch: an entry with glob syntax is refused", "[scratch]")
+TEST_CASE("scratch: an entry with glob syntax is refused", "[run][scratch]")
 {
     for (std::string entry : {"{projectRoot}/*.cache", "{projectRoot}/cache-?", "{projectRoot}/[ab]", "!x",
                               "{projectRoot}/@(x|y)", "a\\b", "{projectRoot}/**"})
@@ -154,7 +154,7 @@ TEST_CASE("scratch: an entry with glob syntax is refused", "[scratch]")
     CHECK_THAT(refusal("{projectRoot}/{options.dir}"), Contains("\"{options.dir}\""));
 }
 
-TEST_CASE("scratch: a directory holding a project or qk's state is refused", "[scratch]")
+TEST_CASE("scratch: a directory holding a project or qk's state is refused", "[run][scratch]")
 {
     TempWorkspace t;
     t.project("packages/a", "a");
@@ -170,7 +170,7 @@ TEST_CASE("scratch: a directory holding a project or qk's state is refused", "[s
     CHECK(check_scratch(ws, {"packages/a/.cache", "packages/b", "packages/a/e2e/.tmp", "tmp/x/y"}).ok());
 }
 
-TEST_CASE("scratch: a directory that is or lies under a symbolic link or a file is refused", "[scratch]")
+TEST_CASE("scratch: a directory that is or lies under a symbolic link or a file is refused", "[run][scratch]")
 {
     TempWorkspace t;
     t.project("packages/a", "a");
@@ -186,7 +186,7 @@ TEST_CASE("scratch: a directory that is or lies under a symbolic link or a file 
     CHECK_THAT(failure(check_scratch(ws, {"packages/a/file/x"})), Contains("packages/a/file is a file"));
 }
 
-TEST_CASE("scratch: two tasks may not share or nest scratch directories", "[scratch]")
+TEST_CASE("scratch: two tasks may not share or nest scratch directories", "[run][scratch]")
 {
     std::string same = failure(check_scratch_overlaps({{"a:lint", {"x", "packages/a/.cache"}},
                                                        {"b:lint", {"packages/b/.cache"}},
@@ -204,7 +204,7 @@ TEST_CASE("scratch: two tasks may not share or nest scratch directories", "[scra
     CHECK(check_scratch_overlaps({}).ok());
 }
 
-TEST_CASE("scratch: emptying removes everything inside, follows no link and keeps the directory", "[scratch]")
+TEST_CASE("scratch: emptying removes everything inside, follows no link and keeps the directory", "[run][scratch]")
 {
     TempWorkspace t;
     fs::path dir = t.root / "packages/a/.cache";
@@ -242,7 +242,7 @@ TEST_CASE("scratch: emptying removes everything inside, follows no link and keep
     CHECK(fs::is_directory(dir));
 }
 
-TEST_CASE("scratch: a missing directory is created step by step", "[scratch]")
+TEST_CASE("scratch: a missing directory is created step by step", "[run][scratch]")
 {
     TempWorkspace t;
     REQUIRE(empty_scratch(t.root, "packages/a/.cache/deep").ok());
@@ -255,7 +255,7 @@ TEST_CASE("scratch: a missing directory is created step by step", "[scratch]")
     CHECK_THAT(failure(empty_scratch(t.root, "/tmp/x")), Contains("not a normalised path"));
 }
 
-TEST_CASE("scratch: a link planted after the check is refused at emptying, touching nothing", "[scratch]")
+TEST_CASE("scratch: a link planted after the check is refused at emptying, touching nothing", "[run][scratch]")
 {
     TempWorkspace t;
     t.project("packages/a", "a");

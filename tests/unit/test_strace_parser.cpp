@@ -78,7 +78,7 @@ const std::string kTooLong = "a path longer than 4096 bytes could not be recorde
 
 }  // namespace
 
-TEST_CASE("strace quoted strings decode every escape strace writes", "[strace]")
+TEST_CASE("strace quoted strings decode every escape strace writes", "[record][strace]")
 {
     auto q = strace::parse_quoted(R"("a\nb\"c d\351\\\t\r\v\f\x41\0z")");
     REQUIRE(q);
@@ -96,7 +96,7 @@ TEST_CASE("strace quoted strings decode every escape strace writes", "[strace]")
     CHECK_FALSE(strace::parse_quoted(R"("\400")"));
 }
 
-TEST_CASE("strace fd annotations: escapes, both (deleted) forms, AT_FDCWD", "[strace]")
+TEST_CASE("strace fd annotations: escapes, both (deleted) forms, AT_FDCWD", "[record][strace]")
 {
     auto fd = strace::parse_fd(R"(3</tmp/w\74e\76i,r(d)\" x>(deleted))");
     REQUIRE(fd);
@@ -124,7 +124,7 @@ TEST_CASE("strace fd annotations: escapes, both (deleted) forms, AT_FDCWD", "[st
     CHECK_FALSE(strace::parse_fd("x3"));
 }
 
-TEST_CASE("strace calls split at top-level commas only", "[strace]")
+TEST_CASE("strace calls split at top-level commas only", "[record][strace]")
 {
     auto call = strace::parse_call(
         R"x(openat(3</a,b(c)>, "x, y)", {flags=O_RDONLY, resolve=0}, 24)   = -1 ENOENT (No such file or directory))x");
@@ -155,7 +155,7 @@ TEST_CASE("strace calls split at top-level commas only", "[strace]")
     CHECK_FALSE(strace::parse_flags("O_RDONLY|", strace::open_flag));
 }
 
-TEST_CASE("strace opens: reads, writes, O_EXCL creations, probes, listings", "[strace]")
+TEST_CASE("strace opens: reads, writes, O_EXCL creations, probes, listings", "[record][strace]")
 {
     auto p = parse({
         R"(100   openat(AT_FDCWD</qkt/w>, "src/a.c", O_RDONLY|O_CLOEXEC) = 3</qkt/w/src/a.c>)",
@@ -182,7 +182,8 @@ TEST_CASE("strace opens: reads, writes, O_EXCL creations, probes, listings", "[s
     CHECK(p.rec.complete());
 }
 
-TEST_CASE("strace: opens, execs and changes refused with EACCES or EPERM are denials when asked, no other failure", "[strace]")
+TEST_CASE("strace: opens, execs and changes refused with EACCES or EPERM are denials when asked, no other failure",
+          "[record][strace]")
 {
     std::initializer_list<std::string_view> lines = {
         R"(100   openat(AT_FDCWD</qkt/w>, "secret", O_RDONLY|O_CLOEXEC) = -1 EACCES (Permission denied))",
@@ -227,7 +228,7 @@ TEST_CASE("strace: opens, execs and changes refused with EACCES or EPERM are den
     }
 }
 
-TEST_CASE("strace -X raw constants decode like the symbolic ones", "[strace]")
+TEST_CASE("strace -X raw constants decode like the symbolic ones", "[record][strace]")
 {
     auto p = parse({
         R"(100 openat(-100</qkt/w>, "a", 0x80000) = 3</qkt/w/a>)",
@@ -253,7 +254,7 @@ TEST_CASE("strace -X raw constants decode like the symbolic ones", "[strace]")
     CHECK(p.rec.processes().count(101) == 0);
 }
 
-TEST_CASE("strace paths keep every byte: newline, quote, space, backslash, non-ASCII", "[strace]")
+TEST_CASE("strace paths keep every byte: newline, quote, space, backslash, non-ASCII", "[record][strace]")
 {
     auto p = parse({
         R"(100 openat(3</qkt/d\74x\76>, "a\nb\"c d\351\\", O_WRONLY|O_CREAT|O_TRUNC, 0644) = 4</qkt/d\74x\76/a\nb\"c d\351\\>)",
@@ -264,7 +265,7 @@ TEST_CASE("strace paths keep every byte: newline, quote, space, backslash, non-A
     CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/w/tab\there"});
 }
 
-TEST_CASE("strace paths strace cut, or too long once joined, make the recording incomplete", "[strace]")
+TEST_CASE("strace paths strace cut, or too long once joined, make the recording incomplete", "[record][strace]")
 {
     std::string dir = "/qkt/" + std::string(4000, 'd');
     std::string cut = R"(100 openat(AT_FDCWD</qkt/w>, "/)" + std::string(4094, 'a') + R"("..., O_RDONLY) = -1 ENAMETOOLONG (File name too long))";
@@ -288,7 +289,7 @@ TEST_CASE("strace paths strace cut, or too long once joined, make the recording 
     }
 }
 
-TEST_CASE("strace renames, removals, directories, links, symlinks, truncation", "[strace]")
+TEST_CASE("strace renames, removals, directories, links, symlinks, truncation", "[record][strace]")
 {
     auto p = parse({
         R"(100 rename("a", "b") = 0)",
@@ -325,7 +326,7 @@ TEST_CASE("strace renames, removals, directories, links, symlinks, truncation", 
     CHECK(p.rec.complete());
 }
 
-TEST_CASE("strace processes: forks, execs, exit codes and signals", "[strace]")
+TEST_CASE("strace processes: forks, execs, exit codes and signals", "[record][strace]")
 {
     auto p = parse({
         R"(100 execve("/qkt/bin/sh", ["sh", "-c", "a b\nc"], 0x7ffc /* 37 vars */) = 0)",
@@ -361,7 +362,7 @@ TEST_CASE("strace processes: forks, execs, exit codes and signals", "[strace]")
     CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/missing"});
 }
 
-TEST_CASE("strace: a root whose exec failed never ran the command", "[strace]")
+TEST_CASE("strace: a root whose exec failed never ran the command", "[record][strace]")
 {
     Recording rec;
     RecordingSink sink(rec);
@@ -376,7 +377,7 @@ TEST_CASE("strace: a root whose exec failed never ran the command", "[strace]")
     CHECK_FALSE(ran.root_exec_failure());
 }
 
-TEST_CASE("strace: a killed root gives a signal wait status", "[strace]")
+TEST_CASE("strace: a killed root gives a signal wait status", "[record][strace]")
 {
     auto p = parse({R"(50 execve("/bin/sh", ["sh"], 0x1 /* 1 var */) = 0)", "50 +++ killed by SIGKILL +++"});
     REQUIRE(p.root_status);
@@ -387,7 +388,7 @@ TEST_CASE("strace: a killed root gives a signal wait status", "[strace]")
     CHECK(WCOREDUMP(*core.root_status));
 }
 
-TEST_CASE("strace unfinished calls resume per pid across interleaved lines", "[strace]")
+TEST_CASE("strace unfinished calls resume per pid across interleaved lines", "[record][strace]")
 {
     auto p = parse({
         R"(200 vfork( <unfinished ...>)",
@@ -407,7 +408,8 @@ TEST_CASE("strace unfinished calls resume per pid across interleaved lines", "[s
     CHECK(p.rec.processes().at(201).exit_code == 5);
 }
 
-TEST_CASE("strace: a child's lines before its parent's fork returned wait for it, and inherit its cwd", "[strace]")
+TEST_CASE("strace: a child's lines before its parent's fork returned wait for it, and inherit its cwd",
+          "[record][strace]")
 {
     auto p = parse({
         R"(300 chdir("sub") = 0)",
@@ -430,7 +432,7 @@ TEST_CASE("strace: a child's lines before its parent's fork returned wait for it
     CHECK(p.rec.complete());
 }
 
-TEST_CASE("strace: threads are their process; a thread's exec continues in the leader", "[strace]")
+TEST_CASE("strace: threads are their process; a thread's exec continues in the leader", "[record][strace]")
 {
     auto p = parse({
         R"(400 clone3({flags=CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_SYSVSEM, child_tid=0x7f, exit_signal=0} => {parent_tid=[401]}, 88) = 401)",
@@ -453,7 +455,7 @@ TEST_CASE("strace: threads are their process; a thread's exec continues in the l
     CHECK(paths_with(p.rec, kProbe) == Paths{"/qkt/t/shared-cwd"});
 }
 
-TEST_CASE("strace lines without a pid belong to the root, or the only task", "[strace]")
+TEST_CASE("strace lines without a pid belong to the root, or the only task", "[record][strace]")
 {
     auto p = parse(
         {
@@ -479,7 +481,7 @@ TEST_CASE("strace lines without a pid belong to the root, or the only task", "[s
     CHECK_THAT(unknown.errors[0], Catch::Contains("line 1"));
 }
 
-TEST_CASE("strace noise is skipped: signals, attach messages, calls not decoded", "[strace]")
+TEST_CASE("strace noise is skipped: signals, attach messages, calls not decoded", "[record][strace]")
 {
     auto p = parse({
         R"(strace: Process 500 attached)",
@@ -499,7 +501,7 @@ TEST_CASE("strace noise is skipped: signals, attach messages, calls not decoded"
     CHECK(p.rec.complete());
 }
 
-TEST_CASE("strace io_uring_setup makes the recording incomplete", "[strace]")
+TEST_CASE("strace io_uring_setup makes the recording incomplete", "[record][strace]")
 {
     auto p = parse({R"(600 io_uring_setup(4, {flags=0, sq_thread_cpu=0, sq_entries=4, cq_entries=8, features=IORING_FEAT_SINGLE_MMAP}) = 3<anon_inode:[io_uring]>)"});
     CHECK(p.errors.empty());
@@ -508,7 +510,7 @@ TEST_CASE("strace io_uring_setup makes the recording incomplete", "[strace]")
     CHECK(failed.rec.complete());
 }
 
-TEST_CASE("strace garbage lines are errors naming the line; the parser goes on", "[strace]")
+TEST_CASE("strace garbage lines are errors naming the line; the parser goes on", "[record][strace]")
 {
     auto p = parse({
         R"(700 openat(AT_FDCWD</qkt/w>, "a", O_RDONLY) = 3</qkt/w/a>)",
@@ -535,7 +537,7 @@ TEST_CASE("strace garbage lines are errors naming the line; the parser goes on",
     CHECK(WEXITSTATUS(*p.root_status) == 2);
 }
 
-TEST_CASE("strace: a relative path against an fd strace did not name is not guessed", "[strace]")
+TEST_CASE("strace: a relative path against an fd strace did not name is not guessed", "[record][strace]")
 {
     auto p = parse({R"(800 openat(5, "x", O_RDONLY) = 3</qkt/x>)", R"(800 openat(5, "/abs", O_RDONLY) = 4</abs>)"});
     CHECK(p.errors.empty());
@@ -544,7 +546,7 @@ TEST_CASE("strace: a relative path against an fd strace did not name is not gues
 }
 
 // Recorded here with strace 6.1 from a program making each traced call (under /tmp/qk-fx, gone now).
-TEST_CASE("strace 6.1 output of the syscall program, symbolic and -X raw, records the same", "[strace]")
+TEST_CASE("strace 6.1 output of the syscall program, symbolic and -X raw, records the same", "[record][strace]")
 {
     const std::string d = "/tmp/qk-fx/d/";
     const std::string odd = d + "a\nb\"c d\xe9\\";
@@ -581,7 +583,7 @@ TEST_CASE("strace 6.1 output of the syscall program, symbolic and -X raw, record
     }
 }
 
-TEST_CASE("strace 6.1 output of a thread's exec", "[strace]")
+TEST_CASE("strace 6.1 output of a thread's exec", "[record][strace]")
 {
     auto p = parse_file("thread-exec.txt");
     CHECK(p.errors.empty());
@@ -596,7 +598,7 @@ TEST_CASE("strace 6.1 output of a thread's exec", "[strace]")
     CHECK(paths_with(p.rec, kRead) == read);
 }
 
-TEST_CASE("strace trace list names every decoded call", "[strace]")
+TEST_CASE("strace trace list names every decoded call", "[record][strace]")
 {
     std::string list(StraceParser::traced_syscalls());
     for (const char* name : {"open", "openat", "openat2", "creat", "rename", "renameat", "renameat2", "unlink",
@@ -606,7 +608,7 @@ TEST_CASE("strace trace list names every decoded call", "[strace]")
         CHECK_THAT("," + list + ",", Catch::Contains(std::string(",") + name + ","));
 }
 
-TEST_CASE("strace: a renamed cwd moves the process's relative names with it", "[strace]")
+TEST_CASE("strace: a renamed cwd moves the process's relative names with it", "[record][strace]")
 {
     auto p = parse({
         R"(900 chdir("/qkt/w/sub") = 0)",
@@ -620,7 +622,7 @@ TEST_CASE("strace: a renamed cwd moves the process's relative names with it", "[
     CHECK(paths_with(p.rec, kRemove) == Paths{"/qkt/v/moved/gone"});
 }
 
-TEST_CASE("strace: a #! script's process runs its interpreter, as the kernel builds argv", "[strace]")
+TEST_CASE("strace: a #! script's process runs its interpreter, as the kernel builds argv", "[record][strace]")
 {
     namespace fs = std::filesystem;
     fs::path dir = fs::temp_directory_path() / ("qk-strace-argv-" + std::to_string(::getpid()));
@@ -642,7 +644,8 @@ TEST_CASE("strace: a #! script's process runs its interpreter, as the kernel bui
     fs::remove_all(dir);
 }
 
-TEST_CASE("strace: mknod creates; mounts that make aliases make the recording incomplete, others not", "[strace]")
+TEST_CASE("strace: mknod creates; mounts that make aliases make the recording incomplete, others not",
+          "[record][strace]")
 {
     auto quiet = parse({
         R"(100   mknod("/qkt/w/made", S_IFREG|0644) = 0)",
@@ -677,7 +680,8 @@ TEST_CASE("strace: mknod creates; mounts that make aliases make the recording in
     }
 }
 
-TEST_CASE("strace: a chroot makes the recording incomplete; an open by handle is read at its fd's path", "[strace]")
+TEST_CASE("strace: a chroot makes the recording incomplete; an open by handle is read at its fd's path",
+          "[record][strace]")
 {
     auto p = parse({
         R"(100   open_by_handle_at(3</qkt/w>, {handle_bytes=8, handle_type=1, f_handle="\x01\x02"}, O_RDONLY) = 4</qkt/w/h.txt>)",

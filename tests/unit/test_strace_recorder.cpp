@@ -1,5 +1,5 @@
 // The strace engine end to end: real commands under real strace. They need ptrace only; without a
-// working strace they warn and pass, unless QK_REQUIRE_PRIVILEGED is set (CI), where they fail.
+// working strace they skip, unless QK_REQUIRE_PRIVILEGED is set (CI), where they fail.
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -16,6 +16,7 @@
 #include "record/strace_parser.hpp"
 #include "record/strace_recorder.hpp"
 #include "recording_queries.hpp"
+#include "test_support.hpp"
 
 using qk::test::paths_with;
 
@@ -29,9 +30,7 @@ std::unique_ptr<StraceRecorder> strace_or_skip()
     auto recorder = StraceRecorder::create();
     if (recorder)
         return std::move(recorder).value();
-    if (std::getenv("QK_REQUIRE_PRIVILEGED"))
-        FAIL("strace cannot record here: " << recorder.error().message);
-    WARN("skipped: strace cannot record here: " << recorder.error().message);
+    qk::test::skip_or_fail("strace cannot record here: " + recorder.error().message);
     return nullptr;
 }
 
@@ -53,7 +52,7 @@ Command sh(std::string script, std::string cwd = "/")
 
 }  // namespace
 
-TEST_CASE("strace recorder: reads, probes and the exit code of a shell pipeline", "[strace][privileged]")
+TEST_CASE("strace recorder: reads, probes and the exit code of a shell pipeline", "[record][strace][privileged]")
 {
     auto recorder = strace_or_skip();
     if (!recorder)
@@ -83,7 +82,7 @@ TEST_CASE("strace recorder: reads, probes and the exit code of a shell pipeline"
     CHECK(saw_cat);
 }
 
-TEST_CASE("strace recorder: exit codes and signals pass through", "[strace][privileged]")
+TEST_CASE("strace recorder: exit codes and signals pass through", "[record][strace][privileged]")
 {
     auto recorder = strace_or_skip();
     if (!recorder)
@@ -98,7 +97,7 @@ TEST_CASE("strace recorder: exit codes and signals pass through", "[strace][priv
     CHECK(killed->recording.complete());
 }
 
-TEST_CASE("strace recorder: a missing command is an error", "[strace][privileged]")
+TEST_CASE("strace recorder: a missing command is an error", "[record][strace][privileged]")
 {
     auto recorder = strace_or_skip();
     if (!recorder)
@@ -114,7 +113,8 @@ TEST_CASE("strace recorder: a missing command is an error", "[strace][privileged
     CHECK_THAT(not_a_program.error().message, Catch::Contains("cannot run '/etc/hostname'"));
 }
 
-TEST_CASE("strace recorder: relative paths resolve against the command's cwd and its chdirs", "[strace][privileged]")
+TEST_CASE("strace recorder: relative paths resolve against the command's cwd and its chdirs",
+          "[record][strace][privileged]")
 {
     auto recorder = strace_or_skip();
     if (!recorder)
@@ -139,7 +139,7 @@ TEST_CASE("strace recorder: relative paths resolve against the command's cwd and
     fs::remove_all(dir);
 }
 
-TEST_CASE("strace recorder: what the command leaves running is killed and counted", "[strace][privileged]")
+TEST_CASE("strace recorder: what the command leaves running is killed and counted", "[record][strace][privileged]")
 {
     auto recorder = strace_or_skip();
     if (!recorder)
@@ -152,7 +152,7 @@ TEST_CASE("strace recorder: what the command leaves running is killed and counte
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(20));
 }
 
-TEST_CASE("strace parser: a call strace could not name, of a process killed in it, is no error", "[strace]")
+TEST_CASE("strace parser: a call strace could not name, of a process killed in it, is no error", "[record][strace]")
 {
     // As strace 6.1 prints a leftover SIGKILLed while entering a call (the e2e leftover scenario).
     Recording rec;

@@ -10,7 +10,7 @@
 
 using qk::CaptureOptions;
 
-TEST_CASE("run_captured merges stderr, or keeps it apart, and reports the status", "[subprocess]")
+TEST_CASE("run_captured merges stderr, or keeps it apart, and reports the status", "[util][subprocess]")
 {
     const std::string script = "echo out; echo err >&2; printf 'x%.0s' $(seq 1 70000) >&2; exit 3";
     auto merged = qk::run_captured({"/bin/sh", "-c", script});
@@ -33,7 +33,7 @@ TEST_CASE("run_captured merges stderr, or keeps it apart, and reports the status
     CHECK(ok->succeeded());
 }
 
-TEST_CASE("run_captured fails only when the program cannot start", "[subprocess]")
+TEST_CASE("run_captured fails only when the program cannot start", "[util][subprocess]")
 {
     auto missing = qk::run_captured({"/nonexistent/qk-no-such-program"});
     REQUIRE_FALSE(missing);

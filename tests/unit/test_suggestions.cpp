@@ -42,7 +42,7 @@ bool mentions(const std::vector<Suggestion>& suggestions, const std::string& nee
 
 }  // namespace
 
-TEST_CASE("names made for one run are told apart from names people keep", "[suggestions]")
+TEST_CASE("names made for one run are told apart from names people keep", "[audit][suggestions]")
 {
     for (const char* p : {"packages/app/vite.config.ts.timestamp-1796405520738-3f2a1b.mjs",
                           "app/vite.config.mts.timestamp-1.mjs", "packages/app/package.json.tmp-3f2a1b",
@@ -56,7 +56,7 @@ TEST_CASE("names made for one run are told apart from names people keep", "[sugg
         CHECK_FALSE(temporary_name(p));
 }
 
-TEST_CASE("a name made for one run is never suggested, as an input or an output", "[suggestions]")
+TEST_CASE("a name made for one run is never suggested, as an input or an output", "[audit][suggestions]")
 {
     TaskFindings f;
     // strace cannot see a creation without O_EXCL: vite's timestamped config stays a stray write there,
@@ -73,7 +73,7 @@ TEST_CASE("a name made for one run is never suggested, as an input or an output"
 }
 
 TEST_CASE("a build reading back the dist it wrote is told to declare dist as an output, never an input",
-          "[suggestions]")
+          "[audit][suggestions]")
 {
     // The build made packages/lib/dist and wrote dist/cjs/index.cjs under a temporary name it renamed into
     // place, then read it: the recorder saw the read under the final name apart from the write.
@@ -97,7 +97,7 @@ TEST_CASE("a build reading back the dist it wrote is told to declare dist as an 
     CHECK(declared(suggest(t), "outputs") == Paths{"{projectRoot}/dist"});
 }
 
-TEST_CASE("a file held by effect is declared to be read, never ignored", "[suggestions]")
+TEST_CASE("a file held by effect is declared to be read, never ignored", "[audit][suggestions]")
 {
     CHECK(held_by_effect("pnpm-workspace.yaml", "packages/app"));
     CHECK(held_by_effect("nx.json", "packages/app"));
@@ -124,7 +124,7 @@ TEST_CASE("a file held by effect is declared to be read, never ignored", "[sugge
     CHECK(suggestion_line(one[0]) == "\"inputs\": [\"{workspaceRoot}/pnpm-workspace.yaml\"]");
 }
 
-TEST_CASE("a toolchain file is suggested as an input, as the version it picks may matter", "[suggestions]")
+TEST_CASE("a toolchain file is suggested as an input, as the version it picks may matter", "[audit][suggestions]")
 {
     TaskFindings f;
     f.toolchain_reads = {".npmrc"};
@@ -135,7 +135,7 @@ TEST_CASE("a toolchain file is suggested as an input, as the version it picks ma
     CHECK(s[0].or_ignore == s[0].values);
 }
 
-TEST_CASE("the same file read in many sibling directories is one glob", "[suggestions]")
+TEST_CASE("the same file read in many sibling directories is one glob", "[audit][suggestions]")
 {
     auto groups = fold_siblings({"apps/web/tsconfig.json", "other/a.txt", "other/b.txt", "other/c.txt",
                                  "packages/a/tsconfig.json", "packages/b/tsconfig.json", "packages/c/tsconfig.json",
@@ -189,7 +189,7 @@ RunAudit run_of(std::vector<TaskAudit> tasks)
 
 }  // namespace
 
-TEST_CASE("what many tasks read is one change in nx.json, left out of each task's suggestions", "[suggestions]")
+TEST_CASE("what many tasks read is one change in nx.json, left out of each task's suggestions", "[audit][suggestions]")
 {
     std::vector<TaskAudit> tasks;
     for (const char* p : {"api", "app", "lib", "web"}) {
@@ -241,7 +241,7 @@ TEST_CASE("what many tasks read is one change in nx.json, left out of each task'
 }
 
 TEST_CASE("a file each task reads in its own directory is its own, not shared; nor is a name made for one run",
-          "[suggestions]")
+          "[audit][suggestions]")
 {
     std::vector<TaskAudit> tasks;
     for (int i = 0; i < 16; ++i) {
@@ -258,7 +258,7 @@ TEST_CASE("a file each task reads in its own directory is its own, not shared; n
 }
 
 TEST_CASE("a version manager's file at the root is shared by one task, one deeper only when many read it",
-          "[suggestions]")
+          "[audit][suggestions]")
 {
     TaskFindings a, b;
     a.toolchain_reads = {".nvmrc", "packages/app/.npmrc"};
@@ -272,7 +272,7 @@ TEST_CASE("a version manager's file at the root is shared by one task, one deepe
 
 TEST_CASE("under enforce: a refused read of what the task wrote asks for that output; a missing file output "
           "refused under Landlock alone asks for its directory",
-          "[suggestions]")
+          "[audit][suggestions]")
 {
     // vitest --coverage: coverage/.tmp/coverage-0.json written (not kept: coverage is no output), then
     // read back, refused.
@@ -300,7 +300,7 @@ TEST_CASE("under enforce: a refused read of what the task wrote asks for that ou
 }
 
 TEST_CASE("workspace packages' package.json read through pnpm run are one glob for the run, ignoreReads first",
-          "[suggestions]")
+          "[audit][suggestions]")
 {
     // pnpm run in two packages reads every workspace package's manifest; publint's pnpm pack one more.
     TaskFindings build, lint;
@@ -336,7 +336,7 @@ TEST_CASE("workspace packages' package.json read through pnpm run are one glob f
 }
 
 TEST_CASE("workspace manifests two directories deep are one glob, and every manifest glob one nx.json change",
-          "[suggestions]")
+          "[audit][suggestions]")
 {
     // TanStack/store: packages/* and examples/*/*, the examples named alike in each framework's directory.
     // Folded one directory at a time they were five globs (examples/*/atoms/..., examples/*/simple/...),
@@ -377,7 +377,7 @@ TEST_CASE("workspace manifests two directories deep are one glob, and every mani
 }
 
 TEST_CASE("under Landlock alone, a refused change of a declared output directory itself asks for nothing",
-          "[suggestions]")
+          "[audit][suggestions]")
 {
     TaskAudit test{"app:test", TaskStatus::enforced, "", {}};
     test.project_root = "packages/app";
