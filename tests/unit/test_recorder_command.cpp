@@ -631,16 +631,14 @@ TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask
 }
 
 TEST_CASE("eBPF: a task that wants only its refusals gets each probe once, from each directory",
-          "[recorder-command][privileged][ebpf]")
+          "[record][recorder-command][privileged][ebpf]")
 {
     // Enforce over a read mask records probes to name what it refused; a compiler probes the same header
     // for every source. The recording must hold every distinct probe, the ring each only once. A
     // recording for the cache (not only refusals) gets every one: its keys hold what was absent.
     auto session = EbpfSession::open(EbpfOptions{});
     if (!session) {
-        if (require_privileged())
-            FAIL("the eBPF recorder cannot load here: " << session.error().message);
-        WARN("skipped: the eBPF recorder cannot load here: " << session.error().message);
+        qk::test::skip_or_fail("the eBPF recorder cannot load here: " + session.error().message);
         return;
     }
     qk::test::TempDir dir("qk-probes-once");
