@@ -43,7 +43,7 @@ Result<Hash128> hash_fd(int fd, std::string_view what)
 {
     XXH3_state_t state;
     XXH3_128bits_reset(&state);
-    std::array<char, 64 * 1024> buf;
+    std::array<char, std::size_t{64} * 1024> buf;
     for (off_t at = 0;;) {
         ssize_t n = ::pread(fd, buf.data(), buf.size(), at);
         if (n < 0) {

@@ -13,7 +13,6 @@
 namespace qk::key {
 
 namespace fs = std::filesystem;
-using workspace::Json;
 
 Result<KeyBuilder> KeyBuilder::create(const workspace::ProjectGraph& graph, const workspace::TaskGraph& tasks,
                                       FileIndex& files)

@@ -120,8 +120,8 @@ int sandbox_command(const char* root, char** command)
     w.key("upper").value(dirs->upper.string());
     w.key("work").value(dirs->work.string());
     w.end_object();
-    std::fputs(std::move(w).take_line().c_str(), stdout);
-    std::fflush(stdout);
+    if (std::fputs(std::move(w).take_line().c_str(), stdout) == EOF || std::fflush(stdout) != 0)
+        return fail("cannot write the sandbox's directories to stdout");
     pid_t pid = ::fork();
     if (pid < 0)
         return fail("cannot fork");

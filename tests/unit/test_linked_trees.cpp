@@ -76,7 +76,9 @@ struct Keys {
         INFO((w.ok() ? std::string() : w.error().message));
         REQUIRE(w.ok());
         ws = std::make_unique<Workspace>(std::move(*w));
-        graph = std::make_unique<ProjectGraph>(std::move(*ProjectGraph::build(*ws)));
+        auto built = ProjectGraph::build(*ws);
+        REQUIRE(built.ok());
+        graph = std::make_unique<ProjectGraph>(std::move(built).value());
         TaskRequest req;
         req.targets = std::move(targets);
         auto t = TaskGraph::build(*graph, req);

@@ -22,7 +22,7 @@ qk::EnvLookup env_of(std::map<std::string, std::string> vars)
     };
 }
 
-Provenance seen(std::string shard, std::optional<std::string> recorder = "ebpf")
+Provenance seen(std::string shard, const std::optional<std::string>& recorder = "ebpf")
 {
     return {std::move(shard), "host-" + std::string(recorder.value_or("none")), "6.8.0", recorder, 4, std::nullopt, 0};
 }

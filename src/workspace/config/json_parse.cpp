@@ -3,6 +3,7 @@
 // commas refused). simdjson cannot read comments and gives no position for many errors, and a
 // message must say file:line:column and what was expected, so this is a small recursive-descent
 // parser. Columns count characters (UTF-8 code points), from 1.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -221,15 +222,10 @@ private:
             if (!parse_value(value, depth + 1) || !skip_space())
                 return false;
             // JSON.parse keeps a repeated key where it first appeared, with the last value.
-            bool replaced = false;
-            for (auto& [k, v] : members) {
-                if (k == key) {
-                    v = std::move(value);
-                    replaced = true;
-                    break;
-                }
-            }
-            if (!replaced)
+            auto same = std::find_if(members.begin(), members.end(), [&key](const auto& m) { return m.first == key; });
+            if (same != members.end())
+                same->second = std::move(value);
+            else
                 members.emplace_back(std::move(key), std::move(value));
             if (pos_ < s_.size() && s_[pos_] == ',') {
                 ++pos_;
