@@ -580,6 +580,24 @@ TEST_CASE("record_lookups: a stat or access that finds nothing is a probe, and o
 }
 
 #ifdef QK_WITH_BPF
+// Runs `script` with /bin/sh in `cwd` (stdout to `out_fd`, -1: inherited), in a cgroup of its own that
+// `session` records into `sink` as `options` ask; what the programs counted for it, once it has ended.
+qk_task_stats run_tracked(EbpfSession& session, RecordingSink& sink, TrackOptions options, const std::string& script,
+                          const std::string& cwd, int out_fd)
+{
+    auto cgroup = TaskCgroup::create("tracked-test");
+    REQUIRE(cgroup);
+    REQUIRE(session.track(cgroup->id(), cgroup->level(), &sink, options));
+    auto pid = spawn(SpawnRequest{"/bin/sh", {"/bin/sh", "-c", script}, cwd, cgroup->fd(), {}, out_fd});
+    REQUIRE(pid);
+    CHECK(wait_exit(*pid).code == 0);
+    cgroup->kill_all();
+    CHECK(cgroup->wait_empty(10s));
+    qk_task_stats stats = session.untrack(cgroup->id());
+    CHECK(stats.lost == 0);
+    return stats;
+}
+
 TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask, before any path walk",
           "[record][recorder-command][privileged][ebpf]")
 {
@@ -598,18 +616,8 @@ TEST_CASE("eBPF: the programs send a task's failed calls only as its options ask
         Recording rec;
         RecordingSink sink(rec);
         sink.keep_denials();
-        auto cgroup = TaskCgroup::create("denials-test");
-        REQUIRE(cgroup);
-        REQUIRE((*session)->track(cgroup->id(), cgroup->level(), &sink, options));
         OutputFile out;
-        auto pid = spawn(SpawnRequest{"/bin/sh", {"/bin/sh", "-c", ground.script}, ground.root, cgroup->fd(), {},
-                                      out.fd()});
-        REQUIRE(pid);
-        CHECK(wait_exit(*pid).code == 0);
-        cgroup->kill_all();
-        CHECK(cgroup->wait_empty(10s));
-        qk_task_stats stats = (*session)->untrack(cgroup->id());
-        CHECK(stats.lost == 0);
+        run_tracked(**session, sink, options, ground.script, ground.root, out.fd());
         CHECK(out.text() == "landlock 0\n");
         CHECK(under(rec, kDenied, ground.root) == (options.denials ? ground.denied : Paths{}));
         CHECK(under(rec, kProbe, ground.root) == (options.probes ? ground.probed : Paths{}));
@@ -653,16 +661,7 @@ TEST_CASE("eBPF: a task that wants only its refusals gets each probe once, from 
         sink.keep_denials();
         if (only_denials)
             sink.keep_only_denials();
-        auto cgroup = TaskCgroup::create("probes-once-test");
-        REQUIRE(cgroup);
-        REQUIRE((*session)->track(cgroup->id(), cgroup->level(), &sink, TrackOptions{true, true, only_denials, true}));
-        auto pid = spawn(SpawnRequest{"/bin/sh", {"/bin/sh", "-c", script}, root, cgroup->fd(), {}, -1});
-        REQUIRE(pid);
-        CHECK(wait_exit(*pid).code == 0);
-        cgroup->kill_all();
-        CHECK(cgroup->wait_empty(10s));
-        qk_task_stats stats = (*session)->untrack(cgroup->id());
-        CHECK(stats.lost == 0);
+        const qk_task_stats stats = run_tracked(**session, sink, TrackOptions{true, true, only_denials, true}, script, root, -1);
         // The same name from two directories is two probes; absolute and relative spellings each count.
         CHECK(under(rec, kProbe, root) == std::vector<std::string>{"absent-too", "missing", "sub/missing"});
         // Each round looks for `missing` twice from the cwd (a stat, an open) and once from sub/, and for
