@@ -96,6 +96,8 @@ def test_test_summary_sums_each_ctests_results_and_says_which_it_cannot_read(tmp
     assert r.returncode == 0, r.stderr
     assert "unit cases:        15 ran, 12 passed, 2 failed, 1 skipped\n" in r.stdout
     assert "end-to-end tests:  8 ran, 4 passed, 2 failed, 2 skipped\n" in r.stdout
+    # An e2e ctest is a whole file: the summary names each failed case and test.
+    assert r.stdout.endswith("failed:\n  unit: f\n  e2e: test_a.py::c\n  e2e: test_b.py::c\n"), r.stdout
     # A case that crashed leaves its results cut short; a file that is not XML at all.
     (unit / "c.xml").write_text(CATCH_XML.split("<OverallResults ")[0])
     (e2e / "test_c.xml").write_text("<testsuites")
