@@ -120,6 +120,17 @@ struct Project {
     Json raw() const;
 };
 
+// nx.json's "qk": {"remoteCache": {...}}: the server a workspace shares its tasks' results through. The
+// environment's QK_REMOTE_CACHE_* win over each field; a token or a signing key never comes from a file.
+struct RemoteCacheConfig {
+    std::string url;
+    std::string protocol;  // "turbo" or "bazel"; empty when unset
+    std::string team;
+    std::optional<bool> read_only;
+    std::string upload;  // "verified" or "any": which results this workspace's runs share; empty when unset
+    std::string trust;   // "verified" or "any": which shared results its runs restore; empty when unset
+};
+
 // nx.json as qk reads it: the file it extends underneath, nx.local.json on top.
 struct NxConfig {
     Json raw;             // the merged object ({} when there is no nx.json)
@@ -129,6 +140,7 @@ struct NxConfig {
     // Run options, from the top level or else tasksRunnerOptions.default.options, as Nx reads them.
     unsigned parallel = 0;    // "parallel": tasks at once; 0 when unset
     bool skip_cache = false;  // "skipNxCache"
+    RemoteCacheConfig remote_cache;  // "qk": {"remoteCache": ...}
 };
 
 class Workspace {

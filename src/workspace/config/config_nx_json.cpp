@@ -108,6 +108,7 @@ Result<NxConfig> read_nx_config(const fs::path& root, Workspace::Files& files)
                     for (const auto& op : ops->as_array())
                         if (op.is_string())
                             config.cacheable_operations.push_back(op.as_string());
+    config.remote_cache = read_remote_cache_config(merged);
     return config;
 }
 

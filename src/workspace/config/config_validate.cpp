@@ -204,7 +204,7 @@ Status validate_nx_json(const Json& nx, std::string_view file)
             return shape_error(file, *p, where + "parallel", "a whole number of tasks, 1 or more");
         QK_TRY_STATUS(expect_kind(at->find("skipNxCache"), Json::Kind::boolean, file, where + "skipNxCache", "true or false"));
     }
-    return {};
+    return validate_qk_section(nx, file);
 }
 
 }  // namespace qk::workspace::detail

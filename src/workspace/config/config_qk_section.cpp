@@ -1,0 +1,91 @@
+// nx.json's "qk" section: qk's own settings beside Nx's. Today that is "remoteCache", the server a
+// workspace shares its tasks' results through (docs/remote-cache.md). Nx ignores keys it does not know, so
+// the section lives in the file both read.
+#include <fmt/format.h>
+
+#include "config_loader.hpp"
+#include "config_validate.hpp"
+
+namespace qk::workspace::detail {
+
+namespace {
+
+constexpr std::string_view kSection = "qk.remoteCache";
+
+Status expect_one_of(const Json* v, std::string_view file, std::string_view key,
+                     std::initializer_list<std::string_view> allowed, std::string_view expected)
+{
+    if (!v)
+        return {};
+    if (v->is_string())
+        for (std::string_view a : allowed)
+            if (v->as_string() == a)
+                return {};
+    return shape_error(file, *v, fmt::format("{}.{}", kSection, key), expected);
+}
+
+}  // namespace
+
+Status validate_qk_section(const Json& nx, std::string_view file)
+{
+    const Json* qk = nx.find("qk");
+    if (!qk)
+        return {};
+    if (!qk->is_object())
+        return shape_error(file, *qk, "qk", "an object, such as {\"remoteCache\": {\"url\": \"https://...\"}}");
+    const Json* remote = qk->find("remoteCache");
+    if (!remote)
+        return {};
+    if (!remote->is_object())
+        return shape_error(file, *remote, kSection, "an object: url, protocol, team, readOnly, upload, trust");
+    for (const auto& [key, value] : remote->as_object()) {
+        if (key == "token" || key == "signatureKey") {
+            // A committed file is read by everyone who can read the repository, and by every task.
+            std::string_view variable = key == "token" ? "QK_REMOTE_CACHE_TOKEN" : "QK_REMOTE_CACHE_SIGNATURE_KEY";
+            return error(fmt::format("{}:{}:{}: {}.{} does not belong in a file that is committed; remove it and "
+                                     "set {} in the CI's secrets",
+                                     file, value.line(), value.column(), kSection, key, variable));
+        }
+        if (key == "url" || key == "team") {
+            if (!value.is_string() || value.as_string().empty())
+                return shape_error(file, value, fmt::format("{}.{}", kSection, key), "a non-empty string");
+        } else if (key == "readOnly") {
+            if (!value.is_bool())
+                return shape_error(file, value, fmt::format("{}.readOnly", kSection), "true or false");
+        } else if (key != "protocol" && key != "upload" && key != "trust") {
+            return error(fmt::format("{}:{}:{}: {} has no setting \"{}\"; it takes url, protocol, team, readOnly, "
+                                     "upload and trust",
+                                     file, value.line(), value.column(), kSection, key));
+        }
+    }
+    QK_TRY_STATUS(expect_one_of(remote->find("protocol"), file, "protocol", {"turbo", "bazel"},
+                                "\"turbo\" (Turborepo's API) or \"bazel\" (Bazel's HTTP cache)"));
+    QK_TRY_STATUS(expect_one_of(remote->find("upload"), file, "upload", {"verified", "any"},
+                                "\"verified\" (what enforce held or a clean audit saw) or \"any\""));
+    QK_TRY_STATUS(expect_one_of(remote->find("trust"), file, "trust", {"verified", "any"},
+                                "\"verified\" (restore only verified results) or \"any\""));
+    return {};
+}
+
+RemoteCacheConfig read_remote_cache_config(const Json& nx)
+{
+    RemoteCacheConfig config;
+    const Json* qk = nx.find("qk");
+    const Json* remote = qk ? qk->find("remoteCache") : nullptr;
+    if (!remote)
+        return config;
+    auto text = [&](const char* key) {
+        const Json* v = remote->find(key);
+        return v ? v->as_string() : std::string();
+    };
+    config.url = text("url");
+    config.protocol = text("protocol");
+    config.team = text("team");
+    config.upload = text("upload");
+    config.trust = text("trust");
+    if (const Json* ro = remote->find("readOnly"))
+        config.read_only = ro->as_bool();
+    return config;
+}
+
+}  // namespace qk::workspace::detail
