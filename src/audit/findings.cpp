@@ -174,6 +174,19 @@ bool TaskFindings::went_beyond() const
     return any_dependency_read(dependency_reads) && !rules::enforce_allows(Finding::dependency_read);
 }
 
+bool verified(const TaskAudit& task)
+{
+    if (task.status != TaskStatus::audited && task.status != TaskStatus::enforced)
+        return false;
+    if (task.provenance.lost_events != 0)
+        return false;
+    TaskFindings rest = task.findings;
+    rest.temporary_files.clear();
+    rest.replaced_reads.clear();
+    rest.refused_outside.clear();
+    return rest.empty();
+}
+
 const char* status_name(TaskStatus status)
 {
     switch (status) {

@@ -118,6 +118,46 @@ TEST_CASE("went_beyond counts what enforce refuses, not unkeyed reads or writes 
     }));
 }
 
+TEST_CASE("verified: audited or enforced, nothing lost, nothing the key or outputs could miss",
+          "[audit][audit-findings]")
+{
+    CHECK(verified(audited("a:build")));
+    TaskAudit enforced{"a:build", TaskStatus::enforced, "", {}};
+    CHECK(verified(enforced));
+    for (TaskStatus s : {TaskStatus::restored, TaskStatus::not_audited, TaskStatus::unsandboxed, TaskStatus::refused})
+        CHECK_FALSE(verified(TaskAudit{"a:build", s, "", {}}));
+    TaskAudit lost = audited("a:build");
+    lost.provenance.lost_events = 1;
+    CHECK_FALSE(verified(lost));
+    // What leaves the result whole is forgiven...
+    TaskFindings whole;
+    whole.temporary_files = {"vite.config.ts.timestamp-1.mjs"};
+    whole.replaced_reads = {"lib/dist/index.js"};
+    whole.refused_outside = {"/root/.npmrc"};
+    CHECK(verified(audited("a:build", whole)));
+    // ...anything else is not, each kind on its own.
+    auto with = [](auto set) {
+        TaskFindings f;
+        set(f);
+        return verified(audited("a:build", f));
+    };
+    CHECK_FALSE(with([](TaskFindings& f) { f.reads_outside_inputs = {"x"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.tsconfig_reads = {"tsconfig.base.json"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.stray_writes = {"build.log"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.git_writes = {".git/index"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.unkeyed_reads = {".env"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.manifest_reads = {"lib/package.json"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.toolchain_reads = {".nvmrc"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.dependency_reads["lib"] = {"lib/src/a.ts"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.unkeyed_packages = {"typescript"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.hoisted_packages = {"lodash"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.refused_reads = {"x"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.refused_writes = {"x"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.discarded_writes = {"x"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.refused_unplaced = {"/dev/fd/3/x"}; }));
+    CHECK_FALSE(with([](TaskFindings& f) { f.refused_calls = {"io_uring_setup"}; }));
+}
+
 TEST_CASE("status names are the report's", "[audit][audit-findings]")
 {
     CHECK(std::string(status_name(TaskStatus::audited)) == "audited");

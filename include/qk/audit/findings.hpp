@@ -95,6 +95,13 @@ struct TaskAudit {
     std::vector<std::string> output_paths;
 };
 
+// Whether the task's result can be shared as verified (a remote cache's upload and trust policies): the
+// sandbox saw all it did (audited, or held by enforce, with nothing lost) and found nothing its key might
+// miss or its outputs leave out. Only what leaves the result whole is forgiven: temporary files, reads
+// refused because another task made the file again, probes outside the workspace. A kind added later
+// counts against it until it is named here.
+bool verified(const TaskAudit& task);
+
 struct PathCount {
     std::string path;
     std::size_t tasks = 0;  // how many tasks read it
