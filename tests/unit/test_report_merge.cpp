@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "qk/report/entry_report.hpp"
 #include "qk/report/report_merge.hpp"
 #include "qk/report/report_reader.hpp"
 #include "qk/report/run_identity.hpp"
@@ -113,6 +114,39 @@ TEST_CASE("a report reads back as it was written, writes in .git among its stray
     CHECK(back->tasks[0].findings.git_writes == f.git_writes);
     CHECK(back->tasks[0].findings.stray_writes == f.stray_writes);
     CHECK(back->tasks[0].provenance == r.tasks[0].provenance);
+}
+
+TEST_CASE("a cache entry's sandbox report carries its one task whole, and refuses any other document",
+          "[report][report-merge]")
+{
+    TaskFindings f;
+    f.unkeyed_reads = {".env"};
+    RunAudit run = shard("3", {}, "strace");
+    run.mode = "enforce";
+    run.landlock_abi = 4;
+    TaskAudit t = task("app:build", TaskStatus::enforced, "0123456789abcdef0123456789abcdef", seen("3", "strace"), f);
+    const std::string doc = qk::report::entry_report_json(t, run);
+    auto back = qk::report::read_entry_report(doc, "entry");
+    INFO((back ? std::string() : back.error().message));
+    REQUIRE(back);
+    CHECK(back->task == "app:build");
+    CHECK(back->status == TaskStatus::enforced);
+    CHECK(back->hash == t.hash);
+    CHECK(back->provenance == t.provenance);
+    CHECK(back->findings.unkeyed_reads == f.unkeyed_reads);
+    CHECK_FALSE(verified(*back));
+    // The whole header came along: it reads as a report of its run, in its mode.
+    auto as_report = qk::report::read_sandbox_report(doc, "entry");
+    REQUIRE(as_report);
+    CHECK(as_report->mode == "enforce");
+    CHECK(as_report->run.id == "run-1");
+
+    RunAudit two = shard("0", {task("a:x", TaskStatus::audited, "", seen("0")), task("b:x", TaskStatus::audited, "", seen("0"))});
+    auto refused = qk::report::read_entry_report(qk::report::sandbox_report_json(two), "entry");
+    REQUIRE_FALSE(refused);
+    CHECK(refused.error().message == "entry: a cache entry's sandbox report holds one task, this one 2");
+    CHECK_FALSE(qk::report::read_entry_report("{\"tasks\": 1}", "entry"));
+    CHECK_FALSE(qk::report::read_entry_report("not json", "entry"));
 }
 
 TEST_CASE("suggestions read back whole: what ignoreReads fits better, and what a value replaces",
