@@ -280,6 +280,12 @@ private:
         t.reason = optional_field_string(o, "reason");
         t.hash = optional_field_string(o, "hash");
         t.provenance = provenance(field(o, "provenance", where), where + "/provenance");
+        if (element remote; o["fromRemoteCache"].get(remote) == simdjson::SUCCESS) {
+            bool b = false;
+            if (remote.get(b) != simdjson::SUCCESS)
+                fail(where + "/fromRemoteCache", "expected true or false");
+            t.from_remote_cache = b;
+        }
         if (element f; o["findings"].get(f) == simdjson::SUCCESS)
             findings(f, where + "/findings", t.findings);
         std::vector<audit::Suggestion> given;

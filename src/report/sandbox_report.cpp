@@ -144,6 +144,8 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
     if (!t.hash.empty())
         w.key("hash").value(t.hash);
     provenance_object(w.key("provenance"), t.provenance);
+    if (t.from_remote_cache)
+        w.key("fromRemoteCache").value(true);
     // A task that did not run under the sandbox has nothing to report, not "nothing found".
     if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced) {
         findings(w, t.findings);

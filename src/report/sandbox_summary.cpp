@@ -370,6 +370,10 @@ void restored_line(std::string& out, const RunAudit& audit, const char* checked)
     if (!restored.empty())
         out += fmt::format("  {} restored from the cache, so not {}: {}\n", count_of(restored.size(), "task"), checked,
                            named(restored));
+    auto remote = ids_with(audit, [](const TaskAudit& t) { return t.from_remote_cache; });
+    if (!remote.empty())
+        out += fmt::format("  {} restored from the remote cache, {} where {} ran: {}\n", count_of(remote.size(), "task"),
+                           checked, remote.size() == 1 ? "it" : "they", named(remote));
 }
 
 }  // namespace summary

@@ -30,15 +30,22 @@ void RunMany::stamp(audit::RunAudit& audit)
     for (const report::TaskRun& r : runs_)
         runs.emplace(r.task, &r);
     for (audit::TaskAudit& t : audit.tasks) {
+        if (t.from_remote_cache)
+            continue;  // its record is the machine's that ran it
         if (auto it = runs.find(t.task); it != runs.end())
             t.hash = it->second->hash;
-        // What the sandbox knew of the task (its recorder, lost events, overlay) on this machine's.
-        audit::Provenance seen = machine;
-        seen.recorder = t.provenance.recorder;
-        seen.lost_events = t.provenance.lost_events;
-        seen.overlay = t.provenance.overlay;
-        t.provenance = std::move(seen);
+        stamp_task(t, machine);
     }
+}
+
+void RunMany::stamp_task(audit::TaskAudit& t, const audit::Provenance& machine)
+{
+    // What the sandbox knew of the task (its recorder, lost events, overlay) on this machine's.
+    audit::Provenance seen = machine;
+    seen.recorder = t.provenance.recorder;
+    seen.lost_events = t.provenance.lost_events;
+    seen.overlay = t.provenance.overlay;
+    t.provenance = std::move(seen);
 }
 
 bool RunMany::write_run_report()

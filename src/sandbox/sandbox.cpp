@@ -42,6 +42,36 @@ void Sandbox::restored(std::size_t i)
     add({task(i).id, audit::TaskStatus::restored, {}, {}});
 }
 
+void Sandbox::restored_remote(std::size_t i, audit::TaskAudit record)
+{
+    record.task = task(i).id;
+    record.from_remote_cache = true;
+    add(std::move(record));
+}
+
+std::optional<audit::TaskAudit> Sandbox::record_of(std::size_t i)
+{
+    const std::string& id = task(i).id;
+    std::lock_guard lock(mutex_);
+    // Asked just after the task finished: its record is among the last added.
+    for (auto it = audit_.tasks.rbegin(); it != audit_.tasks.rend(); ++it)
+        if (it->task == id)
+            return *it;
+    return std::nullopt;
+}
+
+audit::RunAudit Sandbox::header()
+{
+    std::lock_guard lock(mutex_);
+    audit::RunAudit out;
+    out.mode = audit_.mode;
+    out.recorder = audit_.recorder;
+    out.landlock_abi = audit_.landlock_abi;
+    out.landlock_only = audit_.landlock_only;
+    out.run = audit_.run;
+    return out;
+}
+
 std::string Sandbox::notice() const
 {
     if (!audit_.no_recorder.empty())

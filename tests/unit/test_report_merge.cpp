@@ -135,6 +135,11 @@ TEST_CASE("a cache entry's sandbox report carries its one task whole, and refuse
     CHECK(back->provenance == t.provenance);
     CHECK(back->findings.unkeyed_reads == f.unkeyed_reads);
     CHECK_FALSE(verified(*back));
+    CHECK_FALSE(back->from_remote_cache);
+    t.from_remote_cache = true;  // as this run restored it: written and read back so
+    auto remote = qk::report::read_entry_report(qk::report::entry_report_json(t, run), "entry");
+    REQUIRE(remote);
+    CHECK(remote->from_remote_cache);
     // The whole header came along: it reads as a report of its run, in its mode.
     auto as_report = qk::report::read_sandbox_report(doc, "entry");
     REQUIRE(as_report);

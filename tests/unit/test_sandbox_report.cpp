@@ -483,6 +483,19 @@ TEST_CASE("restored, not audited, unsandboxed and refused tasks close the summar
           "  2 tasks refused:\n"
           "    a:x: r3\n"
           "    b:x: r4\n");
+
+    // Restored from a remote cache, each with the record of the machine that ran it: counted as that
+    // machine saw it (findings included), and named once so a reader knows where the check was made.
+    TaskAudit remote_clean = audited("lib:build");
+    remote_clean.from_remote_cache = true;
+    TaskAudit remote_beyond = audited("app:build", reads({"other/notes.txt"}));
+    remote_beyond.from_remote_cache = true;
+    std::string remote = summary_of({remote_clean, remote_beyond});
+    CHECK(remote.find("Sandbox audit: 1 of 2 tasks went beyond what they declare\n  app:build\n") == 0);
+    CHECK(remote.find("  2 tasks restored from the remote cache, audited where they ran: app:build, lib:build\n") !=
+          std::string::npos);
+    CHECK(summary_of({remote_clean}).find("  1 task restored from the remote cache, audited where it ran: lib:build\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("a recorder's absence is not repeated per task, unless some task was audited", "[report][sandbox-report]")

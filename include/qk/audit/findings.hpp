@@ -77,6 +77,9 @@ struct TaskAudit {
     std::map<std::string, std::string> dependency_roots;
     std::string hash;  // its declared key's hash; "" when it could not be computed
     Provenance provenance;
+    // Restored from a remote cache with the record the sandbox made where it ran (its status, findings
+    // and provenance are that machine's): so a run restored from a shared cache still audits every task.
+    bool from_remote_cache = false;
     // Read back from a report (qk report merge): the suggestions it gave, since the roots above that
     // make them are not in it. nullopt for a task audited in this run: audit::suggest gives them.
     std::optional<std::vector<Suggestion>> given_suggestions;

@@ -90,6 +90,8 @@ private:
     const audit::RunIdentity& run_identity();
     // Each task of a finished audit given its key's hash and this machine's provenance.
     void stamp(audit::RunAudit& audit);
+    // One task's record given this machine's provenance (`machine`, report::machine_provenance).
+    static void stamp_task(audit::TaskAudit& t, const audit::Provenance& machine);
     // The cache entry to restore task i from, if any: through a read set that still matches when the
     // key has some, else the key's own entry. Sets `why` to why none can be used.
     std::optional<key::CacheHit> lookup(std::size_t i, const key::TaskKey& key, std::string& why);

@@ -56,6 +56,13 @@ public:
 
     // Task `i` was restored from the cache: it ran nothing, so it is neither checked nor refused.
     void restored(std::size_t i);
+    // Task `i` was restored from a remote cache whose entry carries `record`, the sandbox's record of it
+    // where it ran: it joins this run's audit as that machine saw it (TaskAudit::from_remote_cache).
+    void restored_remote(std::size_t i, audit::TaskAudit record);
+    // Task `i`'s record once finish() made it (what its cache entry carries), or nullopt.
+    std::optional<audit::TaskAudit> record_of(std::size_t i);
+    // The run's header for an entry's record: mode, recorder, Landlock, the run's identity once stamped.
+    audit::RunAudit header();
 
     // --record: after finish(), the read set to save with task i's result, or why none can be; nullopt
     // when the task was not recorded for the cache (no --record, or no qk:ultracache on its target).
