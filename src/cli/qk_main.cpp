@@ -57,6 +57,10 @@ void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
     cmd.add_option("--report", o.report, "write the run as JSON to FILE: each task's status, hash, where its "
                                          "result came from and why it ran, its audit");
     cmd.add_flag("--no-wait", o.no_wait, "fail at once when another qk run holds the workspace, instead of waiting");
+    cmd.add_option("--remote-cache", o.remote_cache,
+                   "read, readwrite or off: whether a local miss asks the remote cache (QK_REMOTE_CACHE_URL or nx.json's "
+                   "qk.remoteCache) and a stored result is uploaded (default: readwrite when a server is named)")
+        ->check(CLI::IsMember({"read", "readwrite", "off"}));
     cmd.add_option("-c,--configuration", o.configuration,
                    "the targets' configuration (a dependency that has one of that name uses it too)");
 }

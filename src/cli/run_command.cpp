@@ -32,6 +32,7 @@ int run_tasks(const RunOptions& options)
     request.no_wait = options.no_wait;
     request.record = options.record;
     request.report = options.report;
+    request.remote_cache = options.remote_cache;
     // CI sets QK_RECORD=audit once for every run: --record --sandbox.
     if (request.settings.record_audit) {
         request.record = true;

@@ -23,6 +23,7 @@ struct RunOptions {
     bool no_wait = false;       // --no-wait
     bool record = false;        // --record
     std::string report;         // --report FILE
+    std::string remote_cache;   // --remote-cache read|readwrite|off
 };
 
 // Runs the tasks; returns the exit status (0 when every task succeeded). Bad input is a FatalError.

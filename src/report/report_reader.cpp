@@ -144,7 +144,7 @@ private:
             if (auto known = parse_result_source(source))
                 t.source = *known;
             else
-                fail(where + "/source", "expected one of ran, restored, restoredInPlace; got \"" + source + "\"");
+                fail(where + "/source", "expected one of ran, restored, restoredInPlace, restoredRemote; got \"" + source + "\"");
         }
         t.ran_because = optional_field_string(o, "ranBecause");
         t.duration_ms = integer(field(o, "durationMs", where), where + "/durationMs");

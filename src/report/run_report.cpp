@@ -20,6 +20,7 @@ constexpr std::pair<ResultSource, std::string_view> kResultSourceNames[] = {
     {ResultSource::ran, "ran"},
     {ResultSource::restored, "restored"},
     {ResultSource::restored_in_place, "restoredInPlace"},
+    {ResultSource::restored_remote, "restoredRemote"},
 };
 
 // A value's name in one of the tables above (each names every enumerator).
@@ -99,7 +100,8 @@ std::string run_report_json(const RunReport& report)
     for (const TaskRun& t : report.tasks) {
         counts[0] += t.status == RunStatus::succeeded;
         counts[1] += t.status == RunStatus::failed;
-        counts[2] += t.source == ResultSource::restored || t.source == ResultSource::restored_in_place;
+        counts[2] += t.source == ResultSource::restored || t.source == ResultSource::restored_in_place ||
+                     t.source == ResultSource::restored_remote;
         counts[3] += t.source == ResultSource::ran;
     }
     w.key("summary").begin_object();

@@ -19,12 +19,15 @@
 #include "qk/key/outputs.hpp"
 #include "qk/record/cgroup.hpp"
 #include "qk/record/launcher.hpp"
+#include "qk/remote/remote_cache.hpp"
+#include "qk/report/run_identity.hpp"
 #include "qk/util/printable.hpp"
 #include "qk/util/version.hpp"
 #include "qk/run/scratch.hpp"
 #include "qk/sandbox/sandbox.hpp"
 #include "command_runner.hpp"
 #include "output_display.hpp"
+#include "remote_share.hpp"
 #include "scheduler.hpp"
 #include "workspace_lock.hpp"
 
@@ -162,6 +165,14 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
         QK_TRY(opened, sandbox::open_sandbox(request.sandbox, request.recorder, s, request.settings, request.record));
         self->sandbox_ = std::move(opened).value();
     }
+    QK_TRY(policy, remote_policy(s.workspace().nx().remote_cache, request.settings.remote_cache, request.remote_cache));
+    if (policy->read || policy->write) {
+        QK_TRY(client, remote::make_remote_cache(policy->server));
+        self->remote_client_ = std::move(*client);
+        self->remote_policy_ = std::make_unique<RemotePolicy>(std::move(*policy));
+    }
+    self->from_remote_.assign(tasks.size(), false);
+    self->remote_records_.resize(tasks.size());
     return self;
 }
 
@@ -215,6 +226,15 @@ Result<int> RunMany::run()
         if (std::string notice = sandbox_->notice(); !notice.empty())
             fd_sink(request_.output_fd)(notice);
 
+    if (remote_client_)
+        remote_ = std::make_unique<RemoteShare>(std::move(remote_client_), *remote_policy_, *cache_, *display_);
+    if (sandbox_ && request_.sandbox != sandbox::SandboxMode::off) {
+        // What each stored entry's record says of where it ran; read now, before tasks run on threads.
+        entry_header_ = sandbox_->header();
+        entry_header_.run = run_identity();
+        machine_ = report::machine_provenance(entry_header_.run);
+    }
+
     unsigned parallel = parallel_;
     scheduler_ = std::make_unique<Scheduler>(std::move(nodes), parallel);
     if (cancelled_)
@@ -224,6 +244,8 @@ Result<int> RunMany::run()
                                        if (r.state == NodeResult::State::skipped)
                                            display_->skipped(tasks[i].id, tasks[r.because].id);
                                    });
+    if (remote_)
+        remote_->finish();  // the uploads under way, before the summary
     if (!results)
         return results.error();
     (void)session_->files().save_hash_cache(true);  // the run's last: unused entries for outputs go
@@ -317,9 +339,13 @@ Outcome RunMany::run_task(std::size_t i)
             Status restored = in_place ? Status{} : cache_->restore(*hit);
             if (restored) {
                 display_->restored(t.id, hit->terminal_output);
-                if (sandbox_)
+                if (sandbox_ && from_remote_[i] && remote_records_[i])
+                    sandbox_->restored_remote(i, std::move(*remote_records_[i]));
+                else if (sandbox_)
                     sandbox_->restored(i);
-                run.source = in_place ? report::ResultSource::restored_in_place : report::ResultSource::restored;
+                run.source = in_place         ? report::ResultSource::restored_in_place
+                             : from_remote_[i] ? report::ResultSource::restored_remote
+                                               : report::ResultSource::restored;
                 run.ran_because.clear();
                 run.duration_ms = hit->duration.count();
                 return Outcome::succeeded;
@@ -367,7 +393,7 @@ Outcome RunMany::run_task(std::size_t i)
         return failed(result.error().message);
     run.duration_ms = result->wall.count();
     if (result->succeeded && cacheable && store_refused_.empty())
-        store(i, **key, {t.id, (*key)->outputs.paths, result->output, result->wall, kMadeBy});
+        store(i, **key, {t.id, (*key)->outputs.paths, result->output, result->wall, kMadeBy, {}});
     display_->finished(t.id, result->succeeded, result->status, result->wall);
     return result->succeeded ? Outcome::succeeded : Outcome::failed;
 }

@@ -4,6 +4,8 @@
 
 #include "qk/sandbox/sandbox.hpp"
 #include "output_display.hpp"
+#include "remote_share.hpp"
+#include "qk/report/entry_report.hpp"
 
 namespace qk::run {
 
@@ -33,6 +35,12 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
             return std::nullopt;
         }
         auto hit = found(key.hash);
+        if (!hit && remote_ && remote_->reads())
+            if (auto fetched = remote_->fetch(key.hash, id)) {
+                hit = found(key.hash);
+                from_remote_[i] = hit.has_value();
+                remote_records_[i] = std::move(fetched->record);
+            }
         if (!hit) {
             why = "no cache entry for its key";
             if (auto before = history_->last(id))
@@ -114,8 +122,25 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
     // Recordings of this key found reads it leaves out: a plain entry would replay whatever they held.
     if (auto sets = read_sets_->sets(key.hash); sets && !sets->empty())
         return not_cached("its results are keyed by what it read, which only --record saves");
-    if (auto st = cache_->store(key.hash, record); !st)
-        not_cached(st.error().message);
+    key::CacheRecord with_record = record;
+    bool verified = add_record(i, with_record);
+    if (auto st = cache_->store(key.hash, with_record); !st)
+        return not_cached(st.error().message);
+    if (remote_)
+        remote_->upload(key.hash, id, verified);
+}
+
+bool RunMany::add_record(std::size_t i, key::CacheRecord& record)
+{
+    if (!machine_ || !sandbox_)
+        return false;
+    std::optional<audit::TaskAudit> seen = sandbox_->record_of(i);
+    if (!seen)
+        return false;
+    seen->hash = runs_[i].hash;
+    stamp_task(*seen, *machine_);
+    record.provenance = report::entry_report_json(*seen, entry_header_);
+    return audit::verified(*seen);
 }
 
 }  // namespace qk::run

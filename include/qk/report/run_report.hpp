@@ -26,9 +26,9 @@ std::optional<RunStatus> parse_run_status(std::string_view name);
 std::string run_status_names();
 
 // Where a task's result came from: the report's "source" (none: it did not run).
-enum class ResultSource { none, ran, restored, restored_in_place };
+enum class ResultSource { none, ran, restored, restored_in_place, restored_remote };
 
-// "ran", "restored", "restoredInPlace" ("" for none), and back: one table, as for the status.
+// "ran", "restored", "restoredInPlace", "restoredRemote" ("" for none), and back: one table, as for the status.
 std::string_view result_source_name(ResultSource source);
 std::optional<ResultSource> parse_result_source(std::string_view name);
 

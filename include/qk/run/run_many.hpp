@@ -25,12 +25,17 @@ class ProcessLauncher;
 namespace qk::sandbox {
 class Sandbox;
 }
+namespace qk::remote {
+class RemoteCache;
+}
 
 namespace qk::run {
 
 // The runner's own parts (src/run): only pointers to them are kept here.
 class CommandRunner;
 class OutputDisplay;
+class RemoteShare;
+struct RemotePolicy;
 class WorkspaceLock;
 class Scheduler;
 struct TaskContext;
@@ -57,6 +62,9 @@ struct RunRequest {
     const std::atomic<int>* interrupted = nullptr;
     // The environment's settings (NX_PARALLEL, the sandbox's and recorder's), read where qk started.
     Settings settings;
+    // --remote-cache: read, readwrite or off; empty: readwrite when a server is named (read when nx.json's
+    // qk.remoteCache says readOnly), off when none is.
+    std::string remote_cache;
 };
 
 class RunMany {
@@ -98,6 +106,9 @@ private:
     // Stores a result that succeeded: with the read set --record saved, or plainly (not when recordings
     // of the key say it reads what the key leaves out).
     void store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record);
+    // Task i's sandbox record for its cache entry (report/entry_report.hpp) into `record`; whether it is
+    // verified (audit::verified). Empty and false when the sandbox did not see it run.
+    bool add_record(std::size_t i, key::CacheRecord& record);
     // Why task i's result may not be what its key says, if it may: a file its key holds, its own or a
     // dependency's through a `^` input, changed while it ran ("src/a.ts changed while it ran: ..."). Such a
     // result is not stored (as Bazel guards against a concurrent edit).
@@ -118,6 +129,17 @@ private:
     std::unique_ptr<Scheduler> scheduler_;
     std::unique_ptr<record::ProcessLauncher> launcher_;
     std::unique_ptr<sandbox::Sandbox> sandbox_;
+    // The remote cache, when the run uses one: its policy and client made in prepare() (a bad URL is found
+    // before anything runs), the share itself in run(), where the display is.
+    std::unique_ptr<RemotePolicy> remote_policy_;
+    std::unique_ptr<remote::RemoteCache> remote_client_;
+    std::unique_ptr<RemoteShare> remote_;
+    // Per task: restored from the remote cache, and the record its entry carried.
+    std::vector<bool> from_remote_;
+    std::vector<std::optional<audit::TaskAudit>> remote_records_;
+    // What a stored entry's record says of this machine and run (set in run() when the sandbox is on).
+    std::optional<audit::Provenance> machine_;
+    audit::RunAudit entry_header_;
     std::vector<std::string> environment_;
     // Tasks whose key must be computed again as they start (their inputs hash dependencies' outputs).
     std::vector<bool> rekey_;

@@ -1,0 +1,238 @@
+// RemoteShare (remote_share.hpp): fetching into the local cache on a miss, uploading in the background,
+// and the policy that decides both.
+#include "remote_share.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "output_display.hpp"
+#include "qk/report/entry_report.hpp"
+#include "qk/util/unique_fd.hpp"
+
+namespace qk::run {
+
+namespace {
+
+constexpr std::size_t kUploaders = 2;  // transfers at once beside the tasks' own fetches
+
+// Faults after which asking again would only cost each task the same wait: the run stops using the server.
+bool gives_up(ErrorKind kind)
+{
+    return kind == ErrorKind::remote_unreachable || kind == ErrorKind::remote_timeout;
+}
+
+}  // namespace
+
+Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const RemoteCacheSettings& env,
+                                   const std::string& flag)
+{
+    RemotePolicy p;
+    p.server = env;
+    if (p.server.url.empty())
+        p.server.url = nx.url;
+    if (!p.server.protocol) {
+        if (nx.protocol == "bazel")
+            p.server.protocol = RemoteCacheProtocol::bazel;
+        else if (nx.protocol == "turbo")
+            p.server.protocol = RemoteCacheProtocol::turbo;
+    }
+    if (p.server.team.empty())
+        p.server.team = nx.team;
+    p.upload_any = nx.upload == "any";
+    p.trust_any = nx.trust != "verified";
+    if (flag == "off")
+        return p;
+    if (p.server.url.empty()) {
+        if (!flag.empty())
+            return error(fmt::format("--remote-cache={} names no server: set QK_REMOTE_CACHE_URL, or \"qk\": "
+                                     "{{\"remoteCache\": {{\"url\": ...}}}} in nx.json",
+                                     flag));
+        return p;
+    }
+    p.read = true;
+    p.write = flag == "readwrite" || (flag.empty() && !nx.read_only.value_or(false));
+    return p;
+}
+
+RemoteShare::RemoteShare(std::unique_ptr<remote::RemoteCache> server, RemotePolicy policy, key::LocalCache& cache,
+                         OutputDisplay& display)
+    : server_(std::move(server)), policy_(std::move(policy)), cache_(cache), display_(display)
+{
+}
+
+RemoteShare::~RemoteShare()
+{
+    finish();
+}
+
+void RemoteShare::fault(const std::string& id, const Error& e, const std::string& doing)
+{
+    std::string what;
+    {
+        std::lock_guard lock(mutex_);
+        ++counts_.failed;
+        if (gives_up(e.kind))
+            policy_.read = policy_.write = false;
+        else if (e.kind == ErrorKind::remote_forbidden && doing == "fetching")
+            policy_.read = false;  // a token that may not read will not read the next entry either
+        bool first = said_.insert(e.kind).second;
+        if (!first)
+            return;
+        what = fmt::format("remote cache {}: {} failed: {}", server_->describe(), doing, e.message);
+        if (gives_up(e.kind))
+            what += "; this run goes on without the remote cache";
+        else if (e.kind == ErrorKind::remote_forbidden && doing == "uploading")
+            what += " (a read-only token, as pull requests get, is normal): this run uploads nothing";
+        else
+            what += "; the task runs as on a miss";
+    }
+    display_.note(id, what);
+}
+
+std::optional<RemoteShare::Fetched> RemoteShare::fetch(const key::Hash128& hash, const std::string& id)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (!policy_.read)
+            return std::nullopt;
+    }
+    // The archive goes into an import as it arrives; only a whole, checked transfer becomes an entry.
+    key::EntryImport import = cache_.begin_import(hash);
+    auto got = server_->get(hash.hex(), [&](std::string_view chunk) { return import.write(chunk); });
+    if (!got) {
+        fault(id, got.error(), "fetching");
+        return std::nullopt;
+    }
+    if (*got == remote::Lookup::miss)
+        return std::nullopt;
+    if (auto st = import.finish(); !st) {
+        fault(id, st.error(), "fetching");
+        return std::nullopt;
+    }
+    std::string unusable;
+    auto hit = cache_.find(hash, &unusable);
+    if (!hit || !*hit) {
+        fault(id, hit ? error(unusable) : hit.error(), "fetching");
+        return std::nullopt;
+    }
+    Fetched out;
+    std::string why_unverified = "it carries no sandbox record";
+    if (const std::string& doc = (*hit)->provenance; !doc.empty()) {
+        if (auto record = report::read_entry_report(doc, "its sandbox record")) {
+            out.record = std::move(*record);
+            why_unverified = "its sandbox record is not verified (" + std::string(audit::status_name(out.record->status)) +
+                             (out.record->findings.empty() ? ")" : ", with findings)");
+        } else {
+            why_unverified = record.error().message;
+        }
+    }
+    if (!policy_.trust_any && !(out.record && audit::verified(*out.record))) {
+        cache_.remove(hash);
+        bool first = false;
+        {
+            std::lock_guard lock(mutex_);
+            ++counts_.refused;
+            first = !said_untrusted_;
+            said_untrusted_ = true;
+        }
+        if (first)
+            display_.note(id, fmt::format("remote cache {}: trust is \"verified\", and this task's entry is not: {}; "
+                                          "it runs (said once)",
+                                          server_->describe(), why_unverified));
+        return std::nullopt;
+    }
+    std::lock_guard lock(mutex_);
+    ++counts_.fetched;
+    return out;
+}
+
+void RemoteShare::upload(const key::Hash128& hash, const std::string& id, bool verified)
+{
+    std::lock_guard lock(mutex_);
+    if (!policy_.write || forbidden_ || stopping_)
+        return;
+    if (!policy_.upload_any && !verified) {
+        ++counts_.not_uploaded;
+        return;
+    }
+    queue_.push_back({hash, id});
+    if (uploaders_.size() < kUploaders && uploaders_.size() < queue_.size() + busy_)
+        uploaders_.emplace_back([this] { upload_loop(); });
+    wake_.notify_one();
+}
+
+void RemoteShare::upload_loop()
+{
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty())
+            return;  // stopping, and nothing left to send
+        Upload u = std::move(queue_.front());
+        queue_.pop_front();
+        if (forbidden_ || !policy_.write) {
+            if (queue_.empty() && busy_ == 0)
+                idle_.notify_all();
+            continue;
+        }
+        ++busy_;
+        lock.unlock();
+        send(u);
+        lock.lock();
+        --busy_;
+        if (queue_.empty() && busy_ == 0)
+            idle_.notify_all();
+    }
+}
+
+void RemoteShare::send(const Upload& u)
+{
+    const std::string key = u.hash.hex();
+    // Another shard or machine may have sent it already: a HEAD costs less than the entry.
+    if (auto there = server_->exists(key); there && *there == remote::Lookup::hit)
+        return;
+    // The archive is written to an unnamed file first: both protocols digest the body before sending it.
+    std::string tmp = (cache_.dir() / "tmp").string();
+    UniqueFd fd(::open(tmp.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (!fd.valid())
+        return fault(u.id, sys_error("cannot make a file for the upload in " + tmp), "uploading");
+    if (auto st = cache_.export_entry(u.hash, fd.get()); !st)
+        return fault(u.id, st.error(), "uploading");
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0)
+        return fault(u.id, sys_error("cannot size the upload"), "uploading");
+    if (auto put = server_->put(key, remote::file_source(fd.get(), static_cast<std::uint64_t>(st.st_size))); !put) {
+        if (put.error().kind == ErrorKind::remote_forbidden) {
+            std::lock_guard lock(mutex_);
+            forbidden_ = true;
+        }
+        return fault(u.id, put.error(), "uploading");
+    }
+    std::lock_guard lock(mutex_);
+    ++counts_.uploaded;
+}
+
+void RemoteShare::finish()
+{
+    std::vector<std::thread> threads;
+    {
+        std::unique_lock lock(mutex_);
+        idle_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
+        stopping_ = true;
+        wake_.notify_all();
+        threads.swap(uploaders_);
+    }
+    for (std::thread& t : threads)
+        t.join();
+}
+
+RemoteShare::Counts RemoteShare::counts() const
+{
+    std::lock_guard lock(mutex_);
+    return counts_;
+}
+
+}  // namespace qk::run

@@ -1,0 +1,104 @@
+// RemoteShare: run-many's side of a remote cache (qk/remote). On a local miss it fetches the entry into the
+// local cache, checked whole (each file's size and hash, the server's signature or SHA-256) before it is an
+// entry, and judged by the trust policy; after a task stored its result it uploads the entry when the
+// upload policy allows, in the background. A fault is said once per kind and the run goes on as on a miss:
+// a server down, slow or refusing never fails a task.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "qk/audit/findings.hpp"
+#include "qk/key/cache.hpp"
+#include "qk/remote/remote_cache.hpp"
+#include "qk/util/result.hpp"
+#include "qk/util/settings.hpp"
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::run {
+
+class OutputDisplay;
+
+// What a run does with the remote cache: nx.json's qk.remoteCache under the environment's
+// QK_REMOTE_CACHE_* and --remote-cache.
+struct RemotePolicy {
+    RemoteCacheSettings server;  // server.url empty: no remote cache
+    bool read = false;           // a local miss asks the server
+    bool write = false;          // a stored result is uploaded
+    bool upload_any = false;     // upload: any (else only verified results: audit::verified)
+    bool trust_any = true;       // trust: any (else restore only entries whose record is verified)
+};
+
+// `flag` is --remote-cache: "read", "readwrite", "off" or "" (readwrite, or read when nx.json says readOnly).
+// An Error when the flag asks for a server that nothing names.
+Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const RemoteCacheSettings& env,
+                                   const std::string& flag);
+
+class RemoteShare {
+public:
+    // A fetched entry's record (what the sandbox saw where it ran), when it carries one.
+    struct Fetched {
+        std::optional<audit::TaskAudit> record;
+    };
+
+    RemoteShare(std::unique_ptr<remote::RemoteCache> server, RemotePolicy policy, key::LocalCache& cache,
+                OutputDisplay& display);
+    ~RemoteShare();  // waits for the uploads still under way (each bounded by the stall timeout)
+    RemoteShare(const RemoteShare&) = delete;
+    RemoteShare& operator=(const RemoteShare&) = delete;
+
+    bool reads() const { return policy_.read; }
+
+    // The entry for `hash` from the server into the local cache, for task `id`: nullopt on a miss, a
+    // fault (said once) or an entry the trust policy refuses (said once). Called from task threads.
+    std::optional<Fetched> fetch(const key::Hash128& hash, const std::string& id);
+
+    // Uploads the stored entry for `hash` in the background when the policy allows: any result, or only
+    // a `verified` one (audit::verified of the record stored with it).
+    void upload(const key::Hash128& hash, const std::string& id, bool verified);
+
+    // Waits for every upload queued; the counts are final after it.
+    void finish();
+
+    struct Counts {
+        std::size_t fetched = 0, uploaded = 0, not_uploaded = 0, refused = 0, failed = 0;
+    };
+    Counts counts() const;
+
+private:
+    struct Upload {
+        key::Hash128 hash;
+        std::string id;
+    };
+    void upload_loop();
+    void send(const Upload& u);
+    // Says `what` once per kind of fault, on the task that met it first.
+    void fault(const std::string& id, const Error& e, const std::string& doing);
+
+    std::unique_ptr<remote::RemoteCache> server_;
+    RemotePolicy policy_;
+    key::LocalCache& cache_;
+    OutputDisplay& display_;
+
+    mutable std::mutex mutex_;
+    std::condition_variable wake_, idle_;
+    std::deque<Upload> queue_;
+    std::size_t busy_ = 0;
+    bool stopping_ = false;
+    bool forbidden_ = false;  // a read-only token: nothing more is uploaded
+    std::set<ErrorKind> said_;
+    bool said_untrusted_ = false;
+    Counts counts_;
+    std::vector<std::thread> uploaders_;
+};
+
+}  // namespace qk::run
