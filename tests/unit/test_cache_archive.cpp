@@ -17,6 +17,7 @@
 #include "key/cache/entry_archive.hpp"
 #include "key/cache/entry_check.hpp"
 #include "qk/key/cache.hpp"
+#include "qk/util/unique_fd.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -71,6 +72,14 @@ Status import_string(LocalCache& cache, const Hash128& hash, std::string_view ar
         if (Status s = import.write(archive.substr(at, piece)); !s)
             return s;
     return import.finish();
+}
+
+// An unnamed file in `dir` for an archive, gone when closed.
+qk::UniqueFd scratch_file(const fs::path& dir)
+{
+    qk::UniqueFd fd(::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    REQUIRE(fd.valid());
+    return fd;
 }
 
 // path -> "kind mode content-or-target" under `dir`.
@@ -165,6 +174,7 @@ TEST_CASE("an exported entry imported elsewhere restores the same outputs, modes
     const Hash128 h = hash_bytes("key");
     const std::string provenance = R"({"sandbox": "enforce", "findings": []})";
     REQUIRE(from.cache.store(h, record({"dist"}, provenance)));
+    CHECK(from.cache.find(h).value()->provenance == provenance);
     const std::string archive = export_to_string(from.cache, h);
 
     for (std::size_t piece : {std::size_t{1}, std::size_t{13}, archive.size()}) {
@@ -188,21 +198,19 @@ TEST_CASE("export and import go through file descriptors, and an existing entry 
     from.write("out/a.txt", "a");
     const Hash128 h = hash_bytes("fd");
     REQUIRE(from.cache.store(h, record({"out"})));
-    FILE* f = std::tmpfile();
-    REQUIRE(f);
-    REQUIRE(from.cache.export_entry(h, ::fileno(f)));
-    REQUIRE(::lseek(::fileno(f), 0, SEEK_SET) == 0);
-    REQUIRE(to.cache.import_entry(h, ::fileno(f)));
+    qk::UniqueFd f = scratch_file(from.root);
+    REQUIRE(from.cache.export_entry(h, f.get()));
+    REQUIRE(::lseek(f.get(), 0, SEEK_SET) == 0);
+    REQUIRE(to.cache.import_entry(h, f.get()));
     REQUIRE(to.cache.find(h)->has_value());
     CHECK(to.cache.find(h).value()->provenance.empty());
 
     // A second import of the same hash leaves the first entry as it was (and no build directory).
     auto before = fs::last_write_time(to.cache.dir() / h.hex() / "meta.json");
-    REQUIRE(::lseek(::fileno(f), 0, SEEK_SET) == 0);
-    REQUIRE(to.cache.import_entry(h, ::fileno(f)));
+    REQUIRE(::lseek(f.get(), 0, SEEK_SET) == 0);
+    REQUIRE(to.cache.import_entry(h, f.get()));
     CHECK(fs::last_write_time(to.cache.dir() / h.hex() / "meta.json") == before);
     CHECK(fs::is_empty(to.cache.dir() / "tmp"));
-    std::fclose(f);
 }
 
 TEST_CASE("an entry that is missing or changed on disk is not exported", "[key][cache][archive]")
@@ -418,15 +426,13 @@ TEST_CASE("a 64 MiB output goes through export and import in bounded memory", "[
     if (!(std::ofstream("/proc/self/clear_refs") << "5"))
         return qk::test::skip("cannot reset the peak resident size (/proc/self/clear_refs)");
     const long before = rss_kib();
-    FILE* f = std::tmpfile();
-    REQUIRE(f);
-    REQUIRE(from.cache.export_entry(h, ::fileno(f)));
-    REQUIRE(::lseek(::fileno(f), 0, SEEK_SET) == 0);
-    REQUIRE(to.cache.import_entry(h, ::fileno(f)));
+    qk::UniqueFd f = scratch_file(from.root);
+    REQUIRE(from.cache.export_entry(h, f.get()));
+    REQUIRE(::lseek(f.get(), 0, SEEK_SET) == 0);
+    REQUIRE(to.cache.import_entry(h, f.get()));
     const long grown = peak_kib() - before;
-    std::fclose(f);
     INFO("peak resident size grew by " << grown << " KiB");
-    CHECK(grown < 8 * 1024);
+    CHECK(grown < 8L * 1024);
     auto hit = to.cache.find(h);
     REQUIRE(hit->has_value());
     REQUIRE((*hit)->files.size() == 1);
