@@ -82,6 +82,17 @@ qk::UniqueFd scratch_file(const fs::path& dir)
     return fd;
 }
 
+// A size in /proc/self/status, such as "VmHWM:" (the peak resident size since clear_refs was written).
+long status_kib(std::string_view field)
+{
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.starts_with(field))
+            return std::stol(line.substr(field.size()));
+    FAIL("no " << field << " in /proc/self/status");
+    return -1;
+}
+
 // path -> "kind mode content-or-target" under `dir`.
 std::map<std::string, std::string> snapshot(const fs::path& dir)
 {
@@ -242,49 +253,34 @@ TEST_CASE("store refuses provenance that is not a JSON object", "[key][cache][ar
 TEST_CASE("an archive listing paths the cache must not write is refused before anything is written",
           "[key][cache][archive]")
 {
+    struct Case {
+        const char* what;
+        std::vector<std::string> outputs;
+        std::vector<CachedFile> files;
+        const char* says;
+    };
+    const std::vector<Case> cases = {
+        {"a '..' component", {"dist"}, {file("dist/../escape", "x")}, "not a plain relative path"},
+        {"an absolute path", {"dist"}, {file("/etc/passwd", "x")}, "not a plain relative path"},
+        {"an absolute output", {"/etc"}, {file("/etc/passwd", "x")}, "outputs are refused"},
+        {"an empty component", {"dist"}, {file("dist//x", "x")}, "not a plain relative path"},
+        {"a path outside the outputs", {"dist"}, {file("src/x", "x")}, "outputs do not name"},
+        {"a path below a link", {"dist"}, {symlink_entry("dist/l", "sub"), file("dist/l/x", "x")},
+         "lists as a symbolic link"},
+        {"a path below a file", {"dist"}, {file("dist/f", ""), file("dist/f/x", "")}, "lists as a file"},
+        {"a path listed twice", {"dist"}, {file("dist/a", "x"), file("dist/a", "x")}, "twice"},
+        {"a link climbing out", {"dist"}, {symlink_entry("dist/l", "../../etc/passwd")}, "outside the workspace"},
+        {"an absolute link", {"dist"}, {symlink_entry("dist/l", "/etc/passwd")}, "outside the workspace"},
+    };
     Workspace ws;
-    Hostile a;
-    SECTION("a '..' component")
-    {
-        a.files = {file("dist/../escape", "x")};
-        a.payload = "x";
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "not a plain relative path");
-    }
-    SECTION("an absolute path")
-    {
-        a.outputs = {"/etc"};
-        a.files = {file("/etc/passwd", "x")};
-        a.payload = "x";
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "outputs are refused");
-        a.outputs = {"dist"};
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "not a plain relative path");
-    }
-    SECTION("an empty component, a path outside the outputs")
-    {
-        a.files = {file("dist//x", "x")};
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "not a plain relative path");
-        a.files = {file("src/x", "x")};
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "outputs do not name");
-    }
-    SECTION("a path below a symbolic link, or below a file")
-    {
-        a.files = {symlink_entry("dist/l", "elsewhere"), file("dist/l/x", "x")};
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "lists as a symbolic link");
-        a.files = {file("dist/f", ""), file("dist/f/x", "")};
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "lists as a file");
-    }
-    SECTION("a path listed twice")
-    {
-        a.files = {file("dist/a", "x"), file("dist/a", "x")};
-        a.payload = "xx";
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "twice");
-    }
-    SECTION("a link pointing outside the workspace")
-    {
-        a.files = {symlink_entry("dist/l", "../../etc/passwd")};
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "outside the workspace");
-        a.files = {symlink_entry("dist/l", "/etc/passwd")};
-        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, "outside the workspace");
+    for (const Case& c : cases) {
+        INFO(c.what);
+        Hostile a;
+        a.outputs = c.outputs;
+        a.files = c.files;
+        for (const CachedFile& f : c.files)
+            a.payload += f.kind == OutputFile::Kind::file && f.size ? "x" : "";
+        expect_refused(ws, a.hash, gzip(a.plain()), ErrorKind::cache_entry_unsafe, c.says);
     }
 }
 
@@ -408,29 +404,14 @@ TEST_CASE("a 64 MiB output goes through export and import in bounded memory", "[
     const Hash128 h = hash_bytes("big");
     REQUIRE(from.cache.store(h, record({"dist"})));
 
-    // The peak resident size since clear_refs was written: what export and import add to it.
-    auto peak_kib = [] {
-        std::ifstream status("/proc/self/status");
-        for (std::string line; std::getline(status, line);)
-            if (line.starts_with("VmHWM:"))
-                return std::stol(line.substr(6));
-        return -1L;
-    };
-    auto rss_kib = [] {
-        std::ifstream status("/proc/self/status");
-        for (std::string line; std::getline(status, line);)
-            if (line.starts_with("VmRSS:"))
-                return std::stol(line.substr(6));
-        return -1L;
-    };
     if (!(std::ofstream("/proc/self/clear_refs") << "5"))
         return qk::test::skip("cannot reset the peak resident size (/proc/self/clear_refs)");
-    const long before = rss_kib();
+    const long before = status_kib("VmRSS:");
     qk::UniqueFd f = scratch_file(from.root);
     REQUIRE(from.cache.export_entry(h, f.get()));
     REQUIRE(::lseek(f.get(), 0, SEEK_SET) == 0);
     REQUIRE(to.cache.import_entry(h, f.get()));
-    const long grown = peak_kib() - before;
+    const long grown = status_kib("VmHWM:") - before;
     INFO("peak resident size grew by " << grown << " KiB");
     CHECK(grown < 8L * 1024);
     auto hit = to.cache.find(h);
