@@ -45,6 +45,11 @@ Scratch& scratch()
         auto cache = qk::key::LocalCache::open(dir);
         if (!cache)
             std::abort();
+        // libFuzzer leaves through exit(): the scratch workspace goes with it.
+        std::atexit([] {
+            std::error_code ec;
+            std::filesystem::remove_all(scratch().root, ec);
+        });
         return new Scratch{dir, std::move(*cache)};
     }();
     return *s;

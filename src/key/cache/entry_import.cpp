@@ -17,6 +17,7 @@
 #include "entry_check.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/util/io.hpp"
+#include "qk/util/printable.hpp"
 
 namespace qk::key {
 
@@ -89,7 +90,7 @@ Status EntryImport::State::consume(std::string_view bytes)
             }
             if (pending.starts_with(entry_archive::magic_prefix) && pending.back() == '\n')
                 return error(fmt::format("the archive's format is \"{}\", this qk reads version {}",
-                                         pending.substr(0, pending.size() - 1), entry_archive::format_version),
+                                         printable(pending.substr(0, pending.size() - 1)), entry_archive::format_version),
                              ErrorKind::cache_entry_version);
             return corrupt("it does not start with qk's magic line: not a qk cache entry archive");
         }
