@@ -21,6 +21,10 @@ enum class ErrorKind : std::uint8_t {
     // {workspaceRoot} where workspace::resolve_tokens refuses it, which each caller words its own way:
     workspace_root_not_first,      // after the start of the value
     workspace_root_without_slash,  // at its start, but followed by something other than '/'
+    // A cache entry archive refused on import (LocalCache::begin_import); the caller treats each as a miss:
+    cache_entry_corrupt,  // damaged or tampered bytes: gzip, truncation, trailing bytes, a hash or size mismatch
+    cache_entry_unsafe,   // well formed, but would write where an entry must not: a path or link refused
+    cache_entry_version,  // another format version (a newer or older qk's): a miss, not a fault
 };
 
 // A message for a person: what failed, where, and what to do about it. `sys_errno` is the system's
