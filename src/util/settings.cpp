@@ -37,7 +37,7 @@ Result<unsigned> seconds(const char* name, const char* v)
 {
     char* end = nullptr;
     const unsigned long n = std::strtoul(v, &end, 10);
-    if (!end || *end || *v == '-' || n < 1 || n > 3600)
+    if (*v < '0' || *v > '9' || !end || *end || n < 1 || n > 3600)  // strtoul would take " 5" and "-1"
         return error(fmt::format("{}='{}' must be a number of seconds from 1 to 3600", name, v));
     return static_cast<unsigned>(n);
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "qk/remote/remote_cache.hpp"
 #include "remote/bazel_cache.hpp"
@@ -56,10 +57,11 @@ TEST_CASE("bazel's pointer: written, read back, and anything else refused", "[re
     REQUIRE(back);
     CHECK((back->sha256 == p.sha256 && back->size == 12345));
     const std::string h = p.sha256;
-    for (const std::string bad : {"", "qk-entry-v1 " + h + " 1", "qk-entry-v2 " + h + " 1\n", "qk-entry-v1 " + h + "\n",
+    const std::vector<std::string> bad_pointers{"", "qk-entry-v1 " + h + " 1", "qk-entry-v2 " + h + " 1\n", "qk-entry-v1 " + h + "\n",
                                   "qk-entry-v1 " + h + "  1\n", "qk-entry-v1 " + h + " -1\n", "qk-entry-v1 " + h + " 1x\n",
                                   "qk-entry-v1 " + h + " 99999999999999999999999\n", "qk-entry-v1 " + h.substr(1) + " 1\n",
-                                  "qk-entry-v1 " + std::string(64, 'A') + " 1\n"})
+                                  "qk-entry-v1 " + std::string(64, 'A') + " 1\n"};
+    for (const auto& bad : bad_pointers)
         CHECK_FALSE(parse_pointer(bad));
     // The action cache's address hides the key behind a prefix of qk's own.
     CHECK(ac_path("ab") == "/ac/6bec7e0ad5ce33dbbec1e926a5c0778dfd178179a0f668363d3c9f875bd1d55a");
@@ -69,7 +71,8 @@ TEST_CASE("keys are lower-case hex, 1 to 128 digits", "[remote]")
 {
     CHECK(valid_key("0123456789abcdef"));
     CHECK(valid_key(std::string(128, 'f')));
-    for (const std::string bad : {"", "ABCDEF", "ab/cd", "../x", "ab cd", "ab?x", std::string(129, 'a')})
+    for (const std::string& bad :
+         std::vector<std::string>{"", "ABCDEF", "ab/cd", "../x", "ab cd", "ab?x", std::string(129, 'a')})
         CHECK_FALSE(valid_key(bad));
     auto e = check_key("../x", "turbo http://h");
     REQUIRE_FALSE(e);
