@@ -68,10 +68,9 @@ Result<std::optional<CasPointer>> BazelCache::pointer(std::string_view key) cons
         return response.error().kind == ErrorKind::remote_protocol
                    ? with_message(response.error(), fmt::format("{}: {}", what, response.error().message))
                    : response.error();
-    if (response->status == 404)
+    QK_TRY(found, lookup_of(response->status, what));
+    if (*found == Lookup::miss)
         return std::optional<CasPointer>();
-    if (response->status != 200)
-        return status_error(response->status, what);
     auto p = parse_pointer(body);
     if (!p)
         return error(fmt::format("{}: the action cache holds something other than a qk entry's pointer", what),
@@ -87,11 +86,7 @@ Result<Lookup> BazelCache::exists(std::string_view key) const
     const HttpRequest request{Method::head, cas_path((*p)->sha256), {}, nullptr, nullptr};
     QK_TRY(response, perform(client_, request));
     // A pointer whose blob the server evicted is a miss.
-    if (response->status == 404)
-        return Lookup::miss;
-    if (response->status == 200)
-        return Lookup::hit;
-    return status_error(response->status, remote::describe(client_, request));
+    return lookup_of(response->status, remote::describe(client_, request));
 }
 
 Result<Lookup> BazelCache::get(std::string_view key, const Sink& sink) const
@@ -113,10 +108,9 @@ Result<Lookup> BazelCache::get(std::string_view key, const Sink& sink) const
     const HttpRequest request{Method::get, cas_path(want.sha256), {}, nullptr, &checked};
     const std::string what = remote::describe(client_, request);
     QK_TRY(response, perform(client_, request));
-    if (response->status == 404)
+    QK_TRY(found, lookup_of(response->status, what));
+    if (*found == Lookup::miss)  // the blob evicted since the pointer was written
         return Lookup::miss;
-    if (response->status != 200)
-        return status_error(response->status, what);
     if (got != want.size)
         return error(fmt::format("{}: {} bytes where the pointer says {}", what, got, want.size),
                      ErrorKind::remote_truncated);

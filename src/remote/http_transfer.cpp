@@ -163,6 +163,15 @@ Error status_error(long status, const std::string& what)
     return error(fmt::format("{}: unexpected status {}", what, status), ErrorKind::remote_protocol);
 }
 
+Result<Lookup> lookup_of(long status, const std::string& what)
+{
+    if (status == 404)
+        return Lookup::miss;
+    if (status == 200)
+        return Lookup::hit;
+    return status_error(status, what);
+}
+
 Result<HttpResponse> perform(const HttpClient& client, const HttpRequest& request)
 {
     init_curl_once();

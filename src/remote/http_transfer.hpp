@@ -46,6 +46,9 @@ Result<HttpResponse> perform(const HttpClient& client, const HttpRequest& reques
 // other remote_protocol. `what` names the request ("GET <url>").
 Error status_error(long status, const std::string& what);
 
+// What a HEAD's or GET's status says of the entry: 200 hit, 404 miss, anything else status_error.
+Result<Lookup> lookup_of(long status, const std::string& what);
+
 // "GET http://host/path" with no credentials in it.
 std::string describe(const HttpClient& client, const HttpRequest& request);
 

@@ -65,11 +65,7 @@ Result<Lookup> TurboCache::exists(std::string_view key) const
     QK_TRY_STATUS(check_key(key, describe()));
     const HttpRequest request{Method::head, path_of(key), {}, nullptr, nullptr};
     QK_TRY(response, perform(client_, request));
-    if (response->status == 404)
-        return Lookup::miss;
-    if (response->status == 200)
-        return Lookup::hit;
-    return status_error(response->status, remote::describe(client_, request));
+    return lookup_of(response->status, remote::describe(client_, request));
 }
 
 Result<Lookup> TurboCache::get(std::string_view key, const Sink& sink) const
@@ -85,10 +81,9 @@ Result<Lookup> TurboCache::get(std::string_view key, const Sink& sink) const
     const HttpRequest request{Method::get, path_of(key), {}, nullptr, &checked};
     const std::string what = remote::describe(client_, request);
     QK_TRY(response, perform(client_, request));
-    if (response->status == 404)
+    QK_TRY(found, lookup_of(response->status, what));
+    if (*found == Lookup::miss)
         return Lookup::miss;
-    if (response->status != 200)
-        return status_error(response->status, what);
     if (signed_entries) {
         if (response->artifact_tag.empty())
             return error(fmt::format("{}: the artifact has no x-artifact-tag, and QK_REMOTE_CACHE_SIGNATURE_KEY asks "
