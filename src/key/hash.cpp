@@ -104,6 +104,12 @@ Hasher& Hasher::field(std::uint64_t n)
     return *this;
 }
 
+Hasher& Hasher::content(std::string_view bytes)
+{
+    XXH3_128bits_update(&s_->xxh, bytes.data(), bytes.size());
+    return *this;
+}
+
 Hash128 Hasher::digest() const { return from_xxh(XXH3_128bits_digest(&s_->xxh)); }
 
 }  // namespace qk::key

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -31,7 +32,80 @@ Result<unsigned> parallel(const char* v)
     return static_cast<unsigned>(n);
 }
 
+// A number of seconds for a remote cache's timeout.
+Result<unsigned> seconds(const char* name, const char* v)
+{
+    char* end = nullptr;
+    const unsigned long n = std::strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || !end || *end || n < 1 || n > 3600)  // strtoul would take " 5" and "-1"
+        return error(fmt::format("{}='{}' must be a number of seconds from 1 to 3600", name, v));
+    return static_cast<unsigned>(n);
+}
+
+// What QK_REMOTE_CACHE_* say. A message quotes the URL without its credentials, and never the token or
+// the signature key (CI logs are read by many).
+Result<RemoteCacheSettings> read_remote_cache(const std::function<const char*(const char*)>& set)
+{
+    RemoteCacheSettings r;
+    if (const char* v = set("QK_REMOTE_CACHE_PROTOCOL")) {
+        const std::string_view p(v);
+        if (p == "bazel")
+            r.protocol = RemoteCacheProtocol::bazel;
+        else if (p != "turbo")
+            return error(fmt::format("QK_REMOTE_CACHE_PROTOCOL='{}' must be turbo (Turborepo's remote cache API, "
+                                     "the default) or bazel (Bazel's HTTP cache: nginx, bazel-remote, BuildBuddy)",
+                                     v));
+    }
+    if (const char* v = set("QK_REMOTE_CACHE_CONNECT_TIMEOUT")) {
+        QK_TRY(n, seconds("QK_REMOTE_CACHE_CONNECT_TIMEOUT", v));
+        r.connect_timeout_s = *n;
+    }
+    if (const char* v = set("QK_REMOTE_CACHE_STALL_TIMEOUT")) {
+        QK_TRY(n, seconds("QK_REMOTE_CACHE_STALL_TIMEOUT", v));
+        r.stall_timeout_s = *n;
+    }
+    if (const char* v = set("QK_REMOTE_CACHE_TOKEN"))
+        r.token = v;
+    if (const char* v = set("QK_REMOTE_CACHE_TEAM"))
+        r.team = v;
+    if (const char* v = set("QK_REMOTE_CACHE_SIGNATURE_KEY")) {
+        if (r.protocol != RemoteCacheProtocol::turbo)
+            return error("QK_REMOTE_CACHE_SIGNATURE_KEY is set, but only the turbo protocol signs entries (bazel's "
+                         "are checked by their SHA-256): unset it, or set QK_REMOTE_CACHE_PROTOCOL=turbo");
+        r.signature_key = v;
+    }
+    const char* url = set("QK_REMOTE_CACHE_URL");
+    if (!url)
+        return r;
+    std::string_view u(url);
+    const auto scheme_end = u.find("://");
+    const std::string_view scheme = u.substr(0, scheme_end);
+    if (scheme_end == std::string_view::npos || (scheme != "http" && scheme != "https") ||
+        u.size() == scheme_end + 3 || u[scheme_end + 3] == '/' ||
+        u.find_first_of(" \t\r\n?#") != std::string_view::npos)
+        return error(fmt::format("QK_REMOTE_CACHE_URL='{}' must be the server's http:// or https:// address, such "
+                                 "as https://cache.example.com or http://127.0.0.1:3000/prefix (no query)",
+                                 url_without_credentials(url)));
+    while (u.size() > scheme_end + 3 && u.back() == '/')
+        u.remove_suffix(1);
+    r.url = std::string(u);
+    return r;
+}
+
 }  // namespace
+
+std::string url_without_credentials(const std::string& url)
+{
+    const auto scheme_end = url.find("://");
+    if (scheme_end == std::string::npos)
+        return url;
+    const auto host_start = scheme_end + 3;
+    const auto authority_end = url.find_first_of("/?#", host_start);
+    const auto at = url.rfind('@', authority_end == std::string::npos ? url.size() - 1 : authority_end - 1);
+    if (at == std::string::npos || at < host_start)
+        return url;
+    return url.substr(0, host_start) + url.substr(at + 1);
+}
 
 const char* process_env(const char* name) { return std::getenv(name); }
 
@@ -83,6 +157,8 @@ Result<Settings> Settings::read(const EnvLookup& env)
         s.record_audit = true;
     }
     s.trace_timings = env("QK_TRACE_TIMINGS") != nullptr;
+    QK_TRY(remote, read_remote_cache(set));
+    s.remote_cache = std::move(*remote);
     return s;
 }
 

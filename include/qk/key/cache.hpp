@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "qk/key/cache_archive.hpp"
 #include "qk/key/hash.hpp"
 #include "qk/key/output_files.hpp"
 #include "qk/util/result.hpp"
@@ -24,6 +25,9 @@ struct CacheRecord {
     std::string terminal_output;       // the bytes the user saw, colours included
     std::chrono::milliseconds duration{};
     std::string qk_version;
+    // How the result was produced (sandbox mode, recorder, findings): a JSON object kept as given, in
+    // provenance.json and in archives; empty for none.
+    std::string provenance;
 };
 
 // One stored output, as listed in the entry's meta.json.
@@ -45,7 +49,8 @@ struct CacheHit {
     std::string terminal_output;
     std::chrono::milliseconds duration{};
     std::string qk_version;
-    std::string created;  // when it was stored, RFC 3339 UTC
+    std::string created;     // when it was stored, RFC 3339 UTC
+    std::string provenance;  // CacheRecord::provenance as stored; empty for none
 };
 
 // The cache of one workspace. Safe to use from several threads at once for different hashes; several
@@ -73,6 +78,18 @@ public:
 
     // Removes the entry for `hash`, if there is one (a result keyed now by what its task read).
     void remove(const Hash128& hash) const { remove_entry(hash.hex()); }
+
+    // Writes the entry for `hash` as an archive (cache_archive.hpp) to `sink`, or to the file `fd`. Only an
+    // entry find() accepts is exported, each file read beneath the entry without following a link and
+    // checked against its hash as it goes (one that changed since it was stored removes the entry). No
+    // entry: an Error with errno ENOENT. What reached the sink before an Error is not an archive.
+    Status export_entry(const Hash128& hash, const ArchiveSink& sink) const;
+    Status export_entry(const Hash128& hash, int fd) const;
+
+    // Starts importing an archive of the entry for `hash`, received in chunks (EntryImport::write).
+    EntryImport begin_import(const Hash128& hash, const ArchiveLimits& limits = {});
+    // The same for an archive read from `fd` to its end.
+    Status import_entry(const Hash128& hash, int fd, const ArchiveLimits& limits = {});
 
     const std::filesystem::path& workspace_root() const { return root_; }
     const std::filesystem::path& dir() const { return dir_; }  // <workspace_root>/.qk/cache

@@ -43,6 +43,9 @@ public:
     Hasher& field(std::string_view bytes);
     Hasher& field(const Hash128& h);
     Hasher& field(std::uint64_t n);
+    // Appends bytes with no length: a Hasher given only content() hashes as hash_bytes() and hash_fd() do,
+    // for content that arrives in pieces.
+    Hasher& content(std::string_view bytes);
     Hash128 digest() const;
 
 private:

@@ -21,6 +21,18 @@ enum class ErrorKind : std::uint8_t {
     // {workspaceRoot} where workspace::resolve_tokens refuses it, which each caller words its own way:
     workspace_root_not_first,      // after the start of the value
     workspace_root_without_slash,  // at its start, but followed by something other than '/'
+    // A cache entry archive refused on import (LocalCache::begin_import); the caller treats each as a miss:
+    cache_entry_corrupt,  // damaged or tampered bytes: gzip, truncation, trailing bytes, a hash or size mismatch
+    cache_entry_unsafe,   // well formed, but would write where an entry must not: a path or link refused
+    cache_entry_version,  // another format version (a newer or older qk's): a miss, not a fault
+    // A remote cache's transfer (src/remote) that failed; the run goes on as if it missed, saying why once.
+    remote_unreachable,  // no connection: refused, no route, name not resolved, the connect timeout
+    remote_timeout,      // connected, but no byte moved for the stall timeout
+    remote_forbidden,    // 401 or 403: a wrong token, or one that may only read (a pull request's)
+    remote_server,       // 5xx: the server's own failure
+    remote_truncated,    // the transfer broke off: fewer bytes than announced, the connection closed midway
+    remote_tampered,     // the body is not what was stored: a signature or SHA-256 that does not match
+    remote_protocol,     // an answer the protocol does not expect (another status, a malformed pointer)
 };
 
 // A message for a person: what failed, where, and what to do about it. `sys_errno` is the system's

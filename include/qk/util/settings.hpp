@@ -37,10 +37,26 @@ struct RunSettings {
     bool skip_nx_cache = false;        // NX_SKIP_NX_CACHE=true
 };
 
+// The remote cache's server (src/remote, docs/remote-cache.md). `url` empty: no remote cache.
+enum class RemoteCacheProtocol : std::uint8_t { turbo, bazel };
+struct RemoteCacheSettings {
+    std::string url;                                            // QK_REMOTE_CACHE_URL, without a trailing '/'
+    RemoteCacheProtocol protocol = RemoteCacheProtocol::turbo;  // QK_REMOTE_CACHE_PROTOCOL
+    std::string token;          // QK_REMOTE_CACHE_TOKEN: a secret, never printed nor put in a message
+    std::string team;           // QK_REMOTE_CACHE_TEAM (turbo: team_... is a teamId, else a slug)
+    std::string signature_key;  // QK_REMOTE_CACHE_SIGNATURE_KEY (turbo only): a secret as the token
+    unsigned connect_timeout_s = 10;  // QK_REMOTE_CACHE_CONNECT_TIMEOUT
+    unsigned stall_timeout_s = 30;    // QK_REMOTE_CACHE_STALL_TIMEOUT: no byte moved for this long
+};
+
+// `url` without the user and password it may hold (http://user:pass@host/ -> http://host/), for messages.
+std::string url_without_credentials(const std::string& url);
+
 struct Settings {
     RecorderSettings recorder;
     SandboxSettings sandbox;
     RunSettings run;
+    RemoteCacheSettings remote_cache;
     std::string recorder_choice;  // QK_RECORDER: auto, ebpf or strace (parsed by the command), else empty
     bool record_audit = false;    // QK_RECORD=audit: every run-many as with --record --sandbox
     bool trace_timings = false;   // QK_TRACE_TIMINGS: qk-trace's phases on stderr

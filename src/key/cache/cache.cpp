@@ -153,6 +153,12 @@ Result<std::optional<CacheHit>> LocalCache::find(const Hash128& hash, std::strin
         return unusable(
             fmt::format("terminal.log has {} bytes, meta.json says {}", terminal->size(), parsed->terminal_size));
     hit.terminal_output = std::move(*terminal);
+    // Optional: entries stored without provenance, and by a qk before it, have none.
+    auto provenance = cache_fs::read_file_at(entry.get(), "provenance.json");
+    if (!provenance && provenance.error().sys_errno != ENOENT)
+        return unusable(provenance.error().message);
+    if (provenance)
+        hit.provenance = std::move(*provenance);
 
     UniqueFd files(::openat(entry.get(), "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!files.valid())

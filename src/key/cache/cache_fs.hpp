@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "qk/util/result.hpp"
@@ -57,6 +58,25 @@ Status copy_data(int src, int dst, std::string_view what);
 // Removes `name` in `dirfd`, and when it is a directory everything under it, never following a link.
 // ENOENT is success. `display` names it in messages.
 Status remove_tree(int dirfd, const std::string& name, std::string_view display);
+
+// A directory in .qk/cache/tmp where an entry is built, removed unless it was renamed into place.
+class BuildDir {
+public:
+    BuildDir(int cache_fd, std::string name) : cache_fd_(cache_fd), name_(std::move(name)) {}
+    BuildDir(const BuildDir&) = delete;
+    BuildDir& operator=(const BuildDir&) = delete;
+    ~BuildDir()
+    {
+        if (!name_.empty())
+            (void)remove_tree(cache_fd_, name_, name_);  // best effort: LocalCache::open removes dead builds
+    }
+    const std::string& name() const { return name_; }
+    void committed() { name_.clear(); }
+
+private:
+    int cache_fd_;
+    std::string name_;
+};
 
 // A whole small file, read or written in one go (O_EXCL on write: the cache never overwrites).
 Result<std::string> read_file_at(int dirfd, const std::string& name);

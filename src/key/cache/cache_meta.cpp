@@ -197,6 +197,14 @@ Result<Parsed> read(std::string_view text, const Hash128& hash)
     return p;
 }
 
+Status check_provenance(std::string_view text)
+{
+    QK_TRY(doc, workspace::parse_json(text, "provenance.json"));
+    if (!doc->is_object())
+        return error(fmt::format("provenance.json should hold an object, found {}", doc->describe()));
+    return {};
+}
+
 std::string now_utc()
 {
     auto now = std::chrono::system_clock::now();

@@ -22,6 +22,9 @@ struct Parsed {
 // Reads a document write() made for `hash`. The Error says what is wrong, for the miss reason.
 Result<Parsed> read(std::string_view text, const Hash128& hash);
 
+// Whether `text` can be an entry's provenance document: a JSON object (what else it holds is not ours).
+Status check_provenance(std::string_view text);
+
 // The current time as RFC 3339 UTC with milliseconds ("2025-01-31T12:00:00.123Z").
 std::string now_utc();
 

@@ -18,25 +18,6 @@ using cache_fs::name_of;
 using cache_fs::open_dir_beneath;
 using cache_fs::parent_of;
 
-// Removes the build directory unless it was renamed into place.
-class BuildDir {
-public:
-    BuildDir(int cache_fd, std::string name) : cache_fd_(cache_fd), name_(std::move(name)) {}
-    BuildDir(const BuildDir&) = delete;
-    BuildDir& operator=(const BuildDir&) = delete;
-    ~BuildDir()
-    {
-        if (!name_.empty())
-            (void)cache_fs::remove_tree(cache_fd_, name_, name_);
-    }
-    const std::string& name() const { return name_; }
-    void committed() { name_.clear(); }
-
-private:
-    int cache_fd_;
-    std::string name_;
-};
-
 // Copies the outputs from the workspace into the entry's files/ directory.
 class EntryWriter {
 public:
@@ -141,7 +122,7 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record)
     if (!list)
         return fail(list.error());
 
-    BuildDir build(dir_fd_.get(), tmp_name(hex));
+    cache_fs::BuildDir build(dir_fd_.get(), tmp_name(hex));
     if (::mkdirat(dir_fd_.get(), build.name().c_str(), 0755) != 0)
         return fail(sys_error(fmt::format("cannot create {}", (dir_ / build.name()).string())));
     UniqueFd entry(::openat(dir_fd_.get(), build.name().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -164,6 +145,12 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record)
     // meta.json last: an entry renamed into place without it could only come from a damaged disk.
     if (Status s = cache_fs::write_file_at(entry.get(), "terminal.log", record.terminal_output, 0644); !s)
         return fail(s.error());
+    if (!record.provenance.empty()) {
+        if (Status s = cache_meta::check_provenance(record.provenance); !s)
+            return fail(s.error());
+        if (Status s = cache_fs::write_file_at(entry.get(), "provenance.json", record.provenance, 0644); !s)
+            return fail(s.error());
+    }
     if (Status s = cache_fs::write_file_at(entry.get(), "meta.json", *meta, 0644); !s)
         return fail(s.error());
 

@@ -1,0 +1,92 @@
+#include "entry_check.hpp"
+
+#include <fmt/format.h>
+
+#include "cache_fs.hpp"
+#include "entry_archive.hpp"
+#include "qk/key/output_files.hpp"
+#include "qk/util/path_within.hpp"
+#include "qk/util/printable.hpp"
+#include "qk/util/string_hash.hpp"
+
+namespace qk::key::entry_check {
+
+namespace {
+
+Error unsafe(std::string message)
+{
+    return error(std::move(message), ErrorKind::cache_entry_unsafe);
+}
+
+const char* kind_word(OutputFile::Kind k)
+{
+    return k == OutputFile::Kind::symlink ? "symbolic link" : k == OutputFile::Kind::file ? "file" : "directory";
+}
+
+}  // namespace
+
+bool target_stays_inside(std::string_view path, std::string_view target)
+{
+    if (target.empty() || target.front() == '/' || target.find('\0') != std::string_view::npos)
+        return false;
+    // Depth below the root of the directory the kernel resolves the target from: the link's own.
+    std::size_t depth = cache_fs::split_path(cache_fs::parent_of(path)).size();
+    for (std::string_view part : cache_fs::split_path(target)) {
+        if (part == ".")
+            continue;
+        if (part != "..") {
+            ++depth;
+        } else if (depth-- == 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+Status check(const cache_meta::Parsed& meta, const ArchiveLimits& limits)
+{
+    if (meta.terminal_size > limits.terminal_bytes)
+        return entry_archive::corrupt(fmt::format("its terminal output of {} bytes is over the limit of {}",
+                                                  meta.terminal_size, limits.terminal_bytes));
+    auto outputs = OutputSet::compile(meta.hit.outputs);
+    if (!outputs)
+        return unsafe(fmt::format("its outputs are refused: {}", outputs.error().message));
+
+    StringMap<OutputFile::Kind> listed;
+    std::uint64_t total = 0;
+    for (const CachedFile& f : meta.hit.files) {
+        const std::string shown = printable(f.path);
+        if (!is_plain_relative(f.path))
+            return unsafe(fmt::format("it lists \"{}\", which is not a plain relative path", shown));
+        if (!outputs->contains(f.path))
+            return unsafe(fmt::format("it lists {}, which its outputs do not name", shown));
+        if (!listed.emplace(f.path, f.kind).second)
+            return unsafe(fmt::format("it lists {} twice", shown));
+        if (f.kind == OutputFile::Kind::symlink) {
+            if (f.size != f.target.size())
+                return entry_archive::corrupt(
+                    fmt::format("the symbolic link {} has size {}, its target {}", shown, f.size, f.target.size()));
+            if (!target_stays_inside(f.path, f.target))
+                return unsafe(fmt::format("the symbolic link {} points at \"{}\", outside the workspace", shown,
+                                          printable(f.target)));
+        }
+        if (f.kind == OutputFile::Kind::file) {
+            if (f.size > limits.file_bytes - total)
+                return entry_archive::corrupt(
+                    fmt::format("its files hold more than the limit of {} bytes", limits.file_bytes));
+            total += f.size;
+        }
+    }
+    // Only directories above a path: a file or link there would have the path written through it.
+    for (const CachedFile& f : meta.hit.files) {
+        for (std::string_view up = cache_fs::parent_of(f.path); !up.empty(); up = cache_fs::parent_of(up)) {
+            auto it = listed.find(up);
+            if (it != listed.end() && it->second != OutputFile::Kind::directory)
+                return unsafe(fmt::format("it lists {} below {}, which it lists as a {}", printable(f.path),
+                                          printable(up), kind_word(it->second)));
+        }
+    }
+    return {};
+}
+
+}  // namespace qk::key::entry_check
