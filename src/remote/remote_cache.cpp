@@ -63,7 +63,9 @@ Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings
     HttpClient client{settings.url, url_without_credentials(settings.url), settings.token,
                       settings.connect_timeout_s, settings.stall_timeout_s};
     if (settings.url.empty() || !parses(settings.url))
-        return error(fmt::format("QK_REMOTE_CACHE_URL='{}' is not an address libcurl can reach", client.shown_url));
+        return error(fmt::format("the remote cache's URL '{}' (QK_REMOTE_CACHE_URL or nx.json's qk.remoteCache.url) is "
+                                 "not an address libcurl can reach",
+                                 client.shown_url));
     if (settings.protocol == RemoteCacheProtocol::bazel)
         return std::unique_ptr<RemoteCache>(std::make_unique<BazelCache>(std::move(client)));
     return std::unique_ptr<RemoteCache>(

@@ -41,6 +41,9 @@ Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const
     }
     if (p.server.team.empty())
         p.server.team = nx.team;
+    if (p.server.protocol == RemoteCacheProtocol::bazel && !p.server.signature_key.empty())
+        return error("QK_REMOTE_CACHE_SIGNATURE_KEY is set, but nx.json's qk.remoteCache.protocol is bazel, which "
+                     "checks entries by their SHA-256 and signs nothing: unset it, or use the turbo protocol");
     p.upload_any = nx.upload == "any";
     p.trust_any = nx.trust != "verified";
     if (flag == "off")

@@ -51,7 +51,9 @@ Result<RemoteCacheSettings> read_remote_cache(const std::function<const char*(co
         const std::string_view p(v);
         if (p == "bazel")
             r.protocol = RemoteCacheProtocol::bazel;
-        else if (p != "turbo")
+        else if (p == "turbo")
+            r.protocol = RemoteCacheProtocol::turbo;
+        else
             return error(fmt::format("QK_REMOTE_CACHE_PROTOCOL='{}' must be turbo (Turborepo's remote cache API, "
                                      "the default) or bazel (Bazel's HTTP cache: nginx, bazel-remote, BuildBuddy)",
                                      v));
@@ -69,7 +71,7 @@ Result<RemoteCacheSettings> read_remote_cache(const std::function<const char*(co
     if (const char* v = set("QK_REMOTE_CACHE_TEAM"))
         r.team = v;
     if (const char* v = set("QK_REMOTE_CACHE_SIGNATURE_KEY")) {
-        if (r.protocol != RemoteCacheProtocol::turbo)
+        if (r.protocol == RemoteCacheProtocol::bazel)
             return error("QK_REMOTE_CACHE_SIGNATURE_KEY is set, but only the turbo protocol signs entries (bazel's "
                          "are checked by their SHA-256): unset it, or set QK_REMOTE_CACHE_PROTOCOL=turbo");
         r.signature_key = v;

@@ -33,7 +33,7 @@ TEST_CASE("the remote cache's settings: defaults and each variable", "[util][set
     auto none = read({});
     REQUIRE(none);
     CHECK(none->remote_cache.url.empty());
-    CHECK(none->remote_cache.protocol == RemoteCacheProtocol::turbo);
+    CHECK_FALSE(none->remote_cache.protocol.has_value());  // nx.json's, else turbo
     CHECK(none->remote_cache.connect_timeout_s == 10);
     CHECK(none->remote_cache.stall_timeout_s == 30);
 

@@ -41,7 +41,7 @@ struct RunSettings {
 enum class RemoteCacheProtocol : std::uint8_t { turbo, bazel };
 struct RemoteCacheSettings {
     std::string url;                                            // QK_REMOTE_CACHE_URL, without a trailing '/'
-    RemoteCacheProtocol protocol = RemoteCacheProtocol::turbo;  // QK_REMOTE_CACHE_PROTOCOL
+    std::optional<RemoteCacheProtocol> protocol;  // QK_REMOTE_CACHE_PROTOCOL; unset: nx.json's, else turbo
     std::string token;          // QK_REMOTE_CACHE_TOKEN: a secret, never printed nor put in a message
     std::string team;           // QK_REMOTE_CACHE_TEAM (turbo: team_... is a teamId, else a slug)
     std::string signature_key;  // QK_REMOTE_CACHE_SIGNATURE_KEY (turbo only): a secret as the token

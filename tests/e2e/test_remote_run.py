@@ -1,0 +1,257 @@
+"""qk run-many with a remote cache, against real servers on 127.0.0.1 (the npm turborepo-remote-cache
+server, nginx with WebDAV): one checkout fills the server, a fresh checkout with an empty local cache
+restores from it, each task's sandbox record travelling with its entry; only verified results are shared
+by default, and a reader can refuse the rest; a server down, a tampered entry, a read-only token or an
+archive that would write outside the workspace never fail a task."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import struct
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import qk_harness as h
+from audit_workspace import make_workspace, qk
+from remote_servers import TEAM, servers  # noqa: F401
+
+QK_REMOTE = h.BUILD_DIR / "tests" / "tools" / "qk-remote"
+
+pytestmark = pytest.mark.privileged  # the upload policy needs the sandbox's verdict: a recorder
+
+# lib's build is clean; app's reads notes.txt, which no input declares: a finding, so not verified.
+PROJECTS = {
+    "lib": {
+        "root": "libs/lib",
+        "targets": {
+            "build": {
+                "command": "mkdir -p libs/lib/dist/sub && cat libs/lib/src/a.txt > libs/lib/dist/out.txt && "
+                           "printf x > libs/lib/dist/sub/deep.txt && chmod 755 libs/lib/dist/out.txt && echo built lib",
+                "outputs": ["{projectRoot}/dist"],
+            }
+        },
+    },
+    "app": {
+        "root": "apps/app",
+        "targets": {
+            "build": {
+                "command": "mkdir -p apps/app/dist && cat apps/app/src/main.txt notes.txt > apps/app/dist/app.txt && "
+                           "echo built app",
+                "outputs": ["{projectRoot}/dist"],
+            }
+        },
+    },
+}
+# As in a real checkout, the outputs are ignored: a key does not hold what the task writes.
+FILES = {"libs/lib/src/a.txt": "lib source\n", "apps/app/src/main.txt": "app source\n", "notes.txt": "notes\n",
+         ".gitignore": "dist/\n"}
+NX = {"namedInputs": {"default": ["{projectRoot}/**/*"]}, "targetDefaults": {"build": {"cache": True}}}
+
+
+def checkout(root: Path, nx: dict | None = None) -> Path:
+    """A fresh checkout: the sources alone, no .qk, no outputs."""
+    return make_workspace(root, PROJECTS, FILES, nx=nx or NX)
+
+
+def run(ws: Path, srv, *more: str, env: dict | None = None, sandbox: bool = True):
+    """qk run-many -t build against the server, with --report; the run and each task's source."""
+    report = ws.parent / f"{ws.name}-run-report.json"
+    args = ["run-many", "-t", "build", "--report", str(report), *more]
+    if sandbox:
+        args += ["--sandbox", "--sandbox-report", str(sandbox_report(ws))]
+    r = qk(ws, *args, env=srv.env(**(env or {})))
+    assert report.exists(), r.stdout + r.stderr
+    sources = {t: v.get("source") for t, v in json.loads(report.read_text())["tasks"].items()}
+    return r, sources
+
+
+def sandbox_report(ws: Path) -> Path:
+    return ws.parent / f"{ws.name}-sandbox-report.json"
+
+
+def task_hash(ws: Path, task: str) -> str:
+    return json.loads((ws.parent / f"{ws.name}-run-report.json").read_text())["tasks"][task]["hash"]
+
+
+def outputs(ws: Path) -> dict[str, tuple[bytes, int]]:
+    found = {}
+    for project in ("libs/lib", "apps/app"):
+        for p in sorted((ws / project / "dist").rglob("*")):
+            if p.is_file():
+                found[str(p.relative_to(ws))] = (p.read_bytes(), p.stat().st_mode & 0o777)
+    return found
+
+
+def stored_entries(srv) -> list[str]:
+    team = srv.storage / TEAM
+    return sorted(p.name for p in team.iterdir()) if team.exists() else []
+
+
+def remote_notes(stdout: str) -> list[str]:
+    return [line for line in stdout.splitlines() if "qk: remote cache " in line]
+
+
+@pytest.mark.parametrize("kind", ["turbo", "bazel"])
+def test_a_fresh_checkout_restores_from_the_server_with_each_tasks_record(servers, tmp_path, kind):
+    srv = servers(kind)
+    a = checkout(tmp_path / "a")
+    r, sources = run(a, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources == {"app:build": "ran", "lib:build": "ran"}
+    assert remote_notes(r.stdout) == [], r.stdout
+
+    # The other machine: an empty local cache. lib's verified result comes from the server, whole (modes
+    # and a nested file included); app's (a read outside its inputs) was not shared, so it runs.
+    b = checkout(tmp_path / "b")
+    r, sources = run(b, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources == {"app:build": "ran", "lib:build": "restoredRemote"}, r.stdout
+    assert outputs(b) == outputs(a)
+    assert "built lib" in r.stdout  # its terminal output replayed
+    assert remote_notes(r.stdout) == [], r.stdout
+    report = json.loads(sandbox_report(b).read_text())
+    lib = report["tasks"]["lib:build"]
+    # The record made where it ran: audited, nothing found, that run's provenance.
+    assert lib["fromRemoteCache"] is True
+    assert lib["status"] == "audited" and lib["findings"] == {}
+    assert "restored from the remote cache, audited where it ran: lib:build" in r.stdout
+
+    # Stored locally on the way: the next run restores it from its own cache.
+    r, sources = run(b, srv)
+    assert sources["lib:build"] in ("restored", "restoredInPlace"), r.stdout
+
+
+def test_upload_any_shares_findings_and_trust_verified_refuses_them(servers, tmp_path):
+    srv = servers("turbo")
+    nx_any = dict(NX, qk={"remoteCache": {"upload": "any"}})
+    a = checkout(tmp_path / "a", nx_any)
+    r, _ = run(a, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    # A reader that trusts any result restores both, app's record with its finding.
+    b = checkout(tmp_path / "b")
+    r, sources = run(b, srv)
+    assert sources == {"app:build": "restoredRemote", "lib:build": "restoredRemote"}, r.stdout
+    app = json.loads(sandbox_report(b).read_text())["tasks"]["app:build"]
+    assert app["fromRemoteCache"] is True and app["findings"]["readsOutsideInputs"] == ["notes.txt"]
+
+    # One that trusts only verified results refuses app's, says so once, and runs it.
+    c = checkout(tmp_path / "c", dict(NX, qk={"remoteCache": {"trust": "verified"}}))
+    r, sources = run(c, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources == {"app:build": "ran", "lib:build": "restoredRemote"}, r.stdout
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and 'trust is "verified", and this task\'s entry is not' in notes[0], r.stdout
+
+
+def test_without_the_sandbox_nothing_is_verified_so_nothing_is_shared(servers, tmp_path):
+    srv = servers("turbo")
+    a = checkout(tmp_path / "a")
+    r, _ = run(a, srv, sandbox=False)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert stored_entries(srv) == []
+    b = checkout(tmp_path / "b")
+    r, sources = run(b, srv, sandbox=False)
+    assert sources == {"app:build": "ran", "lib:build": "ran"}, r.stdout
+
+
+def test_read_and_off_upload_nothing(servers, tmp_path):
+    srv = servers("turbo")
+    for flag in ("--remote-cache=read", "--remote-cache=off"):
+        ws = checkout(tmp_path / flag.split("=")[1])
+        r, _ = run(ws, srv, flag)
+        assert r.returncode == 0, r.stdout + r.stderr
+    assert stored_entries(srv) == []
+
+
+@pytest.mark.parametrize("kind", ["turbo", "bazel"])
+def test_server_down_the_run_goes_on_and_says_so_once(servers, tmp_path, kind):
+    srv = servers(kind)
+    srv.stop()
+    ws = checkout(tmp_path / "a")
+    r, sources = run(ws, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources == {"app:build": "ran", "lib:build": "ran"}
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1, r.stdout
+    assert "this run goes on without the remote cache" in notes[0]
+
+
+@pytest.mark.parametrize("kind", ["turbo", "bazel"])
+def test_a_tampered_entry_is_not_restored_and_the_task_runs(servers, tmp_path, kind):
+    srv = servers(kind)
+    a = checkout(tmp_path / "a")
+    run(a, srv)
+    lib_hash = task_hash(a, "lib:build")
+    stored = srv.stored(lib_hash)
+    body = bytearray(stored.read_bytes())
+    body[len(body) // 2] ^= 0x40
+    stored.write_bytes(bytes(body))
+
+    b = checkout(tmp_path / "b")
+    r, sources = run(b, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources["lib:build"] == "ran", r.stdout
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and "fetching failed" in notes[0], r.stdout
+    assert outputs(b) == outputs(a)
+    assert not list((b / ".qk" / "cache" / "tmp").iterdir())  # nothing half-imported left
+
+
+def test_a_read_only_token_is_said_once_and_the_run_goes_on(servers, tmp_path):
+    srv = servers("turbo", read_only=True)
+    ws = checkout(tmp_path / "a")
+    r, sources = run(ws, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and "this run uploads nothing" in notes[0], r.stdout
+
+
+def reframed(archive: bytes, edit) -> bytes:
+    """The archive (src/key/README.md: gzip of a magic line, three length-prefixed parts, then the files'
+    bytes) with its meta.json changed by `edit`."""
+    raw = gzip.decompress(archive)
+    pos = raw.index(b"\n") + 1
+    head, parts = raw[:pos], []
+    for _ in range(3):
+        (n,) = struct.unpack_from("<Q", raw, pos)
+        parts.append(raw[pos + 8:pos + 8 + n])
+        pos += 8 + n
+    meta = json.loads(parts[0])
+    edit(meta)
+    parts[0] = json.dumps(meta).encode()
+    body = head + b"".join(struct.pack("<Q", len(p)) + p for p in parts) + raw[pos:]
+    return gzip.compress(body)
+
+
+@pytest.mark.parametrize("kind", ["turbo", "bazel"])
+@pytest.mark.parametrize("path", ["../escape.txt", "/tmp/qk-e2e-escape.txt", "libs/lib/dist/../../../escape.txt"])
+def test_an_archive_that_would_write_outside_is_refused(servers, tmp_path, kind, path):
+    srv = servers(kind)
+    a = checkout(tmp_path / "a")
+    run(a, srv)
+    lib_hash = task_hash(a, "lib:build")
+
+    def escape(meta):
+        first = next(f for f in meta["files"] if f["kind"] == "file")
+        first["path"] = path
+
+    hostile = tmp_path / "hostile.bin"
+    hostile.write_bytes(reframed(srv.stored(lib_hash).read_bytes(), escape))
+    # Stored as the server stores any entry (signed with the key, where turbo has one).
+    put = subprocess.run([str(QK_REMOTE), "put", lib_hash, str(hostile)], env=srv.env(), capture_output=True,
+                         text=True, timeout=60)
+    assert put.returncode == 0, put.stderr
+
+    b = checkout(tmp_path / "w" / "b")
+    r, sources = run(b, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources["lib:build"] == "ran", r.stdout
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and "which is not a plain relative path" in notes[0], r.stdout
+    for outside in (tmp_path / "w" / "escape.txt", tmp_path / "escape.txt", Path("/tmp/qk-e2e-escape.txt")):
+        assert not outside.exists()
+    assert not list((b / ".qk" / "cache" / "tmp").iterdir())
