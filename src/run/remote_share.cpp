@@ -17,6 +17,8 @@ namespace qk::run {
 namespace {
 
 constexpr std::size_t kUploaders = 2;  // transfers at once beside the tasks' own fetches
+// Fetches at once ahead of the tasks: a transfer mostly waits on the server, so more than the cores.
+constexpr std::size_t kPrefetchers = 8;
 
 // Faults after which asking again would only cost each task the same wait: the run stops using the server.
 bool gives_up(ErrorKind kind)
@@ -96,6 +98,68 @@ void RemoteShare::fault(const std::string& id, const Error& e, const std::string
 }
 
 std::optional<RemoteShare::Fetched> RemoteShare::fetch(const key::Hash128& hash, const std::string& id)
+{
+    const std::string hex = hash.hex();
+    {
+        std::unique_lock lock(mutex_);
+        if (prefetching_.count(hex) || prefetched_.count(hex)) {
+            prefetch_done_.wait(lock, [&] { return prefetched_.count(hex) > 0; });
+            auto node = prefetched_.extract(hex);
+            return std::move(node.mapped());
+        }
+    }
+    return fetch_now(hash, id);
+}
+
+void RemoteShare::prefetch(std::vector<std::pair<key::Hash128, std::string>> wanted)
+{
+    std::lock_guard lock(mutex_);
+    if (!policy_.read || stopping_)
+        return;
+    for (auto& [hash, id] : wanted)
+        if (prefetching_.insert(hash.hex()).second)
+            prefetch_queue_.push_back({hash, std::move(id)});
+    while (prefetchers_.size() < kPrefetchers && prefetchers_.size() < prefetch_queue_.size())
+        prefetchers_.emplace_back([this] { prefetch_loop(); });
+}
+
+void RemoteShare::prefetch_loop()
+{
+    std::unique_lock lock(mutex_);
+    while (!prefetch_queue_.empty()) {
+        Prefetch p = std::move(prefetch_queue_.front());
+        prefetch_queue_.pop_front();
+        lock.unlock();
+        std::optional<Fetched> got = fetch_now(p.hash, p.id);
+        lock.lock();
+        const std::string hex = p.hash.hex();
+        prefetching_.erase(hex);
+        prefetched_.emplace(hex, std::move(got));
+        prefetch_done_.notify_all();
+    }
+}
+
+bool RemoteShare::prefetched(const key::Hash128& hash) const
+{
+    const std::string hex = hash.hex();
+    std::lock_guard lock(mutex_);
+    return prefetching_.count(hex) || prefetched_.count(hex);
+}
+
+void RemoteShare::cancel()
+{
+    std::lock_guard lock(mutex_);
+    // What is still queued is not fetched: its waiters get a miss and ask (or run) themselves.
+    for (const Prefetch& p : prefetch_queue_) {
+        const std::string hex = p.hash.hex();
+        prefetching_.erase(hex);
+        prefetched_.emplace(hex, std::nullopt);
+    }
+    prefetch_queue_.clear();
+    prefetch_done_.notify_all();
+}
+
+std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& hash, const std::string& id)
 {
     {
         std::lock_guard lock(mutex_);
@@ -220,6 +284,7 @@ void RemoteShare::send(const Upload& u)
 
 void RemoteShare::finish()
 {
+    cancel();
     std::vector<std::thread> threads;
     {
         std::unique_lock lock(mutex_);
@@ -227,6 +292,9 @@ void RemoteShare::finish()
         stopping_ = true;
         wake_.notify_all();
         threads.swap(uploaders_);
+        for (std::thread& t : prefetchers_)
+            threads.push_back(std::move(t));
+        prefetchers_.clear();
     }
     for (std::thread& t : threads)
         t.join();

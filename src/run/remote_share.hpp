@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -62,6 +63,15 @@ public:
     // fault (said once) or an entry the trust policy refuses (said once). Called from task threads.
     std::optional<Fetched> fetch(const key::Hash128& hash, const std::string& id);
 
+    // Starts fetching `wanted` (a hash and its task's id each) in the background, several at once: a fresh
+    // checkout's misses go to the server together rather than one task at a time. fetch() of one of them
+    // waits for its transfer instead of starting another.
+    void prefetch(std::vector<std::pair<key::Hash128, std::string>> wanted);
+    // Whether `hash` was handed to prefetch() and not yet taken by fetch().
+    bool prefetched(const key::Hash128& hash) const;
+    // No more prefetching: transfers under way end, the rest are dropped (fetch() then asks itself).
+    void cancel();
+
     // Uploads the stored entry for `hash` in the background when the policy allows: any result, or only
     // a `verified` one (audit::verified of the record stored with it).
     void upload(const key::Hash128& hash, const std::string& id, bool verified);
@@ -79,6 +89,8 @@ private:
         key::Hash128 hash;
         std::string id;
     };
+    std::optional<Fetched> fetch_now(const key::Hash128& hash, const std::string& id);
+    void prefetch_loop();
     void upload_loop();
     void send(const Upload& u);
     // Says `what` once per kind of fault, on the task that met it first.
@@ -99,6 +111,18 @@ private:
     bool said_untrusted_ = false;
     Counts counts_;
     std::vector<std::thread> uploaders_;
+
+    // Prefetching: the hashes wanted, in order; each one's result once fetched (nullopt: a miss or a
+    // fault); which are under way. fetch() of a wanted hash waits on prefetched_ until it is done.
+    struct Prefetch {
+        key::Hash128 hash;
+        std::string id;
+    };
+    std::deque<Prefetch> prefetch_queue_;
+    std::map<std::string, std::optional<Fetched>> prefetched_;  // by hash hex: done
+    std::set<std::string> prefetching_;                         // by hash hex: queued or under way
+    std::condition_variable prefetch_done_;
+    std::vector<std::thread> prefetchers_;
 };
 
 }  // namespace qk::run

@@ -226,8 +226,10 @@ Result<int> RunMany::run()
         if (std::string notice = sandbox_->notice(); !notice.empty())
             fd_sink(request_.output_fd)(notice);
 
-    if (remote_client_)
+    if (remote_client_) {
         remote_ = std::make_unique<RemoteShare>(std::move(remote_client_), *remote_policy_, *cache_, *display_);
+        prefetch_remote();
+    }
     if (sandbox_ && request_.sandbox != sandbox::SandboxMode::off) {
         // What each stored entry's record says of where it ran; read now, before tasks run on threads.
         entry_header_ = sandbox_->header();
@@ -284,9 +286,32 @@ Result<int> RunMany::run()
     return 0;
 }
 
+void RunMany::prefetch_remote()
+{
+    if (!remote_->reads() || skip_cache_)
+        return;
+    // The tasks whose key is known now and whose entry is not here: what a fresh checkout asks for.
+    std::vector<std::pair<key::Hash128, std::string>> wanted;
+    const auto& tasks = session_->tasks().tasks();
+    for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (!tasks[i].target->cache || rekey_[i] || (sandbox_ && sandbox_->records_for_cache(i)))
+            continue;
+        const key::Hash128& hash = session_->keys().computed(i)->hash;
+        std::error_code ec;
+        if (std::filesystem::exists(cache_->dir() / hash.hex(), ec))
+            continue;
+        if (auto sets = read_sets_->sets(hash); !sets || !sets->empty())
+            continue;  // keyed by what it read: the read sets choose, locally
+        wanted.emplace_back(hash, tasks[i].id);
+    }
+    remote_->prefetch(std::move(wanted));
+}
+
 void RunMany::cancel()
 {
     cancelled_ = true;
+    if (remote_)
+        remote_->cancel();
     if (scheduler_)
         scheduler_->cancel();
     std::lock_guard l(running_mutex_);

@@ -34,13 +34,21 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
             why = "--record: no result saved with its reads yet";
             return std::nullopt;
         }
+        // A prefetched entry is taken first: it may be in the local cache already, brought by the prefetch.
+        std::optional<RemoteShare::Fetched> fetched;
+        bool asked = remote_ && remote_->prefetched(key.hash);
+        if (asked)
+            fetched = remote_->fetch(key.hash, id);
         auto hit = found(key.hash);
-        if (!hit && remote_ && remote_->reads())
-            if (auto fetched = remote_->fetch(key.hash, id)) {
+        if (!hit && !asked && remote_ && remote_->reads()) {
+            fetched = remote_->fetch(key.hash, id);
+            if (fetched)
                 hit = found(key.hash);
-                from_remote_[i] = hit.has_value();
-                remote_records_[i] = std::move(fetched->record);
-            }
+        }
+        if (hit && fetched) {
+            from_remote_[i] = true;
+            remote_records_[i] = std::move(fetched->record);
+        }
         if (!hit) {
             why = "no cache entry for its key";
             if (auto before = history_->last(id))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import signal
 import struct
 import subprocess
 from pathlib import Path
@@ -178,6 +179,22 @@ def test_server_down_the_run_goes_on_and_says_so_once(servers, tmp_path, kind):
     notes = remote_notes(r.stdout)
     assert len(notes) == 1, r.stdout
     assert "this run goes on without the remote cache" in notes[0]
+
+
+@pytest.mark.parametrize("kind", ["turbo", "bazel"])
+def test_a_stalled_server_costs_a_stall_timeout_not_a_hang(servers, tmp_path, kind):
+    srv = servers(kind)
+    a = checkout(tmp_path / "a")
+    run(a, srv)
+    srv.proc.send_signal(signal.SIGSTOP)  # connections are still accepted by the kernel, then nothing moves
+    b = checkout(tmp_path / "b")
+    # The harness's timeout (120 s) is the bound: without the stall timeout the run would wait for ever.
+    r, sources = run(b, srv, env={"QK_REMOTE_CACHE_STALL_TIMEOUT": "1", "QK_REMOTE_CACHE_CONNECT_TIMEOUT": "1"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources == {"app:build": "ran", "lib:build": "ran"}, r.stdout
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and "this run goes on without the remote cache" in notes[0], r.stdout
+    assert outputs(b) == outputs(a)
 
 
 @pytest.mark.parametrize("kind", ["turbo", "bazel"])

@@ -89,6 +89,8 @@ private:
     Result<std::shared_ptr<const key::TaskKey>> key_for(std::size_t i);
     TaskContext context_for(std::size_t i) const;
     int dry_run();
+    // Hands the remote cache every entry this run will ask for and lacks, to fetch ahead of the tasks.
+    void prefetch_remote();
     void clear_leftovers();
     // The audit's summary after the run's, and --sandbox-report. False when the report could not be written.
     bool report_audit();
