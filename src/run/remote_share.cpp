@@ -28,40 +28,6 @@ bool gives_up(ErrorKind kind)
 
 }  // namespace
 
-Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const RemoteCacheSettings& env,
-                                   const std::string& flag)
-{
-    RemotePolicy p;
-    p.server = env;
-    if (p.server.url.empty())
-        p.server.url = nx.url;
-    if (!p.server.protocol) {
-        if (nx.protocol == "bazel")
-            p.server.protocol = RemoteCacheProtocol::bazel;
-        else if (nx.protocol == "turbo")
-            p.server.protocol = RemoteCacheProtocol::turbo;
-    }
-    if (p.server.team.empty())
-        p.server.team = nx.team;
-    if (p.server.protocol == RemoteCacheProtocol::bazel && !p.server.signature_key.empty())
-        return error("QK_REMOTE_CACHE_SIGNATURE_KEY is set, but nx.json's qk.remoteCache.protocol is bazel, which "
-                     "checks entries by their SHA-256 and signs nothing: unset it, or use the turbo protocol");
-    p.upload_any = nx.upload == "any";
-    p.trust_any = nx.trust != "verified";
-    if (flag == "off")
-        return p;
-    if (p.server.url.empty()) {
-        if (!flag.empty())
-            return error(fmt::format("--remote-cache={} names no server: set QK_REMOTE_CACHE_URL, or \"qk\": "
-                                     "{{\"remoteCache\": {{\"url\": ...}}}} in nx.json",
-                                     flag));
-        return p;
-    }
-    p.read = true;
-    p.write = flag == "readwrite" || (flag.empty() && !nx.read_only.value_or(false));
-    return p;
-}
-
 RemoteShare::RemoteShare(std::unique_ptr<remote::RemoteCache> server, RemotePolicy policy, key::LocalCache& cache,
                          OutputDisplay& display)
     : server_(std::move(server)), policy_(std::move(policy)), cache_(cache), display_(display)

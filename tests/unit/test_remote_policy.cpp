@@ -2,7 +2,7 @@
 // QK_REMOTE_CACHE_* (which win) and --remote-cache.
 #include <catch2/catch.hpp>
 
-#include "run/remote_share.hpp"
+#include "run/remote_policy.hpp"
 
 using qk::RemoteCacheProtocol;
 using qk::RemoteCacheSettings;

@@ -1,0 +1,28 @@
+// RemotePolicy: what a run does with the remote cache (read, write, which results it shares and trusts),
+// from nx.json's qk.remoteCache, the environment's QK_REMOTE_CACHE_* and --remote-cache.
+#pragma once
+
+#include <string>
+
+#include "qk/util/result.hpp"
+#include "qk/util/settings.hpp"
+#include "qk/workspace/workspace.hpp"
+
+namespace qk::run {
+
+// What a run does with the remote cache: nx.json's qk.remoteCache under the environment's
+// QK_REMOTE_CACHE_* and --remote-cache.
+struct RemotePolicy {
+    RemoteCacheSettings server;  // server.url empty: no remote cache
+    bool read = false;           // a local miss asks the server
+    bool write = false;          // a stored result is uploaded
+    bool upload_any = false;     // upload: any (else only verified results: audit::verified)
+    bool trust_any = true;       // trust: any (else restore only entries whose record is verified)
+};
+
+// `flag` is --remote-cache: "read", "readwrite", "off" or "" (readwrite, or read when nx.json says readOnly).
+// An Error when the flag asks for a server that nothing names.
+Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const RemoteCacheSettings& env,
+                                   const std::string& flag);
+
+}  // namespace qk::run
