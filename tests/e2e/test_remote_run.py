@@ -197,6 +197,20 @@ def test_a_stalled_server_costs_a_stall_timeout_not_a_hang(servers, tmp_path, ki
     assert outputs(b) == outputs(a)
 
 
+def test_a_failing_server_is_said_once_and_every_task_runs(servers, tmp_path):
+    # nginx answering 500 to everything (its /fail/ location): a server error is not a miss, and not a
+    # reason to fail a task.
+    srv = servers("bazel", location="fail")
+    ws = checkout(tmp_path / "a")
+    r, sources = run(ws, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources == {"app:build": "ran", "lib:build": "ran"}, r.stdout
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and "500" in notes[0], r.stdout
+    r, sources = run(ws, srv)  # stored locally all the same
+    assert set(sources.values()) <= {"restored", "restoredInPlace"}, r.stdout
+
+
 @pytest.mark.parametrize("kind", ["turbo", "bazel"])
 def test_a_tampered_entry_is_not_restored_and_the_task_runs(servers, tmp_path, kind):
     srv = servers(kind)
