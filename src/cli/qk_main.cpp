@@ -11,6 +11,7 @@
 
 #include "affected_command.hpp"
 #include "doctor_command.hpp"
+#include "report_check.hpp"
 #include "report_command.hpp"
 #include "interrupt.hpp"
 #include "run_command.hpp"
@@ -153,6 +154,11 @@ int main(int argc, char** argv)
     CLI::App* rp_html = rp->add_subcommand("html", "write a --sandbox-report (several: merged first) as one self-contained page");
     rp_html->add_option("reports", report.inputs, "the report, or the shards' reports")->required()->check(CLI::ExistingFile);
     rp_html->add_option("-o,--output", report.output, "the page to write, such as report.html")->required();
+    qk::cli::ReportCheckOptions check;
+    CLI::App* rp_check = rp->add_subcommand("check", "re-judge a --sandbox-report's findings against today's declarations, "
+                                                     "running nothing; exit 1 while any remain");
+    rp_check->add_option("report", check.report, "the --sandbox-report to check")->required()->check(CLI::ExistingFile);
+    rp_check->add_flag("--json", check.json, "print the verdict as JSON: per task ok, stillUnexpected, nowCovered");
 
     if (argc == 1) {
         // No command: what there is to do, rather than "A subcommand is required".
@@ -193,6 +199,10 @@ int main(int argc, char** argv)
             return qk::cli::run_report_merge(report);
         if (rp_html->parsed())
             return qk::cli::run_report_html(report);
+        if (rp_check->parsed()) {
+            check.directory = directory;
+            return qk::cli::run_report_check(check);
+        }
         if (doc->parsed()) {
             doctor.directory = directory;
             return qk::cli::run_doctor(doctor);

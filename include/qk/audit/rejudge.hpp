@@ -1,0 +1,27 @@
+// Re-judging what a stored report found (qk report check): each access a task's findings hold asked again
+// of the task's Rules as today's declarations build them, without running anything. The one rule builder
+// decides, as it did when the task ran.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "qk/audit/findings.hpp"
+#include "qk/rules/rules.hpp"
+
+namespace qk::audit {
+
+struct Rejudged {
+    TaskFindings still;    // what today's declarations still do not allow
+    TaskFindings covered;  // what they allow now
+    // The kinds in `still` that no declaration can cover from a report alone: installed packages (a report
+    // names them, not their files: a run re-judges them), refusals outside the workspace, system calls.
+    std::vector<std::string> not_rejudged;
+    bool ok() const { return still.empty(); }
+};
+
+// `found` as a report gives it (workspace-relative paths); `root` is the workspace's canonical root.
+// Temporary files and replaced reads are not the task's going beyond: they are left out of both.
+Rejudged rejudge(const TaskFindings& found, const rules::Rules& rules, const std::string& root);
+
+}  // namespace qk::audit

@@ -1,0 +1,62 @@
+// rejudge: a stored task's findings asked again of its rules as today's declarations build them (qk
+// report check): what they allow now is covered, the rest still unexpected, package names kept as found.
+#include <catch2/catch.hpp>
+
+#include "qk/audit/rejudge.hpp"
+#include "rules_workspace.hpp"
+
+using namespace qk::audit;
+using Paths = std::vector<std::string>;
+
+TEST_CASE("rejudge: what today's rules allow is covered, the rest still unexpected", "[audit][rejudge]")
+{
+    qk::test::RulesWorkspace ws;
+    auto rules = ws.rules_of("app:build");
+    REQUIRE(rules);
+    TaskFindings found;
+    // An input now, an ignored read now, and one nothing declares.
+    found.reads_outside_inputs = {"other/notes.txt", "packages/app/src/index.ts", "docs/x.md"};
+    found.tsconfig_reads = {"tsconfig.base.json"};
+    found.unkeyed_reads = {".env"};
+    found.toolchain_reads = {".nvmrc"};
+    // A dependency's source (its `^` inputs are not in app's key) and its declared output (readable).
+    found.dependency_reads["lib"] = {"packages/lib/out/a.js", "packages/lib/src/lib.ts"};
+    // An output now, and a file outside them.
+    found.stray_writes = {"packages/app/build.log", "packages/app/dist/x.js"};
+    found.discarded_writes = {"other/out.txt"};
+    found.unkeyed_packages = {"left-pad"};
+    found.temporary_files = {"packages/app/vite.config.ts.timestamp-1.mjs"};
+
+    Rejudged r = rejudge(found, *rules, ws.dir.path.string());
+    CHECK(r.covered.reads_outside_inputs == Paths{"packages/app/src/index.ts", "docs/x.md"});
+    CHECK(r.still.reads_outside_inputs == Paths{"other/notes.txt"});
+    CHECK(r.still.tsconfig_reads == Paths{"tsconfig.base.json"});
+    CHECK(r.still.unkeyed_reads == Paths{".env"});  // allowed by the sandbox, still not in the key
+    CHECK(r.still.toolchain_reads == Paths{".nvmrc"});
+    CHECK(r.covered.dependency_reads["lib"] == Paths{"packages/lib/out/a.js"});
+    CHECK(r.still.dependency_reads["lib"] == Paths{"packages/lib/src/lib.ts"});
+    CHECK(r.covered.stray_writes == Paths{"packages/app/dist/x.js"});
+    CHECK(r.still.stray_writes == Paths{"packages/app/build.log"});
+    CHECK(r.still.discarded_writes == Paths{"other/out.txt"});
+    CHECK(r.still.unkeyed_packages == Paths{"left-pad"});
+    CHECK(r.not_rejudged == Paths{"unkeyedPackages"});
+    CHECK(r.still.temporary_files.empty());  // not going beyond: in neither
+    CHECK(r.covered.temporary_files.empty());
+    CHECK_FALSE(r.ok());
+}
+
+TEST_CASE("rejudge: a task whose every finding is declared now is ok", "[audit][rejudge]")
+{
+    qk::test::RulesWorkspace ws;
+    auto rules = ws.rules_of("app:build");
+    REQUIRE(rules);
+    TaskFindings found;
+    found.reads_outside_inputs = {"packages/app/src/index.ts"};
+    found.stray_writes = {"packages/app/dist/x.js"};
+    found.replaced_reads = {"packages/lib/out/a.js"};  // not its doing
+    Rejudged r = rejudge(found, *rules, ws.dir.path.string());
+    CHECK(r.ok());
+    CHECK(r.not_rejudged.empty());
+    CHECK(r.covered.reads_outside_inputs == Paths{"packages/app/src/index.ts"});
+    CHECK(rejudge(TaskFindings{}, *rules, ws.dir.path.string()).ok());
+}
