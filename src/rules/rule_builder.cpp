@@ -182,15 +182,6 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
     if (task.graph)
         for (std::size_t p : task.graph->transitive_dependencies(task.project))
             d->dependency_project[p] = true;
-    for (std::size_t p = 0; p < projects.size(); ++p) {
-        std::string proot = projects[p].root == "." ? std::string() : projects[p].root;
-        d->project_roots.emplace(proot, p);
-        if (p != task.project && !projects[p].package_json.empty())
-            d->manifests.emplace(projects[p].package_json, p);
-    }
-    // The root package.json outside the root project is held by effect, not a workspace package's.
-    if (!ws.files().root_package_json.empty() && !d->project_roots.contains(""))
-        d->manifests.erase(ws.files().root_package_json);
     add_installed_packages(*d, task);
     d->cover_inputs();
 

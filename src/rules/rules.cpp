@@ -74,11 +74,19 @@ bool Verdict::declared() const
 std::optional<std::size_t> Rules::Data::project_of(std::string_view rel) const
 {
     for (std::string_view dir = dirname_of(rel);; dir = dirname_of(dir)) {
-        if (auto it = project_roots.find(dir); it != project_roots.end())
-            return it->second;
+        if (auto p = ws->project_at(dir))
+            return p;
         if (dir.empty())
             return std::nullopt;
     }
+}
+
+bool Rules::Data::other_manifest(std::string_view rel) const
+{
+    if (basename_of(rel) != "package.json")
+        return false;
+    auto p = ws->project_at(dirname_of(rel));
+    return p && *p != project && ws->projects()[*p].package_json == rel;
 }
 
 std::optional<Verdict> Rules::Data::installed_package(std::string_view rel) const
@@ -240,7 +248,7 @@ Verdict Rules::read_relative(std::string_view rel) const
         return {PathClass::dotenv, Finding::unkeyed_read};
     if (d.effect_files.contains(rel))
         return {PathClass::effect_file, Finding::read_outside_inputs};
-    if (d.manifests.contains(rel))
+    if (d.other_manifest(rel))
         return {PathClass::manifest, Finding::manifest_read};
     if (is_toolchain(name))
         return {PathClass::toolchain, Finding::toolchain_read};

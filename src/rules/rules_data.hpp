@@ -54,8 +54,6 @@ struct Rules::Data {
     PathMap<std::vector<std::size_t>> dependency_roots;
     PatternSet ignore_reads;             // workspace globs
     PatternSet ignore_dependency_reads;  // "^" globs, matched from each dependency project's root
-    PathMap<std::size_t> manifests;      // other projects' package.json
-    PathMap<std::size_t> project_roots;  // root -> project ("" for ".")
     std::vector<bool> dependency_project;  // by project index: the task's project depends on it
 
     // Installed packages: reported only with an install to place reads in and a key that does not hold
@@ -87,6 +85,8 @@ struct Rules::Data {
 
     // The project whose root holds `rel` most closely.
     std::optional<std::size_t> project_of(std::string_view rel) const;
+    // Whether `rel` is the package.json of another project of the workspace.
+    bool other_manifest(std::string_view rel) const;
     // Where the task may read and write alike: its scratch directories, outputs and warm paths.
     std::optional<PathClass> writable(std::string_view rel) const;
     bool in_input_group(std::string_view rel) const;

@@ -83,10 +83,12 @@ std::vector<RuleLine> Rules::describe() const
         effect.push_back(fmt::format("{} ({})", f.path, f.what));
     if (!effect.empty())
         add("reported", joined(effect), "held by the key only by effect: readsOutsideInputs unless an input selects it");
-    if (!d.manifests.empty())
+    std::size_t manifests = 0;
+    for (std::size_t p = 0; p < d.ws->projects().size(); ++p)
+        manifests += p != d.project && !d.ws->projects()[p].package_json.empty();
+    if (manifests)
         add("reported",
-            fmt::format("the package.json of {} other workspace package{}", d.manifests.size(),
-                        d.manifests.size() == 1 ? "" : "s"),
+            fmt::format("the package.json of {} other workspace package{}", manifests, manifests == 1 ? "" : "s"),
             "manifestReads");
     add("reported", ".nvmrc, .npmrc, .tool-versions, .node-version ...", "toolchainReads");
     std::vector<std::string> deps;

@@ -124,7 +124,16 @@ Result<Workspace> WorkspaceLoader::load(const fs::path& root_in, const std::vect
     }
     std::sort(ws.projects_.begin(), ws.projects_.end(),
               [](const Project& a, const Project& b) { return a.name < b.name; });
+    for (std::size_t i = 0; i < ws.projects_.size(); ++i)
+        ws.by_root_.emplace(ws.projects_[i].root == "." ? std::string() : ws.projects_[i].root, i);
     return ws;
+}
+
+std::optional<std::size_t> Workspace::project_at(std::string_view root) const
+{
+    if (auto it = by_root_.find(root == "." ? std::string_view() : root); it != by_root_.end())
+        return it->second;
+    return std::nullopt;
 }
 
 Json Project::raw() const

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "qk/util/result.hpp"
+#include "qk/util/string_hash.hpp"
 #include "qk/workspace/json.hpp"
 
 namespace qk::workspace {
@@ -164,6 +165,9 @@ public:
     std::optional<std::size_t> project_index(std::string_view name) const;
     // The project whose directory holds `relative_path` most closely (nested projects win), if any.
     const Project* project_owning(std::string_view relative_path) const;
+    // The project whose root is `root` ("" for the root project), by index: a lookup, for the rules of each
+    // of thousands of tasks, which used to build this map each.
+    std::optional<std::size_t> project_at(std::string_view root) const;
 
     // The project and target, or an error naming what is unknown and what exists.
     Result<const Project*> project(std::string_view name) const;
@@ -193,6 +197,7 @@ private:
     std::vector<Project> projects_;
     Files files_;
     std::vector<std::string> package_globs_;
+    StringMap<std::size_t> by_root_;  // root ("" for ".") -> index into projects_
 
     friend class WorkspaceLoader;
 };
