@@ -6,6 +6,7 @@ hostile names shown as text. It saves docs/report-page.png when QK_SAVE_SCREENSH
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -66,6 +67,17 @@ def _load(driver, path: Path) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
     driver.get(path.as_uri())
     WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+
+
+@contextlib.contextmanager
+def _opened(path: Path, width: int = 1280, height: int = 800):
+    """The page loaded and drawn in a browser, closed after."""
+    driver = _browser(width, height)
+    try:
+        _load(driver, path)
+        yield driver
+    finally:
+        driver.quit()
 
 
 def _visible_tasks(driver) -> list[str]:
@@ -135,14 +147,10 @@ def test_rows_summary_filters_and_keyboard_in_chromium(page):
 
 def test_the_page_fits_a_phone(page):
     path, doc = page
-    driver = _browser(390, 844)
-    try:
-        _load(driver, path)
+    with _opened(path, 390, 844) as driver:
         overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow}px at a phone's width"
         assert len(_visible_tasks(driver)) == len(doc["tasks"])
-    finally:
-        driver.quit()
 
 
 def test_paths_that_look_like_markup_stay_text(page, tmp_path):
@@ -184,9 +192,7 @@ def _cells(driver, css: str) -> dict[str, list[str]]:
 def test_chips_say_the_kinds_in_words_and_seen_by_names_shard_and_recorder(page):
     from selenium.webdriver.common.by import By
     path, doc = page
-    driver = _browser(1280, 800)
-    try:
-        _load(driver, path)
+    with _opened(path) as driver:
         chips = _cells(driver, ".chip")
         # d:build read the shared file and wrote stray.txt; a:build only read it: the summary's words.
         assert chips["d:build"] == ["1 read outside its inputs", "1 written outside its outputs"], chips
@@ -198,8 +204,6 @@ def test_chips_say_the_kinds_in_words_and_seen_by_names_shard_and_recorder(page)
         seen = {t: c[0] for t, c in _cells(driver, ".seen-by").items()}
         assert seen == {"a:build": "shard 0 · eBPF", "b:build": "shard 0 · eBPF",
                         "c:build": "shard 1 · strace", "d:build": "shard 1 · strace"}, seen
-    finally:
-        driver.quit()
 
 
 def test_seen_by_without_a_shard_or_a_recorder(page, tmp_path):
@@ -214,21 +218,15 @@ def test_seen_by_without_a_shard_or_a_recorder(page, tmp_path):
     (tmp_path / "seen.json").write_text(json.dumps(doc))
     r = h_run_html(tmp_path / "seen.json", out=tmp_path / "seen.html")
     assert r.returncode == 0, r.stderr
-    driver = _browser(1280, 800)
-    try:
-        _load(driver, tmp_path / "seen.html")
+    with _opened(tmp_path / "seen.html") as driver:
         seen = {t: c[0] for t, c in _cells(driver, ".seen-by").items()}
         assert seen == {"a:build": "shard 0 · eBPF", "b:build": "eBPF", "c:build": "", "d:build": "shard 2 · strace"}, seen
-    finally:
-        driver.quit()
 
 
 def test_an_opened_row_lists_each_path_under_its_kind_and_the_fix_to_paste(page):
     from selenium.webdriver.common.by import By
     path, doc = page
-    driver = _browser(1280, 800)
-    try:
-        _load(driver, path)
+    with _opened(path) as driver:
         assert driver.find_elements(By.CSS_SELECTOR, ".detail") == [], "details are made when a row opens"
         driver.find_element(By.CSS_SELECTOR, "[data-task='d:build'] button.task").click()
         detail = driver.find_element(By.CSS_SELECTOR, "[data-task='d:build'] + .detail")
@@ -251,5 +249,3 @@ def test_an_opened_row_lists_each_path_under_its_kind_and_the_fix_to_paste(page)
         button.click()
         assert button.text in ("Copied", "Selected: Ctrl+C"), button.text
         assert driver.execute_script("return document.documentElement.dataset.ready") == "true"
-    finally:
-        driver.quit()

@@ -79,8 +79,7 @@ TEST_CASE("the page's kinds are the table's, with which make a task go beyond", 
     CHECK_FALSE(beyond.contains("replacedReads"));
 }
 
-TEST_CASE("the page holds the kinds and the report, and a path cannot close their elements",
-          "[report][report-page]")
+TEST_CASE("the page holds the kinds and the report, and a path cannot close their elements", "[report][report-page]")
 {
     RunAudit audit;
     TaskFindings f;
