@@ -12,6 +12,7 @@
 #include "qk/report/sandbox_summary.hpp"
 
 #include "qk/audit/suggestions.hpp"
+#include "qk/report/sandbox_report.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/printable.hpp"
 #include "summary_lines.hpp"
@@ -219,26 +220,22 @@ std::string own_lines(const TaskAudit& task, const RunAudit& audit)
     const TaskFindings& f = task.findings;
     std::string out;
     if (auto reads = own(f.reads_outside_inputs, audit); !reads.empty())
-        line_list(out, count_of(reads.size(), "read") + " outside its inputs:", read_lines(reads));
+        line_list(out, said(&TaskFindings::reads_outside_inputs, reads.size()) + ":", read_lines(reads));
     if (auto tsconfig = own(f.tsconfig_reads, audit); !tsconfig.empty()) {
         auto lines = read_lines(tsconfig);
         // A glob of siblings is likely a tool finding paths, not an input: its advice below says so.
         bool siblings = lines.size() < tsconfig.size();
-        std::string heading = fmt::format("{} read outside its inputs{}",
-                                          count_of(tsconfig.size(), "TypeScript configuration"),
+        std::string heading = fmt::format("{}{}", said(&TaskFindings::tsconfig_reads, tsconfig.size()),
                                           siblings               ? ":"
                                           : tsconfig.size() == 1 ? ", likely an input:"
                                                                  : ", likely inputs:");
         line_list(out, heading, lines);
     }
     if (auto toolchain = own(f.toolchain_reads, audit); !toolchain.empty())
-        line_list(out,
-                  fmt::format("{} outside its inputs:",
-                              count_of(toolchain.size(), "version or package manager configuration")),
-                  read_lines(toolchain));
+        line_list(out, said(&TaskFindings::toolchain_reads, toolchain.size()) + ":", read_lines(toolchain));
     // What it wrote in .git (git_writes) is counted once at the end, as enforce allows it.
     if (!f.stray_writes.empty())
-        line_list(out, fmt::format("{} written outside its outputs:", f.stray_writes.size()), write_lines(f));
+        line_list(out, said(&TaskFindings::stray_writes, f.stray_writes.size()) + ":", write_lines(f));
     std::string projects;
     for (const auto& [project, paths] : f.dependency_reads)
         if (!paths.empty())
@@ -264,10 +261,7 @@ void task_lines(std::string& out, const TaskAudit& task, const RunAudit& audit, 
     const TaskFindings& f = task.findings;
     out += "  " + printable(task.task) + "\n" + own;
     if (const auto& temp = f.temporary_files; !temp.empty())
-        path_list(out,
-                  fmt::format("{} temporary file{} outside its outputs, created and removed again (not counted):",
-                              temp.size(), temp.size() == 1 ? "" : "s"),
-                  temp);
+        path_list(out, said(&TaskFindings::temporary_files, temp.size()) + " (not counted):", temp);
     out += packages;
     out += declare_lines(task, &audit);
     if (std::size_t n = shared_count(f, audit))
@@ -297,6 +291,12 @@ void closing(std::string& out, const RunAudit& audit)
 }  // namespace
 
 namespace summary {
+
+// "3 reads outside its inputs": a kind counted in the words of finding_kinds(), which the page says too.
+std::string said(std::vector<std::string> TaskFindings::*list, std::size_t n)
+{
+    return finding_count(finding_kind(list), n);
+}
 
 // "1 task", "2 tasks"
 std::string count_of(std::size_t n, const char* noun)

@@ -46,7 +46,7 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
     out += "  " + printable(t.task) + (t.failed ? " (failed)" : "") + "\n";
     auto [reads, reads_of_own] = refused_reads_split(f);
     if (!reads.empty())
-        path_list(out, fmt::format("{} refused; declare {} as {}:", count_of(reads.size(), "read"),
+        path_list(out, fmt::format("{}; declare {} as {}:", said(&TaskFindings::refused_reads, reads.size()),
                                    reads.size() == 1 ? "it" : "them", reads.size() == 1 ? "an input" : "inputs"),
                   reads);
     if (!reads_of_own.empty())
@@ -86,29 +86,25 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
                   in_cache);
     if (!f.refused_outside.empty())
         path_list(out,
-                  fmt::format("{} refused outside the workspace, where enforce keeps the host's settings and "
-                              "devices from every task; nothing to declare:",
-                              count_of(f.refused_outside.size(), "path")),
+                  said(&TaskFindings::refused_outside, f.refused_outside.size()) +
+                      ", where enforce keeps the host's settings and devices from every task; nothing to declare:",
                   f.refused_outside);
     if (!f.discarded_writes.empty())
-        path_list(out, fmt::format("{} written outside its outputs, not kept:", f.discarded_writes.size()),
-                  f.discarded_writes);
+        path_list(out, said(&TaskFindings::discarded_writes, f.discarded_writes.size()) + ":", f.discarded_writes);
     if (!f.refused_calls.empty())
         out += fmt::format("    refused {}, which enforce does not allow (io_uring); tools fall back to plain system "
                            "calls, and one that does not fails\n",
                            fmt::join(f.refused_calls, ", "));
     if (!f.refused_unplaced.empty())
         path_list(out,
-                  fmt::format("{} refused through a descriptor or directory of a process that qk cannot place in "
-                              "the workspace; see what it opened there:",
-                              count_of(f.refused_unplaced.size(), "open")),
+                  said(&TaskFindings::refused_unplaced, f.refused_unplaced.size()) + "; see what it opened there:",
                   f.refused_unplaced);
     if (!f.replaced_reads.empty())
         path_list(out,
-                  fmt::format("{} refused of what it may read, made again while it ran (by another task): Landlock "
-                              "alone holds the files there as the task started; run the task that makes {} "
-                              "before it (dependsOn), or over the overlay:",
-                              count_of(f.replaced_reads.size(), "read"), f.replaced_reads.size() == 1 ? "it" : "them"),
+                  fmt::format("{} (by another task): Landlock alone holds the files there as the task started; "
+                              "run the task that makes {} before it (dependsOn), or over the overlay:",
+                              said(&TaskFindings::replaced_reads, f.replaced_reads.size()),
+                              f.replaced_reads.size() == 1 ? "it" : "them"),
                   f.replaced_reads);
     if (t.failed && !f.went_beyond() && f.replaced_reads.empty())
         // The recorder lists refused opens: a refused mkdir, rename or removal leaves nothing to name.

@@ -9,6 +9,9 @@
 
 namespace qk::report::summary {
 
+// A kind of finding counted in the words of finding_kinds() ("3 reads outside its inputs"), as the report
+// page says it.
+std::string said(std::vector<std::string> audit::TaskFindings::*list, std::size_t n);
 // "1 task", "2 tasks"
 std::string count_of(std::size_t n, const char* noun);
 // "app:build, app:test, lib:build and 37 more": up to four named, else the first three; escaped.

@@ -1,10 +1,12 @@
 """qk report html in a real browser: Debian's Chromium, headless, through ChromeDriver (Selenium) loads
 the page of a report merged from two shards and the test reads the rendered DOM: a row per task, the
-summary, filters that hide rows, a task's findings and fix opened from the keyboard, the page at a
-phone's width without sideways scrolling. It saves docs/report-page.png when QK_SAVE_SCREENSHOT is set."""
+summary, filters that hide rows, the finding kinds in words, who saw each task, a task's findings and
+the fix to paste opened from the keyboard, the page at a phone's width without sideways scrolling, and
+hostile names shown as text. It saves docs/report-page.png when QK_SAVE_SCREENSHOT is set."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -65,6 +67,17 @@ def _load(driver, path: Path) -> None:
     from selenium.webdriver.support.ui import WebDriverWait
     driver.get(path.as_uri())
     WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.documentElement.dataset.ready"))
+
+
+@contextlib.contextmanager
+def _opened(path: Path, width: int = 1280, height: int = 800):
+    """The page loaded and drawn in a browser, closed after."""
+    driver = _browser(width, height)
+    try:
+        _load(driver, path)
+        yield driver
+    finally:
+        driver.quit()
 
 
 def _visible_tasks(driver) -> list[str]:
@@ -134,23 +147,21 @@ def test_rows_summary_filters_and_keyboard_in_chromium(page):
 
 def test_the_page_fits_a_phone(page):
     path, doc = page
-    driver = _browser(390, 844)
-    try:
-        _load(driver, path)
+    with _opened(path, 390, 844) as driver:
         overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"the page scrolls sideways by {overflow}px at a phone's width"
         assert len(_visible_tasks(driver)) == len(doc["tasks"])
-    finally:
-        driver.quit()
 
 
 def test_paths_that_look_like_markup_stay_text(page, tmp_path):
     """A file may be named `</script><b id=evil>.txt`: the page shows the name and runs none of it."""
     _, doc = page
-    evil = '</script><b id="evil">x</b><img src=x onerror="document.title=1">.txt'
+    evil = '</script><b id="evil">x</b><img src=x onerror="document.title=1">\x1b]0;owned\x07\u202e.txt'
     doc = json.loads(json.dumps(doc))
-    doc["tasks"]["a:build"]["findings"]["readsOutsideInputs"].append(evil)
-    doc["tasks"]["a:build"]["findings"]["readsOutsideInputs"].sort()
+    task = doc["tasks"]["a:build"]
+    task["findings"]["readsOutsideInputs"].append(evil)
+    task["findings"]["readsOutsideInputs"].sort()
+    task["suggestions"] = [{"finding": "readsOutsideInputs", "declare": "inputs", "values": ["{workspaceRoot}/" + evil]}]
     (tmp_path / "evil.json").write_text(json.dumps(doc))
     r = h_run_html(tmp_path / "evil.json", out=tmp_path / "evil.html")
     assert r.returncode == 0, r.stderr
@@ -160,7 +171,81 @@ def test_paths_that_look_like_markup_stay_text(page, tmp_path):
         _load(driver, tmp_path / "evil.html")
         driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] button.task").click()
         assert driver.find_elements(By.ID, "evil") == [] and driver.title == "qk sandbox report"
-        detail = driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] + .detail").text
-        assert 'x</b><img src=x onerror="document.title=1">.txt' in detail, detail
+        detail = driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] + .detail")
+        shown = 'x</b><img src=x onerror="document.title=1">\\x1b]0;owned\\x07\\u202e.txt'
+        assert shown in detail.text, detail.text  # the controls as qk::printable writes them
+        snippet = detail.find_element(By.CSS_SELECTOR, ".snippet pre").text
+        assert snippet == ('"inputs": ["{workspaceRoot}/</script><b id=\\"evil\\">x</b><img src=x '
+                        'onerror=\\"document.title=1\\">\\u001b]0;owned\\u0007\\u202e.txt"]'), snippet
+        assert json.loads("{" + snippet + "}")["inputs"] == ["{workspaceRoot}/" + evil]  # pasted, the same name
     finally:
         driver.quit()
+
+
+def _cells(driver, css: str) -> dict[str, list[str]]:
+    """Each task's texts of the elements `css` selects in its row."""
+    return driver.execute_script(
+        "return Object.fromEntries([...document.querySelectorAll('.task-row')].map(r =>"
+        " [r.dataset.task, [...r.querySelectorAll(arguments[0])].map(e => e.textContent)]))", css)
+
+
+def test_chips_say_the_kinds_in_words_and_seen_by_names_shard_and_recorder(page):
+    from selenium.webdriver.common.by import By
+    path, doc = page
+    with _opened(path) as driver:
+        chips = _cells(driver, ".chip")
+        # d:build read the shared file and wrote stray.txt; a:build only read it: the summary's words.
+        assert chips["d:build"] == ["1 read outside its inputs", "1 written outside its outputs"], chips
+        assert chips["a:build"] == ["1 read outside its inputs"], chips
+        for texts in chips.values():
+            assert not any(w in t for t in texts for w in ("Inputs", "Outputs", "Writes", "Reads")), texts
+        options = [o.text for o in driver.find_elements(By.CSS_SELECTOR, "#f-kind option")]
+        assert options == ["any", "reads outside its inputs", "written outside its outputs"], options
+        seen = {t: c[0] for t, c in _cells(driver, ".seen-by").items()}
+        assert seen == {"a:build": "shard 0 · eBPF", "b:build": "shard 0 · eBPF",
+                        "c:build": "shard 1 · strace", "d:build": "shard 1 · strace"}, seen
+
+
+def test_seen_by_without_a_shard_or_a_recorder(page, tmp_path):
+    """A task recorded where no shard is known shows its recorder alone; one neither recorded nor
+    sharded an empty cell, never '- · ebpf' or 'null'."""
+    _, doc = page
+    doc = json.loads(json.dumps(doc))
+    doc["tasks"]["b:build"]["provenance"]["shard"] = None
+    doc["tasks"]["c:build"] = {"status": "restored", "hash": doc["tasks"]["c:build"]["hash"],
+                               "provenance": {**doc["tasks"]["c:build"]["provenance"], "shard": None, "recorder": None}}
+    doc["tasks"]["d:build"]["provenance"]["shard"] = "2"
+    (tmp_path / "seen.json").write_text(json.dumps(doc))
+    r = h_run_html(tmp_path / "seen.json", out=tmp_path / "seen.html")
+    assert r.returncode == 0, r.stderr
+    with _opened(tmp_path / "seen.html") as driver:
+        seen = {t: c[0] for t, c in _cells(driver, ".seen-by").items()}
+        assert seen == {"a:build": "shard 0 · eBPF", "b:build": "eBPF", "c:build": "", "d:build": "shard 2 · strace"}, seen
+
+
+def test_an_opened_row_lists_each_path_under_its_kind_and_the_fix_to_paste(page):
+    from selenium.webdriver.common.by import By
+    path, doc = page
+    with _opened(path) as driver:
+        assert driver.find_elements(By.CSS_SELECTOR, ".detail") == [], "details are made when a row opens"
+        driver.find_element(By.CSS_SELECTOR, "[data-task='d:build'] button.task").click()
+        detail = driver.find_element(By.CSS_SELECTOR, "[data-task='d:build'] + .detail")
+        assert len(driver.find_elements(By.CSS_SELECTOR, ".detail")) == 1
+        headings = [e.text for e in detail.find_elements(By.TAG_NAME, "h3")]
+        assert headings[:2] == ["1 read outside its inputs readsOutsideInputs",
+                                "1 written outside its outputs strayWrites"], headings
+        findings = detail.find_elements(By.CSS_SELECTOR, "li.finding")
+        assert [f.find_element(By.CSS_SELECTOR, "code.path").text for f in findings] == ["tools/config.txt", "stray.txt"]
+        # Each finding keeps its place for the process behind it, empty until reports hold it.
+        slots = [f.find_element(By.CSS_SELECTOR, "[data-slot=process]") for f in findings]
+        assert [s.get_attribute("textContent") for s in slots] == ["", ""]
+        snippets = [e.text for e in detail.find_elements(By.CSS_SELECTOR, ".snippet pre")]
+        assert snippets == ['"inputs": ["{workspaceRoot}/tools/config.txt"],\n"outputs": ["{workspaceRoot}/stray.txt"]',
+                            '"qk:ultracache": {"ignoreReads": ["{workspaceRoot}/tools/config.txt"]}'], snippets
+        assert json.loads("{" + snippets[0] + "}") == {"inputs": ["{workspaceRoot}/tools/config.txt"],
+                                                       "outputs": ["{workspaceRoot}/stray.txt"]}
+        # The copy button copies, or selects the snippet where the page may not write the clipboard.
+        button = detail.find_element(By.CSS_SELECTOR, ".snippet button.copy")
+        button.click()
+        assert button.text in ("Copied", "Selected: Ctrl+C"), button.text
+        assert driver.execute_script("return document.documentElement.dataset.ready") == "true"

@@ -2,6 +2,7 @@
 // contract whose field names never change.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <span>
 #include <string>
@@ -21,13 +22,27 @@ std::string sandbox_report_json(const audit::RunAudit& audit, int indent = 2);
 void findings_object(JsonWriter& w, const audit::TaskFindings& findings);
 
 // Every kind of finding, by its JSON name, in the order the report writes them: one table for the writer
-// and the reader, so the names, a contract, are spelled once. `list` is null for dependencyReads (a map
-// by project); strayWrites also holds TaskFindings::git_writes.
+// and the reader, so the names, a contract, are spelled once, and for the summary and the report page,
+// so the words a person reads are too. `list` is null for dependencyReads (a map by project);
+// strayWrites also holds TaskFindings::git_writes.
 struct FindingKind {
     const char* name;
     std::vector<std::string> audit::TaskFindings::*list;
+    // In words: "3 reads outside its inputs" is a count, `one` or `many` ("read", "reads") and `words`
+    // ("outside its inputs"); a kind without a noun ("" and "") says "2 written outside its outputs".
+    const char* one;
+    const char* many;
+    const char* words;
 };
 std::span<const FindingKind> finding_kinds();
+
+// The kind whose paths `list` holds (any list of the table: not dependencyReads).
+const FindingKind& finding_kind(std::vector<std::string> audit::TaskFindings::*list);
+
+// "1 read outside its inputs", "3 reads outside its inputs", "2 written outside its outputs".
+std::string finding_count(const FindingKind& kind, std::size_t n);
+// As the page's filters and headings name a kind: "reads outside its inputs".
+std::string finding_words(const FindingKind& kind);
 
 // One task's object in "tasks", on one line: what a merge compares records by.
 std::string task_json(const audit::TaskAudit& task);
