@@ -76,7 +76,8 @@ Status touch_by_workspace_inputs(key::Session& s, const std::vector<std::string>
         for (const auto& group : plan->filesets) {
             if (group->project || group->patterns.empty())
                 continue;  // a project's own files: the changed file's owner says
-            if (std::any_of(changed.begin(), changed.end(), [&](const std::string& f) { return group->globs.matches(f); })) {
+            if (std::any_of(changed.begin(), changed.end(),
+                            [&](const std::string& f) { return group->globs.matches(f); })) {
                 touched.insert(task.project);
                 break;
             }

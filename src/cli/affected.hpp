@@ -2,8 +2,9 @@
 // reads a change: a changed file inside a project touches that project; a changed file outside every
 // project (the lockfile, nx.json, the root package.json, a shared config) touches the projects whose
 // requested tasks key it; and any changed file touches the projects whose requested tasks' inputs name
-// it with {workspaceRoot} (a root project's `{workspaceRoot}/**/*`: a change anywhere). Conservative for files held only by effect (nx.json, the lockfile): any change
-// to one touches every task that keys it, even where the part it keys did not change.
+// it with {workspaceRoot} (a root project's `{workspaceRoot}/**/*`: a change anywhere). Conservative for
+// files held only by effect (nx.json, the lockfile): any change to one touches every task that keys it,
+// even where the part it keys did not change.
 #pragma once
 
 #include <filesystem>

@@ -179,8 +179,8 @@ Result<const Project*> Workspace::project(std::string_view name) const
     std::vector<std::string> all;
     for (const auto& p : projects_)
         all.push_back(p.name);
-    return error(fmt::format("unknown project \"{}\"{}; the workspace's projects are: {}", name, did_you_mean(name, all),
-                             list_names(all)));
+    return error(fmt::format("unknown project \"{}\"{}; the workspace's projects are: {}", name,
+                             did_you_mean(name, all), list_names(all)));
 }
 
 Result<const Target*> Workspace::target(std::string_view project_name, std::string_view target_name) const

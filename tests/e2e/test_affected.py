@@ -102,8 +102,8 @@ def test_a_root_project_keying_the_whole_workspace_is_affected_by_a_change_anywh
     assert "built-root" in r.stdout and "built-lib" in r.stdout and "built-rootish" not in r.stdout
     # A negation in the same group leaves those files out, as in the key.
     ws2 = make_workspace(tmp_path / "ws2", {
-        "root": {"root": ".", "targets": {"build": {**build("root"),
-                                                    "inputs": ["{workspaceRoot}/**/*", "!{workspaceRoot}/packages/**"]}}},
+        "root": {"root": ".", "targets": {"build": {
+            **build("root"), "inputs": ["{workspaceRoot}/**/*", "!{workspaceRoot}/packages/**"]}}},
         "lib": {"root": "packages/lib", "targets": {"build": build("lib")}},
     }, files={"packages/lib/src.ts": "1\n"})
     r = qk(ws2, "affected", "-t", "build", "--files", "packages/lib/src.ts")

@@ -86,7 +86,8 @@ TEST_CASE("an unknown project or target is an error listing what exists", "[work
           "project \"a\" has no target \"biuld\" (did you mean \"build\"?); its targets are: build, prebuild, test");
     auto near = ws->project("bb");
     REQUIRE_FALSE(near.ok());
-    CHECK(near.error().message == "unknown project \"bb\" (did you mean \"b\"?); the workspace's projects are: a, b, c");
+    CHECK(near.error().message ==
+          "unknown project \"bb\" (did you mean \"b\"?); the workspace's projects are: a, b, c");
     auto t2 = ws->target("zz", "build");
     REQUIRE_FALSE(t2.ok());
     CHECK(t2.error().message == "unknown project \"zz\"; the workspace's projects are: a, b, c");

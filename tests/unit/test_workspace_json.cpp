@@ -78,7 +78,8 @@ TEST_CASE("parse_json: canonical text is the same for reformatted, reordered con
 TEST_CASE("parse_json allows one trailing comma only when asked, as Nx reads its configuration", "[workspace]")
 {
     using qk::workspace::TrailingCommas;
-    auto r = parse_json("{\"a\": [1, 2,], \"b\": {\"c\": 1,}, // after the last one\n}", "f.json", TrailingCommas::allow);
+    auto r = parse_json("{\"a\": [1, 2,], \"b\": {\"c\": 1,}, // after the last one\n}", "f.json",
+                        TrailingCommas::allow);
     INFO((r.ok() ? std::string() : r.error().message));
     REQUIRE(r.ok());
     CHECK(r->dump() == R"({"a":[1,2],"b":{"c":1}})");

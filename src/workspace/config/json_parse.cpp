@@ -1,8 +1,9 @@
 // The configuration JSON reader: JSON with comments, as Nx reads nx.json, project.json and package.json
 // (nx/src/utils/json.ts parseJson: JSON.parse, else jsonc-parser with comments and trailing commas
-// allowed; a comma alone, `[,]`, or two in a row stay errors there and here). simdjson cannot read comments and gives no position for many errors, and a
-// message must say file:line:column and what was expected, so this is a small recursive-descent
-// parser. Columns count characters (UTF-8 code points), from 1.
+// allowed; a comma alone, `[,]`, or two in a row stay errors there and here). simdjson cannot read
+// comments and gives no position for many errors, and a message must say file:line:column and what was
+// expected, so this is a small recursive-descent parser. Columns count characters (UTF-8 code points),
+// from 1.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -212,12 +213,15 @@ private:
                 out = Json::object(std::move(members));
                 return true;
             }
-            if (pos_ >= s_.size() || s_[pos_] != '"')
-                return error(members.empty()                       ? "expected a property name in double quotes or '}'"
-                             : commas_ == TrailingCommas::allow ? "expected a property name in double quotes or '}' after ','"
-                                                                : "expected a property name in double quotes after ',' "
-                                                                  "(trailing commas are not allowed)",
+            if (pos_ >= s_.size() || s_[pos_] != '"') {
+                if (members.empty())
+                    return error("expected a property name in double quotes or '}'", true);
+                return error(commas_ == TrailingCommas::allow
+                                 ? "expected a property name in double quotes or '}' after ','"
+                                 : "expected a property name in double quotes after ',' (trailing commas are not "
+                                   "allowed)",
                              true);
+            }
             std::string key;
             if (!parse_string(key) || !skip_space())
                 return false;
