@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/key/inputs.hpp"
 #include "qk/util/git.hpp"
 
 namespace qk::cli {
@@ -42,6 +43,51 @@ Result<std::vector<std::string>> changed_files(const std::filesystem::path& root
     return std::vector<std::string>(files.begin(), files.end());
 }
 
+Result<std::string> affected_base(const std::filesystem::path& root, const std::string& given,
+                                  const std::string& default_base)
+{
+    if (!given.empty())
+        return given;
+    std::string base = default_base.empty() ? "main" : default_base;
+    QK_TRY_STATUS(git(root, {"rev-parse", "--is-inside-work-tree"}));  // not a repository: git's own words
+    if (git(root, {"rev-parse", "--verify", "--quiet", base + "^{commit}"}))
+        return base;
+    return error(fmt::format("qk affected: no --base was given, and {} \"{}\" names no branch or commit in this "
+                             "repository (`git rev-parse --verify {}^{{commit}}` found none); pass the branch or "
+                             "commit to compare against with --base (for example --base origin/main), or set "
+                             "nx.json's defaultBase",
+                             default_base.empty() ? "the default base" : "nx.json's defaultBase", base, base));
+}
+
+namespace {
+
+// Nx's implicit locator (affected/locators/workspace-projects.ts getImplicitlyTouchedProjects): a
+// task's {workspaceRoot} filesets are matched against every changed file, whichever project owns it,
+// so a root project with `{workspaceRoot}/**/*` among its inputs is touched by a change anywhere.
+Status touch_by_workspace_inputs(key::Session& s, const std::vector<std::string>& changed,
+                                 std::set<std::size_t>& touched)
+{
+    const auto& tasks = s.tasks().tasks();
+    key::InputCache cache;
+    for (const auto& task : tasks) {
+        if (touched.contains(task.project))
+            continue;
+        QK_TRY(plan, key::plan_inputs(s.graph(), task.project, *task.target, &cache, key::Expansion::own));
+        for (const auto& group : plan->filesets) {
+            if (group->project || group->patterns.empty())
+                continue;  // a project's own files: the changed file's owner says
+            if (std::any_of(changed.begin(), changed.end(),
+                            [&](const std::string& f) { return group->globs.matches(f); })) {
+                touched.insert(task.project);
+                break;
+            }
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
 Result<std::vector<std::string>> affected_projects(key::Session& s, const std::vector<std::string>& changed)
 {
     const auto& ws = s.workspace();
@@ -53,6 +99,7 @@ Result<std::vector<std::string>> affected_projects(key::Session& s, const std::v
         else
             outside.insert(f);
     }
+    QK_TRY_STATUS(touch_by_workspace_inputs(s, changed, touched));
     if (!outside.empty()) {
         const auto& tasks = s.tasks().tasks();
         const auto& names = s.files().files();

@@ -28,11 +28,9 @@ int run_affected(const AffectedOptions& o)
             changed.push_back(f);
         }
     } else {
-        std::string base = o.base;
-        if (base.empty()) {
-            const workspace::Json* nx_base = session->workspace().nx().raw.find("defaultBase");
-            base = nx_base && nx_base->is_string() ? nx_base->as_string() : "main";
-        }
+        const workspace::Json* nx_base = session->workspace().nx().raw.find("defaultBase");
+        std::string base = or_fatal(affected_base(session->workspace().root(), o.base,
+                                                  nx_base && nx_base->is_string() ? nx_base->as_string() : ""));
         changed = or_fatal(changed_files(session->workspace().root(), base, o.head));
     }
     auto affected = or_fatal(affected_projects(*session, changed));

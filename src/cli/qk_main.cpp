@@ -62,6 +62,11 @@ void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
                    "read, readwrite or off: whether a local miss asks the remote cache (QK_REMOTE_CACHE_URL or nx.json's "
                    "qk.remoteCache) and a stored result is uploaded (default: readwrite when a server is named)")
         ->check(CLI::IsMember({"read", "readwrite", "off"}));
+    cmd.add_option("--output-style", o.output_style,
+                   "stream: each line as it comes, restored tasks' output replayed; static: each task's lines "
+                   "together when it ends, restored tasks' replayed; dynamic: only failed tasks' output (default: "
+                   "stream, without replaying restored tasks' output)")
+        ->check(CLI::IsMember({"stream", "static", "dynamic"}));
     cmd.add_option("-c,--configuration", o.configuration,
                    "the targets' configuration (a dependency that has one of that name uses it too)");
 }

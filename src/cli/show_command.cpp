@@ -42,6 +42,40 @@ int show_projects(const key::Session& s, bool json)
     return 0;
 }
 
+// An input, output or dependsOn entry as written: a string as itself, an object as compact JSON.
+std::string entry_text(const workspace::Json& entry)
+{
+    return entry.is_string() ? entry.as_string() : entry.dump();
+}
+
+std::string entries_text(const workspace::Json& array)
+{
+    std::vector<std::string> items;
+    for (const workspace::Json& e : array.as_array())
+        items.push_back(entry_text(e));
+    return items.empty() ? "(none)" : printable_join(items, ", ");
+}
+
+// A target's inputs, outputs and dependsOn, one line each, as the merged configuration has them
+// (targetDefaults applied, tokens unexpanded): what `--json` holds, and `qk show task` resolves.
+std::string target_lists_text(const workspace::Target& t)
+{
+    std::string text;
+    if (t.inputs)
+        text += fmt::format("      inputs     {}\n", entries_text(*t.inputs));
+    else
+        text += "      inputs     default, ^default  (none declared)\n";
+    if (t.outputs)
+        text += fmt::format("      outputs    {}\n", entries_text(*t.outputs));
+    if (!t.depends_on.empty()) {
+        std::vector<std::string> deps;
+        for (const workspace::DependsOn& d : t.depends_on)
+            deps.push_back(entry_text(d.raw));
+        text += fmt::format("      dependsOn  {}\n", printable_join(deps, ", "));
+    }
+    return text;
+}
+
 int show_project(const key::Session& s, const std::string& name, bool json)
 {
     const workspace::Workspace& ws = s.workspace();
@@ -77,6 +111,7 @@ int show_project(const key::Session& s, const std::string& name, bool json)
             text += fmt::format("      $ {}\n", printable(c));
         if (!t.run.problem.empty())
             text += fmt::format("      cannot run: {}\n", printable(t.run.problem));
+        text += target_lists_text(t);
     }
     print(text);
     return 0;

@@ -78,12 +78,23 @@ std::string describe_exit(const record::ExitStatus& status)
                 : fmt::format("killed by signal {}", status.signal);
 }
 
+std::optional<OutputStyle> parse_output_style(std::string_view name)
+{
+    if (name == "stream")
+        return OutputStyle::stream;
+    if (name == "static")
+        return OutputStyle::grouped;
+    if (name == "dynamic")
+        return OutputStyle::dynamic;
+    return std::nullopt;
+}
+
 OutputDisplay::OutputDisplay(const std::vector<std::string>& task_ids, Sink sink, DisplayOptions options)
     : sink_(std::move(sink)), options_(options)
 {
     for (auto& id : task_ids)
         task_locked(id);
-    if (options_.is_terminal)
+    if (status_area())
         timer_ = std::thread([this] { timer_loop(); });
 }
 
@@ -129,17 +140,27 @@ void OutputDisplay::started(std::string_view id)
     emit_locked({});
 }
 
+std::string OutputDisplay::output_line_locked(const Task& task, std::string_view text) const
+{
+    // A reset after the line: a colour a command left on must not spill into the next prefix.
+    const char* reset = options_.is_terminal ? "\x1b[0m" : "";
+    return fmt::format("{}{}{}\n", prefix_locked(task), text, reset);
+}
+
 void OutputDisplay::line(std::string_view id, std::string_view text)
 {
     std::lock_guard lock(mutex_);
-    // A reset after the line: a colour a command left on must not spill into the next prefix.
-    const char* reset = options_.is_terminal ? "\x1b[0m" : "";
-    emit_locked({fmt::format("{}{}{}\n", prefix_locked(task_locked(id)), text, reset)});
+    Task& t = task_locked(id);
+    if (options_.style == OutputStyle::stream)
+        emit_locked({output_line_locked(t, text)});
+    else
+        t.held.push_back(output_line_locked(t, text));
 }
 
 void OutputDisplay::note(std::string_view id, std::string_view message)
 {
-    line(id, "qk: " + printable(message));
+    std::lock_guard lock(mutex_);
+    emit_locked({output_line_locked(task_locked(id), "qk: " + printable(message))});
 }
 
 void OutputDisplay::finished(std::string_view id, bool succeeded, const record::ExitStatus& status,
@@ -152,7 +173,13 @@ void OutputDisplay::finished(std::string_view id, bool succeeded, const record::
     std::string text = succeeded ? fmt::format("{} done in {}", mark("✔", 32), format_duration(wall))
                                  : fmt::format("{} failed: {} after {}", mark("✖", 31), describe_exit(status),
                                                format_duration(wall));
-    emit_locked({prefix_locked(t) + text + "\n"});
+    // Held lines: the task's block (static), or a failure's output (dynamic: minimal, errors always shown).
+    std::vector<std::string> lines;
+    if (options_.style == OutputStyle::grouped || !succeeded)
+        lines = std::move(t.held);
+    t.held.clear();
+    lines.push_back(prefix_locked(t) + text + "\n");
+    emit_locked(lines);
 }
 
 void OutputDisplay::restored(std::string_view id, std::string_view terminal_output)
@@ -160,12 +187,10 @@ void OutputDisplay::restored(std::string_view id, std::string_view terminal_outp
     std::lock_guard lock(mutex_);
     Task& t = task_locked(id);
     t.state = State::restored;
-    std::string prefix = prefix_locked(t);
-    const char* reset = options_.is_terminal ? "\x1b[0m" : "";
     std::vector<std::string> lines;
-    for_each_line(terminal_output,
-                  [&](std::string_view text) { lines.push_back(prefix + std::string(text) + reset + "\n"); });
-    lines.push_back(fmt::format("{}{} restored from the cache\n", prefix, mark("✔", 32)));
+    if (options_.replay_restored)
+        for_each_line(terminal_output, [&](std::string_view text) { lines.push_back(output_line_locked(t, text)); });
+    lines.push_back(fmt::format("{}{} restored from the cache\n", prefix_locked(t), mark("✔", 32)));
     emit_locked(lines);
 }
 
@@ -190,7 +215,7 @@ void OutputDisplay::summary(const RunSummary& run)
 
 void OutputDisplay::emit_locked(const std::vector<std::string>& lines)
 {
-    if (!options_.is_terminal) {
+    if (!status_area()) {
         for (const auto& l : lines)
             sink_(l);
         return;
@@ -216,7 +241,7 @@ std::string OutputDisplay::erase_status_locked()
 
 std::string OutputDisplay::draw_status_locked()
 {
-    if (closed_ || !options_.is_terminal)
+    if (closed_ || !status_area())
         return {};
     drawn_ = status_lines_locked();
     status_rows_ = drawn_.size();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "qk/record/recorder.hpp"
+#include "qk/run/output_style.hpp"
 
 namespace qk::run {
 
@@ -30,6 +31,10 @@ int terminal_columns(int fd);
 struct DisplayOptions {
     bool is_terminal = false;  // the caller decides (isatty): colours and the status area
     int columns = 80;          // status lines are cut to fit, or they would wrap and break the redraw
+    OutputStyle style = OutputStyle::stream;
+    // Whether a task restored from the cache prints what it printed when it ran, before the line saying
+    // it was restored: a fully cached run is one line a task without it.
+    bool replay_restored = true;
 };
 
 // What the closing summary says of the run as a whole.
@@ -53,10 +58,11 @@ public:
     ~OutputDisplay();
 
     void started(std::string_view id);
-    // A line of the task's command output, as the command wrote it (colours and all: its own).
+    // A line of the task's command output, as the command wrote it (colours and all: its own). Printed
+    // at once (stream), when the task ends (static), or only if it fails (dynamic).
     void line(std::string_view id, std::string_view text);
-    // A line qk says about the task, "qk: <message>": the message may quote paths and names from the
-    // workspace, so it is escaped (qk::printable), on one line.
+    // A line qk says about the task, "qk: <message>", printed at once in every style: the message may
+    // quote paths and names from the workspace, so it is escaped (qk::printable), on one line.
     void note(std::string_view id, std::string_view message);
     void finished(std::string_view id, bool succeeded, const record::ExitStatus& status,
                   std::chrono::milliseconds wall);
@@ -75,11 +81,14 @@ private:
         std::chrono::steady_clock::time_point start;
         record::ExitStatus status;
         std::string because;  // skipped: the failed dependency, as printed
+        std::vector<std::string> held;  // static and dynamic: its lines, prefixed, until it ends
     };
 
     Task& task_locked(std::string_view id);
     std::string prefix_locked(const Task& task) const;
     std::string mark(std::string_view symbol, int colour) const;
+    std::string output_line_locked(const Task& task, std::string_view text) const;
+    bool status_area() const { return options_.is_terminal && options_.style != OutputStyle::grouped; }
     // Prints `lines` (each ending in '\n'): one write each in plain mode; on a terminal one write
     // that erases the status area, prints them and draws it again.
     void emit_locked(const std::vector<std::string>& lines);

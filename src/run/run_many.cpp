@@ -218,6 +218,9 @@ Result<int> RunMany::run()
     DisplayOptions options;
     options.is_terminal = request_.is_terminal;
     options.columns = terminal_columns(request_.output_fd);
+    // Without --output-style: each line as it comes, and a fully cached run quiet (one line a task).
+    options.style = request_.output_style.value_or(OutputStyle::stream);
+    options.replay_restored = request_.output_style && *request_.output_style != OutputStyle::dynamic;
     display_ = std::make_unique<OutputDisplay>(ids, fd_sink(request_.output_fd), options);
 
     for (const std::string& note : session_->tasks().notes())

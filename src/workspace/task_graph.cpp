@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/edit_distance.hpp"
 #include "task_graph_order.hpp"
 #include "workspace_match.hpp"
 
@@ -116,11 +117,14 @@ struct Builder {
                 if (auto colon = d.target.find(':'); colon != std::string::npos && names.size() == 1 &&
                                                      !ws.projects()[project].find_target(d.target)) {
                     const Target& t = *tasks[index].target;
-                    return error(fmt::format("{}: dependsOn names \"{}\", but there is no project \"{}\" (nor a target "
-                                             "of that name in {}); fix the name in its dependsOn{}",
-                                             tasks[index].id, d.target, d.target.substr(0, colon),
-                                             ws.projects()[project].name,
-                                             where_defined(t)));
+                    std::vector<std::string> projects;
+                    for (const auto& p : ws.projects())
+                        projects.push_back(p.name);
+                    std::string named = d.target.substr(0, colon);
+                    return error(fmt::format("{}: dependsOn names \"{}\", but there is no project \"{}\"{} (nor a "
+                                             "target of that name in {}); fix the name in its dependsOn{}",
+                                             tasks[index].id, d.target, named, did_you_mean(named, projects),
+                                             ws.projects()[project].name, where_defined(t)));
                 }
                 for (const auto& n : names)
                     add_edge(index, project, n);
@@ -269,15 +273,20 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
             for (const auto& t : project.targets)
                 have.push_back(t.name);
             return error(fmt::format("project \"{}\" has no target {}; its targets are: {}", project.name,
-                                     request.targets.size() == 1 ? "\"" + request.targets[0] + "\""
-                                                                 : "among " + join(request.targets),
+                                     request.targets.size() == 1
+                                         ? "\"" + request.targets[0] + "\"" + did_you_mean(request.targets[0], have)
+                                         : "among " + join(request.targets),
                                      have.empty() ? "none" : join(have)));
         }
     }
-    if (b.tasks.empty())
-        return error(fmt::format("no {}project has a target named {}; the workspace's targets are: {}",
+    if (b.tasks.empty()) {
+        std::vector<std::string> all = b.all_target_names;
+        std::sort(all.begin(), all.end());
+        return error(fmt::format("no {}project has a target named {}{}; the workspace's targets are: {}",
                                  request.projects.empty() ? "" : "selected ", join(request.targets),
-                                 b.all_target_names.empty() ? "none" : join(b.all_target_names)));
+                                 request.targets.size() == 1 ? did_you_mean(request.targets[0], all) : "",
+                                 all.empty() ? "none" : join(all)));
+    }
 
     // What their dependsOn pulls in.
     while (!b.pending.empty()) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "config/config_loader.hpp"
+#include "qk/util/edit_distance.hpp"
 #include "qk/util/path_within.hpp"
 
 namespace qk::workspace {
@@ -15,8 +16,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string list_names(const std::vector<std::string>& names, std::size_t limit = 20)
+std::string list_names(std::vector<std::string> names, std::size_t limit = 20)
 {
+    std::sort(names.begin(), names.end());
     std::string out;
     for (std::size_t i = 0; i < names.size() && i < limit; ++i)
         out += (i ? ", " : "") + names[i];
@@ -186,7 +188,8 @@ Result<const Project*> Workspace::project(std::string_view name) const
     std::vector<std::string> all;
     for (const auto& p : projects_)
         all.push_back(p.name);
-    return error(fmt::format("unknown project \"{}\"; the workspace's projects are: {}", name, list_names(all)));
+    return error(fmt::format("unknown project \"{}\"{}; the workspace's projects are: {}", name,
+                             did_you_mean(name, all), list_names(all)));
 }
 
 Result<const Target*> Workspace::target(std::string_view project_name, std::string_view target_name) const
@@ -197,8 +200,8 @@ Result<const Target*> Workspace::target(std::string_view project_name, std::stri
     std::vector<std::string> all;
     for (const auto& t : (*p)->targets)
         all.push_back(t.name);
-    return error(fmt::format("project \"{}\" has no target \"{}\"; its targets are: {}", project_name, target_name,
-                             list_names(all)));
+    return error(fmt::format("project \"{}\" has no target \"{}\"{}; its targets are: {}", project_name, target_name,
+                             did_you_mean(target_name, all), list_names(all)));
 }
 
 Json Workspace::named_inputs_for(const Project& project) const

@@ -4,6 +4,7 @@ depends on one of those; from git (--base, --head, the working tree with untrack
 
 from __future__ import annotations
 
+import json
 import subprocess
 
 from audit_workspace import make_workspace, qk, write
@@ -84,3 +85,44 @@ def test_what_git_says_on_stderr_is_no_changed_file(tmp_path):
     r = qk(ws, "affected", "-t", "build", "--base", "main")
     assert r.returncode == 0, r.stdout + r.stderr
     assert "qk affected: 1 changed file; affected: app, lib" in r.stdout, r.stdout
+
+
+def test_a_root_project_keying_the_whole_workspace_is_affected_by_a_change_anywhere(tmp_path):
+    # As Nx lists it (its implicit locator matches {workspaceRoot} filesets against every changed file):
+    # a root project whose inputs take {workspaceRoot}/**/* (a knip or a lint over the repository).
+    build = lambda name: {"command": f"echo built-{name}", "cache": False}
+    ws = make_workspace(tmp_path / "ws", {
+        "root": {"root": ".", "targets": {"build": {**build("root"), "inputs": ["{workspaceRoot}/**/*"]}}},
+        "rootish": {"root": "tools/rootish", "targets": {"build": build("rootish")}},
+        "lib": {"root": "packages/lib", "targets": {"build": build("lib")}},
+    }, files={"packages/lib/src.ts": "1\n", "tools/rootish/a.ts": "1\n"})
+    r = qk(ws, "affected", "-t", "build", "--files", "packages/lib/src.ts")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "affected: lib, root" in r.stdout, r.stdout
+    assert "built-root" in r.stdout and "built-lib" in r.stdout and "built-rootish" not in r.stdout
+    # A negation in the same group leaves those files out, as in the key.
+    ws2 = make_workspace(tmp_path / "ws2", {
+        "root": {"root": ".", "targets": {"build": {
+            **build("root"), "inputs": ["{workspaceRoot}/**/*", "!{workspaceRoot}/packages/**"]}}},
+        "lib": {"root": "packages/lib", "targets": {"build": build("lib")}},
+    }, files={"packages/lib/src.ts": "1\n"})
+    r = qk(ws2, "affected", "-t", "build", "--files", "packages/lib/src.ts")
+    assert "affected: lib\n" in r.stdout, r.stdout
+
+
+def test_without_base_and_without_main_it_says_to_pass_base(tmp_path):
+    ws = make_workspace(tmp_path / "ws", {"lib": {"root": "packages/lib", "targets": {"build": {"command": "true"}}}})
+    git(ws, "init", "-q", "-b", "trunk")
+    git(ws, "add", "-A")
+    git(ws, "commit", "-q", "-m", "base")
+    r = qk(ws, "affected", "-t", "build")
+    assert r.returncode != 0
+    assert ('no --base was given, and the default base "main" names no branch or commit in this repository '
+            '(`git rev-parse --verify main^{commit}` found none); pass the branch or commit to compare against '
+            'with --base (for example --base origin/main), or set nx.json\'s defaultBase') in r.stderr, r.stderr
+    nx = json.loads((ws / "nx.json").read_text())
+    (ws / "nx.json").write_text(json.dumps({**nx, "defaultBase": "develop"}))
+    r = qk(ws, "affected", "-t", "build")
+    assert 'nx.json\'s defaultBase "develop" names no branch or commit' in r.stderr, r.stderr
+    r = qk(ws, "affected", "-t", "build", "--base", "trunk")
+    assert r.returncode == 0, r.stdout + r.stderr

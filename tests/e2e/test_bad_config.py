@@ -33,3 +33,26 @@ def test_a_malformed_glob_in_inputs_names_the_column_and_the_file(tmp_path):
     # make_workspace's nx.json has targetDefaults for build, which may hold inputs too.
     assert "(the target is configured in p/a/project.json, or nx.json)" in r.stderr, r.stderr
     assert not (ws / "p/a/ran").exists()
+
+
+def test_a_misspelled_target_or_project_gets_a_did_you_mean(tmp_path):
+    ws = make_workspace(tmp_path / "ws", {
+        "app": {"root": "p/app", "targets": {"build": {"command": "touch ran"}, "test": {"command": "true"},
+                                             "lint": {"command": "true"}}},
+        "lib": {"root": "p/lib", "targets": {"build": {"command": "true"}}},
+    })
+    r = qk(ws, "run", "app:biuld")
+    assert r.returncode != 0
+    assert ('project "app" has no target "biuld" (did you mean "build"?); its targets are: build, lint, test'
+            in r.stderr), r.stderr
+    r = qk(ws, "run", "ap:build")
+    assert r.returncode != 0
+    assert 'unknown project "ap" (did you mean "app"?); the workspace\'s projects are: app, lib' in r.stderr, r.stderr
+    r = qk(ws, "run-many", "-t", "tset")
+    assert r.returncode != 0
+    assert ('no project has a target named tset (did you mean "test"?); the workspace\'s targets are: build, lint, '
+            'test') in r.stderr, r.stderr
+    # Nothing close: the list alone.
+    r = qk(ws, "run", "app:deploy")
+    assert 'project "app" has no target "deploy"; its targets are: build, lint, test' in r.stderr, r.stderr
+    assert not (ws / "p/app/ran").exists()

@@ -64,8 +64,18 @@ def test_cache_hit_after_noop_miss_after_edit_hit_after_revert(runner: Path):
     second = qk(runner, "run-many", "-t", "build", "-p", "lib,app")
     assert second.returncode == 0, second.stdout + second.stderr
     assert "2 restored from the cache" in second.stdout, second.stdout
-    # The replayed output is the task's own output, prefixed.
-    assert re.search(r"^lib:build\s+\| built lib$", second.stdout, re.M), second.stdout
+    # A fully cached run is quiet: what a restored task printed is not replayed unless asked.
+    assert not re.search(r"^lib:build\s+\| built lib$", second.stdout, re.M), second.stdout
+    assert re.search(r"^lib:build\s+\| ✔ restored from the cache$", second.stdout, re.M), second.stdout
+    # --output-style=stream (and static) replay it: the task's own output, prefixed, as Nx's do.
+    for style in ("stream", "static"):
+        replayed = qk(runner, "run-many", "-t", "build", "-p", "lib,app", "--output-style", style)
+        assert "2 restored from the cache" in replayed.stdout, replayed.stdout
+        assert re.search(r"^lib:build\s+\| built lib$", replayed.stdout, re.M), replayed.stdout
+    dynamic = qk(runner, "run-many", "-t", "build", "-p", "lib,app", "--output-style=dynamic")
+    assert "built lib" not in dynamic.stdout and "2 restored from the cache" in dynamic.stdout, dynamic.stdout
+    bad = qk(runner, "run-many", "-t", "build", "--output-style", "tui")
+    assert bad.returncode != 0 and "--output-style" in bad.stderr, bad.stderr
 
     # Restored outputs are byte-identical, with their modes, even after they were removed.
     shutil.rmtree(runner / "packages/app/dist")
@@ -148,8 +158,8 @@ def test_dry_run_prints_hashes_and_runs_nothing(runner: Path):
 @pytest.mark.parametrize(
     "edit, args, message",
     [
-        (("nx.json", '{\n  "targetDefaults": {\n    "build": { "cache": true, }\n  }\n}\n'), ("-t", "build"),
-         r"nx\.json:3:31: malformed JSON"),
+        (("nx.json", '{\n  "targetDefaults": {\n    "build": { "cache": tru }\n  }\n}\n'), ("-t", "build"),
+         r"nx\.json:3:25: malformed JSON"),
         (None, ("-t", "build", "-p", "nope"), r"nope"),
         (None, ("-t", "nope"), r"nope"),
         (("packages/lib/project.json",
@@ -271,3 +281,20 @@ def test_tasks_sharing_a_scratch_directory_fail_the_run_before_anything_starts(r
         "command": "true", "qk:sandbox": {"scratch": ["{projectRoot}/node_modules/.cache"]}}}}))
     r = qk(runner, "run-many", "-t", "build", "-p", "app", "--exclude-task-dependencies")
     assert r.returncode == 2 and "node_modules" in r.stderr, r.stderr
+
+
+def test_output_styles_static_groups_each_task_dynamic_shows_failures_only(tmp_path: Path):
+    from audit_workspace import make_workspace
+    # Two tasks running at once, each printing between the other's lines.
+    ws = make_workspace(tmp_path / "ws", {
+        "a": {"root": "p/a", "targets": {"t": {"command": "echo a1; sleep 0.3; echo a2"}}},
+        "b": {"root": "p/b", "targets": {"t": {"command": "sleep 0.1; echo b1; sleep 0.4; echo b2; exit 3"}}},
+    })
+    static = qk(ws, "run-many", "-t", "t", "--parallel", "2", "--output-style", "static")
+    lines = [l for l in static.stdout.splitlines() if re.match(r"^[ab]:t \| [ab]\d$", l)]
+    assert lines == ["a:t | a1", "a:t | a2", "b:t | b1", "b:t | b2"], static.stdout
+    dynamic = qk(ws, "run-many", "-t", "t", "--parallel", "2", "--output-style", "dynamic")
+    assert dynamic.returncode != 0
+    assert "a1" not in dynamic.stdout and "a2" not in dynamic.stdout, dynamic.stdout
+    assert "b:t | b1\nb:t | b2\nb:t | ✖ failed: exit code 3" in dynamic.stdout, dynamic.stdout
+    assert re.search(r"^a:t \| ✔ done in", dynamic.stdout, re.M), dynamic.stdout

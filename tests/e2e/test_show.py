@@ -62,6 +62,31 @@ def test_show_project(keys: Path):
                                                   "{options.outputPath}"]
 
 
+def test_show_project_text_lists_each_targets_inputs_outputs_and_depends_on(keys: Path):
+    # What --json holds, readable: targetDefaults applied, tokens as written, objects as compact JSON.
+    text = qk(keys, "show", "project", "a")
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    build = lines.index("    build  (nx:run-commands, cached)")
+    assert lines[build + 1:build + 5] == [
+        "      $ echo build a --outputPath=dist/custom-a",
+        "      inputs     production, ^production",
+        "      outputs    {projectRoot}/dist, {workspaceRoot}/dist/{projectName}, {options.outputPath}",
+        "      dependsOn  ^build",
+    ]
+    assert '      inputs     default, {workspaceRoot}/tools/**/*.js, {"externalDependencies":["eslint"]}, ' \
+           '{"runtime":"echo lint-runtime"}' in lines
+    typecheck = lines.index("    typecheck  (nx:run-commands)")
+    assert lines[typecheck + 3] == "      dependsOn  build"
+    # A target that declares no inputs shows what Nx gives it; one without outputs or dependsOn, no line.
+    (keys / "d").mkdir()
+    (keys / "d" / "project.json").write_text(json.dumps({"name": "d", "targets": {"fmt": {"command": "true"}}}))
+    d = qk(keys, "show", "project", "d")
+    assert d.returncode == 0, d.stderr
+    assert d.stdout.splitlines()[-3:] == ["    fmt  (nx:run-commands)", "      $ true",
+                                          "      inputs     default, ^default  (none declared)"]
+
+
 def test_show_task_lists_inputs_files_and_key_parts(keys: Path):
     r = qk(keys, "show", "task", "a:build", "--json")
     assert r.returncode == 0, r.stderr

@@ -2,6 +2,7 @@
 // give a value or an error with a position, never a crash or a hang.
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <string_view>
 
 #include "qk/workspace/json.hpp"
@@ -9,10 +10,13 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size)
 {
     std::string_view text(reinterpret_cast<const char*>(data), size);
-    auto json = qk::workspace::parse_json(text, "fuzz.json");
-    if (json) {
-        (void)json->dump();
-        (void)json->canonical();
+    // Both dialects: the configuration's (trailing commas allowed) and qk's own files' (refused).
+    for (auto commas : {qk::workspace::TrailingCommas::allow, qk::workspace::TrailingCommas::refuse}) {
+        auto json = qk::workspace::parse_json(text, "fuzz.json", commas);
+        if (json) {
+            (void)json->dump();
+            (void)json->canonical();
+        }
     }
     return 0;
 }

@@ -204,3 +204,66 @@ TEST_CASE("output display: a task id with terminal escapes is shown escaped, its
                        "  ✖ evil\\x1b[8m:build  exit code 1\n"
                        "  - ok:build           skipped: evil\\x1b[8m:build failed\n");
 }
+
+TEST_CASE("output display: --output-style static holds a task's lines until it ends, dynamic shows failures only",
+          "[run][display][output-style]")
+{
+    auto run = [](DisplayOptions options) {
+        Capture out;
+        {
+            OutputDisplay display({"a:build", "b:build", "c:build"}, out.sink(), options);
+            display.started("a:build");
+            display.started("b:build");
+            display.line("a:build", "a one");
+            display.line("b:build", "b one");
+            display.note("b:build", "a note");
+            display.line("a:build", "a two");
+            display.finished("b:build", false, code(1), milliseconds(100));
+            display.finished("a:build", true, code(0), milliseconds(200));
+            display.restored("c:build", "c cached");
+        }
+        return out.all();
+    };
+    DisplayOptions stream;
+    CHECK(run(stream) == "a:build | a one\n"
+                         "b:build | b one\n"
+                         "b:build | qk: a note\n"
+                         "a:build | a two\n"
+                         "b:build | ✖ failed: exit code 1 after 0.1s\n"
+                         "a:build | ✔ done in 0.2s\n"
+                         "c:build | c cached\n"
+                         "c:build | ✔ restored from the cache\n");
+    DisplayOptions grouped{.style = OutputStyle::grouped};
+    CHECK(run(grouped) == "b:build | qk: a note\n"  // qk's own notes are never held
+                          "b:build | b one\n"
+                          "b:build | ✖ failed: exit code 1 after 0.1s\n"
+                          "a:build | a one\n"
+                          "a:build | a two\n"
+                          "a:build | ✔ done in 0.2s\n"
+                          "c:build | c cached\n"
+                          "c:build | ✔ restored from the cache\n");
+    DisplayOptions dynamic{.style = OutputStyle::dynamic, .replay_restored = false};
+    CHECK(run(dynamic) == "b:build | qk: a note\n"
+                          "b:build | b one\n"
+                          "b:build | ✖ failed: exit code 1 after 0.1s\n"
+                          "a:build | ✔ done in 0.2s\n"
+                          "c:build | ✔ restored from the cache\n");
+    // The default of a run without --output-style: stream, but a restored task is one line.
+    DisplayOptions quiet{.replay_restored = false};
+    CHECK(run(quiet) == "a:build | a one\n"
+                        "b:build | b one\n"
+                        "b:build | qk: a note\n"
+                        "a:build | a two\n"
+                        "b:build | ✖ failed: exit code 1 after 0.1s\n"
+                        "a:build | ✔ done in 0.2s\n"
+                        "c:build | ✔ restored from the cache\n");
+}
+
+TEST_CASE("output style names are Nx's", "[run][display][output-style]")
+{
+    CHECK(parse_output_style("stream") == OutputStyle::stream);
+    CHECK(parse_output_style("static") == OutputStyle::grouped);
+    CHECK(parse_output_style("dynamic") == OutputStyle::dynamic);
+    CHECK_FALSE(parse_output_style("tui"));
+    CHECK_FALSE(parse_output_style("Stream"));
+}

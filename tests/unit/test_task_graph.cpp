@@ -127,7 +127,16 @@ TEST_CASE("task graph: unknown projects and targets are errors before anything r
           "unknown project \"nonexistent\"; the workspace's projects are: a, b, c");
     CHECK(error_of(tasks(g, {"build"}, {"zz-*"})) == "no project matches \"zz-*\"");
     CHECK(error_of(tasks(g, {"deploy"})) ==
-          "no project has a target named deploy; the workspace's targets are: build, prebuild, test, postbuild");
+          "no project has a target named deploy; the workspace's targets are: build, postbuild, prebuild, test");
+    // A misspelling gets the closest names (edit distance), in every form of the error.
+    CHECK(error_of(tasks(g, {"tset"})) == "no project has a target named tset (did you mean \"test\"?); the "
+                                          "workspace's targets are: build, postbuild, prebuild, test");
+    CHECK(error_of(tasks(g, {"biuld"}, {"c"})) ==
+          "project \"c\" has no target \"biuld\" (did you mean \"build\"?); its targets are: build, test");
+    CHECK(error_of(tasks(g, {"biuld"}, {"a"}, true)) ==
+          "project \"a\" has no target \"biuld\" (did you mean \"build\"?); its targets are: build, prebuild, test");
+    CHECK(error_of(tasks(g, {"build"}, {"aa"})) ==
+          "unknown project \"aa\" (did you mean \"a\"?); the workspace's projects are: a, b, c");
     CHECK(error_of(tasks(g, {"postbuild"}, {"c"})) ==
           "project \"c\" has no target \"postbuild\"; its targets are: build, test");
     CHECK(error_of(tasks(g, {"lint"}, {"a"}, true)) ==

@@ -20,12 +20,30 @@ std::string load_error(const std::string& name)
 
 TEST_CASE("malformed JSON in a workspace file names file:line:column", "[workspace]")
 {
-    CHECK(load_error("malformed/trailing-comma") ==
-          "nx.json:4:3: malformed JSON: expected a property name in double quotes after ',' (trailing commas are not "
-          "allowed), found '}'");
     CHECK(load_error("malformed/missing-comma") ==
           "packages/a/project.json:5:5: malformed JSON: expected ',' or '}' after a property value, found a string");
     CHECK(load_error("malformed/unterminated-comment") == "nx.json:2:3: malformed JSON: unterminated /* comment");
+}
+
+TEST_CASE("configuration files with trailing commas load, as Nx reads them", "[workspace]")
+{
+    // nx.json, project.json and package.json (scripts and "nx") each end arrays and objects with a comma.
+    auto ws = Workspace::load(std::filesystem::path(QK_SOURCE_DIR) / "tests/fixtures/workspaces/trailing-commas");
+    INFO((ws.ok() ? std::string() : ws.error().message));
+    REQUIRE(ws.ok());
+    CHECK(ws->nx().named_inputs.dump() == R"({"a":["{projectRoot}/src/**/*"]})");
+    REQUIRE(ws->projects().size() == 2);
+    const Project& a = ws->projects()[0];
+    CHECK(a.name == "a");
+    CHECK(a.tags == std::vector<std::string>{"x", "y"});
+    REQUIRE(a.targets.size() == 1);
+    CHECK(a.targets[0].name == "build");
+    REQUIRE(a.targets[0].inputs);
+    CHECK(a.targets[0].inputs->dump() == R"(["a"])");
+    const Project& b = ws->projects()[1];
+    CHECK(b.name == "b");
+    CHECK(b.tags == std::vector<std::string>{"npm:public", "z"});  // Nx tags a package not private
+    REQUIRE(b.find_target("test") != nullptr);
 }
 
 TEST_CASE("malformed YAML in pnpm-workspace.yaml names line:column", "[workspace]")
@@ -64,7 +82,12 @@ TEST_CASE("an unknown project or target is an error listing what exists", "[work
     CHECK(p.error().message == "unknown project \"nope\"; the workspace's projects are: a, b, c");
     auto t = ws->target("a", "biuld");
     REQUIRE_FALSE(t.ok());
-    CHECK(t.error().message == "project \"a\" has no target \"biuld\"; its targets are: build, prebuild, test");
+    CHECK(t.error().message ==
+          "project \"a\" has no target \"biuld\" (did you mean \"build\"?); its targets are: build, prebuild, test");
+    auto near = ws->project("bb");
+    REQUIRE_FALSE(near.ok());
+    CHECK(near.error().message ==
+          "unknown project \"bb\" (did you mean \"b\"?); the workspace's projects are: a, b, c");
     auto t2 = ws->target("zz", "build");
     REQUIRE_FALSE(t2.ok());
     CHECK(t2.error().message == "unknown project \"zz\"; the workspace's projects are: a, b, c");

@@ -75,6 +75,30 @@ TEST_CASE("parse_json: canonical text is the same for reformatted, reordered con
     CHECK_FALSE(*a == *b);  // members compared in order
 }
 
+TEST_CASE("parse_json allows one trailing comma only when asked, as Nx reads its configuration", "[workspace]")
+{
+    using qk::workspace::TrailingCommas;
+    auto r = parse_json("{\"a\": [1, 2,], \"b\": {\"c\": 1,}, // after the last one\n}", "f.json",
+                        TrailingCommas::allow);
+    INFO((r.ok() ? std::string() : r.error().message));
+    REQUIRE(r.ok());
+    CHECK(r->dump() == R"({"a":[1,2],"b":{"c":1}})");
+    auto refused = [](std::string_view text) {
+        auto bad = parse_json(text, "f.json", TrailingCommas::allow);
+        return bad.ok() ? std::string() : bad.error().message;
+    };
+    // A comma alone or two in a row are errors in jsonc-parser too.
+    CHECK(refused("[,]") ==
+          "f.json:1:2: malformed JSON: expected a value (an object, array, string, number, true, false or null), "
+          "found ','");
+    CHECK(refused("{,}") == "f.json:1:2: malformed JSON: expected a property name in double quotes or '}', found ','");
+    CHECK(refused("[1,,]") ==
+          "f.json:1:4: malformed JSON: expected a value (an object, array, string, number, true, false or null), "
+          "found ','");
+    CHECK(refused("{\"a\": 1,,}") ==
+          "f.json:1:9: malformed JSON: expected a property name in double quotes or '}' after ',', found ','");
+}
+
 TEST_CASE("parse_json names line:column and what was expected", "[workspace]")
 {
     CHECK(parse_error("{\"a\": 1,}") == "f.json:1:9: malformed JSON: expected a property name in double quotes after "

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "qk/key/cache.hpp"
@@ -13,6 +14,7 @@
 #include "qk/key/session.hpp"
 #include "qk/key/task_history.hpp"
 #include "qk/report/run_report.hpp"
+#include "qk/run/output_style.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/sandbox/sandbox_mode.hpp"
 #include "qk/util/result.hpp"
@@ -49,6 +51,8 @@ struct RunRequest {
     bool dry_run = false;   // print each task's key hash, run nothing
     int output_fd = 1;
     bool is_terminal = false;
+    // --output-style; nullopt (not given): stream, but a restored task's output is not replayed.
+    std::optional<OutputStyle> output_style;
     sandbox::SandboxMode sandbox = sandbox::SandboxMode::off;
     record::RecorderChoice recorder = record::RecorderChoice::automatic;  // QK_RECORDER, --recorder
     std::string sandbox_report;  // --sandbox-report: where to write the findings as JSON

@@ -79,11 +79,16 @@ private:
     std::uint32_t line_ = 0, column_ = 0;
 };
 
-// Parses JSON as Nx reads its configuration: JSON with `//` and `/* */` comments (Nx falls back to
-// jsonc-parser with comments allowed), no trailing commas. A leading BOM is skipped. Errors read
-// "<file>:<line>:<column>: <what was expected>, found <what was there>".
-Result<Json> parse_json(std::string_view text, std::string_view file);
-// Reads and parses `path`; `display` names it in messages (a workspace-relative path).
+// Whether a comma may end an array or object (`[1, 2,]`, `{"a": 1,}`): Nx reads its configuration
+// files with jsonc-parser's allowTrailingComma; what qk itself writes (cache entries, reports) is
+// read strictly, so a file damaged into that shape is not taken for a good one.
+enum class TrailingCommas : std::uint8_t { refuse, allow };
+
+// Parses JSON with `//` and `/* */` comments (as Nx falls back to jsonc-parser). A leading BOM is
+// skipped. Errors read "<file>:<line>:<column>: <what was expected>, found <what was there>".
+Result<Json> parse_json(std::string_view text, std::string_view file, TrailingCommas commas = TrailingCommas::refuse);
+// Reads and parses a configuration file `path` as Nx reads nx.json, project.json and package.json
+// (comments and trailing commas allowed); `display` names it in messages (a workspace-relative path).
 Result<Json> read_json_file(const std::filesystem::path& path, std::string_view display);
 
 }  // namespace qk::workspace

@@ -1,8 +1,9 @@
 // The configuration JSON reader: JSON with comments, as Nx reads nx.json, project.json and package.json
-// (nx/src/utils/json.ts parseJson: JSON.parse, else jsonc-parser with comments allowed and trailing
-// commas refused). simdjson cannot read comments and gives no position for many errors, and a
-// message must say file:line:column and what was expected, so this is a small recursive-descent
-// parser. Columns count characters (UTF-8 code points), from 1.
+// (nx/src/utils/json.ts parseJson: JSON.parse, else jsonc-parser with comments and trailing commas
+// allowed; a comma alone, `[,]`, or two in a row stay errors there and here). simdjson cannot read
+// comments and gives no position for many errors, and a message must say file:line:column and what was
+// expected, so this is a small recursive-descent parser. Columns count characters (UTF-8 code points),
+// from 1.
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -20,7 +21,8 @@ constexpr int kMaxDepth = 512;
 
 class Parser {
 public:
-    Parser(std::string_view text, std::string_view file) : s_(text), file_(file)
+    Parser(std::string_view text, std::string_view file, TrailingCommas commas)
+        : s_(text), file_(file), commas_(commas)
     {
         if (s_.substr(0, 3) == "\xEF\xBB\xBF") {
             pos_ = col_pos_ = 3;
@@ -46,6 +48,7 @@ public:
 private:
     std::string_view s_;
     std::string_view file_;
+    TrailingCommas commas_;
     std::size_t pos_ = 0;
     std::uint32_t line_ = 1;
     std::size_t col_pos_ = 0;  // the offset `col_` was counted to
@@ -205,11 +208,20 @@ private:
             return true;
         }
         for (;;) {
-            if (pos_ >= s_.size() || s_[pos_] != '"')
-                return error(members.empty() ? "expected a property name in double quotes or '}'"
-                                             : "expected a property name in double quotes after ',' "
-                                               "(trailing commas are not allowed)",
+            if (!members.empty() && commas_ == TrailingCommas::allow && pos_ < s_.size() && s_[pos_] == '}') {
+                ++pos_;
+                out = Json::object(std::move(members));
+                return true;
+            }
+            if (pos_ >= s_.size() || s_[pos_] != '"') {
+                if (members.empty())
+                    return error("expected a property name in double quotes or '}'", true);
+                return error(commas_ == TrailingCommas::allow
+                                 ? "expected a property name in double quotes or '}' after ','"
+                                 : "expected a property name in double quotes after ',' (trailing commas are not "
+                                   "allowed)",
                              true);
+            }
             std::string key;
             if (!parse_string(key) || !skip_space())
                 return false;
@@ -254,8 +266,13 @@ private:
             return true;
         }
         for (;;) {
-            if (pos_ < s_.size() && s_[pos_] == ']')
-                return error("expected a value after ',' (trailing commas are not allowed)", true);
+            if (pos_ < s_.size() && s_[pos_] == ']') {
+                if (commas_ == TrailingCommas::refuse)
+                    return error("expected a value after ',' (trailing commas are not allowed)", true);
+                ++pos_;
+                out = Json::array(std::move(items));
+                return true;
+            }
             Json value;
             if (!parse_value(value, depth + 1) || !skip_space())
                 return false;
@@ -420,9 +437,9 @@ private:
 
 }  // namespace
 
-Result<Json> parse_json(std::string_view text, std::string_view file)
+Result<Json> parse_json(std::string_view text, std::string_view file, TrailingCommas commas)
 {
-    return Parser(text, file).parse_document();
+    return Parser(text, file, commas).parse_document();
 }
 
 Result<Json> read_json_file(const std::filesystem::path& path, std::string_view display)
@@ -434,7 +451,7 @@ Result<Json> read_json_file(const std::filesystem::path& path, std::string_view 
     ss << in.rdbuf();
     if (in.bad())
         return sys_error(fmt::format("{}: cannot read", display));
-    return parse_json(ss.str(), display);
+    return parse_json(ss.str(), display, TrailingCommas::allow);
 }
 
 }  // namespace qk::workspace
