@@ -12,6 +12,7 @@
 #include "affected_command.hpp"
 #include "doctor_command.hpp"
 #include "report_check.hpp"
+#include "report_fix.hpp"
 #include "report_command.hpp"
 #include "interrupt.hpp"
 #include "run_command.hpp"
@@ -164,6 +165,11 @@ int main(int argc, char** argv)
                                                      "running nothing; exit 1 while any remain");
     rp_check->add_option("report", check.report, "the --sandbox-report to check")->required()->check(CLI::ExistingFile);
     rp_check->add_flag("--json", check.json, "print the verdict as JSON: per task ok, stillUnexpected, nowCovered");
+    qk::cli::ReportFixOptions fix;
+    CLI::App* rp_fix = rp->add_subcommand("fix", "print the edits to project.json that a --sandbox-report's suggestions "
+                                                 "amount to, as a unified diff; --write applies them");
+    rp_fix->add_option("report", fix.report, "the --sandbox-report")->required()->check(CLI::ExistingFile);
+    rp_fix->add_flag("--write", fix.write, "write the edits, keeping each file's formatting, key order and comments");
 
     if (argc == 1) {
         // No command: what there is to do, rather than "A subcommand is required".
@@ -204,6 +210,10 @@ int main(int argc, char** argv)
             return qk::cli::run_report_merge(report);
         if (rp_html->parsed())
             return qk::cli::run_report_html(report);
+        if (rp_fix->parsed()) {
+            fix.directory = directory;
+            return qk::cli::run_report_fix(fix);
+        }
         if (rp_check->parsed()) {
             check.directory = directory;
             return qk::cli::run_report_check(check);

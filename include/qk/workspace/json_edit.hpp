@@ -1,0 +1,26 @@
+// Edits to a JSON (or JSONC) configuration file's text that keep everything else as written: its
+// formatting, key order and comments (qk report fix). A value's place comes from the parsed Json's
+// line:column; the edit is spliced into the text, never the file written again from the tree.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "qk/util/result.hpp"
+#include "qk/workspace/json.hpp"
+
+namespace qk::workspace {
+
+// `array` (parsed from `text`) with `items` (JSON texts, such as "\"{projectRoot}/x\"") added at its end,
+// on lines of their own in the indentation of its last element when it spans lines, inline otherwise.
+Result<std::string> append_to_array(std::string_view text, const Json& array, const std::vector<std::string>& items);
+
+// `object` (parsed from `text`) with the member `key`: `value` (a JSON text) added as its first member.
+Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key,
+                                  std::string_view value);
+
+// The JSON text of a string.
+std::string json_string(std::string_view s);
+
+}  // namespace qk::workspace

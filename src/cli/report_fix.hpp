@@ -1,0 +1,18 @@
+// qk report fix REPORT.json [--write]: the edits to each target's project.json that a --sandbox-report's
+// suggestions amount to (inputs for what a task read, outputs for what it wrote), printed as a unified diff,
+// or written with --write, keeping each file's formatting, key order and comments.
+#pragma once
+
+#include <string>
+
+namespace qk::cli {
+
+struct ReportFixOptions {
+    std::string report;
+    bool write = false;
+    std::string directory = ".";
+};
+
+int run_report_fix(const ReportFixOptions& options);
+
+}  // namespace qk::cli

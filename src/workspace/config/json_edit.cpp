@@ -1,0 +1,150 @@
+// json_edit (qk/workspace/json_edit.hpp): a parsed value found again in its text by line:column, its
+// closing bracket by scanning past strings and comments, the insertion indented as its neighbours are.
+#include "qk/workspace/json_edit.hpp"
+
+#include <fmt/format.h>
+
+#include "qk/util/json_writer.hpp"
+
+namespace qk::workspace {
+
+namespace {
+
+// The byte offset of line:column (columns count code points, as the parser does).
+Result<std::size_t> offset_of(std::string_view text, std::uint32_t line, std::uint32_t column)
+{
+    std::size_t pos = 0;
+    for (std::uint32_t l = 1; l < line; ++l) {
+        pos = text.find('\n', pos);
+        if (pos == std::string_view::npos)
+            return error(fmt::format("line {} is past the end of the text", line));
+        ++pos;
+    }
+    for (std::uint32_t c = 1; c < column && pos < text.size(); ++c) {
+        ++pos;
+        while (pos < text.size() && (static_cast<unsigned char>(text[pos]) & 0xC0) == 0x80)
+            ++pos;  // a code point's continuation bytes
+    }
+    return pos;
+}
+
+// The offset of the bracket closing the one at `open`, past strings and comments.
+Result<std::size_t> closing(std::string_view text, std::size_t open)
+{
+    int depth = 0;
+    for (std::size_t i = open; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '"') {
+            for (++i; i < text.size() && text[i] != '"'; ++i)
+                if (text[i] == '\\')
+                    ++i;
+        } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+            i = text.find('\n', i);
+            if (i == std::string_view::npos)
+                break;
+        } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+            i = text.find("*/", i + 2);
+            if (i == std::string_view::npos)
+                break;
+            ++i;
+        } else if (c == '[' || c == '{') {
+            ++depth;
+        } else if (c == ']' || c == '}') {
+            if (--depth == 0)
+                return i;
+        }
+    }
+    return error("the value's closing bracket is missing");
+}
+
+// The whitespace that starts the line holding `pos`.
+std::string indent_of(std::string_view text, std::size_t pos)
+{
+    std::size_t start = text.rfind('\n', pos == 0 ? 0 : pos - 1);
+    start = start == std::string_view::npos ? 0 : start + 1;
+    std::size_t end = start;
+    while (end < text.size() && (text[end] == ' ' || text[end] == '\t'))
+        ++end;
+    return std::string(text.substr(start, end - start));
+}
+
+// The last offset before `pos` holding something other than whitespace.
+std::size_t last_before(std::string_view text, std::size_t pos)
+{
+    while (pos > 0 && (text[pos - 1] == ' ' || text[pos - 1] == '\t' || text[pos - 1] == '\n' || text[pos - 1] == '\r'))
+        --pos;
+    return pos - 1;
+}
+
+// The indentation one level deeper than `indent`, in the file's own unit (a tab, else two spaces).
+std::string deeper(const std::string& indent)
+{
+    return indent + (indent.find('\t') != std::string::npos ? "\t" : "  ");
+}
+
+}  // namespace
+
+std::string json_string(std::string_view s)
+{
+    std::string out;
+    JsonWriter::escape(out, s);  // quotes included
+    return out;
+}
+
+Result<std::string> append_to_array(std::string_view text, const Json& array, const std::vector<std::string>& items)
+{
+    if (!array.is_array())
+        return error("not an array");
+    if (items.empty())
+        return std::string(text);
+    QK_TRY(open, offset_of(text, array.line(), array.column()));
+    if (*open >= text.size() || text[*open] != '[')
+        return error(fmt::format("no '[' at line {} column {}", array.line(), array.column()));
+    QK_TRY(close, closing(text, *open));
+    std::string out(text.substr(0, *close));
+    std::size_t last = last_before(text, *close);
+    bool empty = last == *open;
+    bool comma = text[last] == ',';  // a trailing comma, which the configuration files may hold
+    bool multiline = text.substr(*open, *close - *open).find('\n') != std::string_view::npos;
+    std::string added;
+    if (multiline) {
+        std::string indent = empty ? deeper(indent_of(text, *open)) : indent_of(text, last);
+        for (const std::string& item : items)
+            added += (added.empty() && (empty || comma) ? "" : ",") + std::string("\n") + indent + item;
+        if (comma)
+            added += ",";
+        out = std::string(text.substr(0, last + 1)) + added + std::string(text.substr(last + 1));
+        return out;
+    }
+    for (const std::string& item : items)
+        added += (added.empty() && (empty || comma) ? "" : ", ") + item;
+    return std::string(text.substr(0, last + 1)) + (comma && !empty ? " " : "") + added +
+           std::string(text.substr(last + 1));
+}
+
+Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key, std::string_view value)
+{
+    if (!object.is_object())
+        return error("not an object");
+    QK_TRY(open, offset_of(text, object.line(), object.column()));
+    if (*open >= text.size() || text[*open] != '{')
+        return error(fmt::format("no '{{' at line {} column {}", object.line(), object.column()));
+    QK_TRY(close, closing(text, *open));
+    std::size_t last = last_before(text, *close);
+    bool empty = last == *open;
+    std::string member = json_string(key) + ": " + std::string(value);
+    bool multiline = text.substr(*open, *close - *open).find('\n') != std::string_view::npos;
+    std::string inserted;
+    if (multiline) {
+        std::size_t next = *open + 1;
+        while (next < text.size() && (text[next] == ' ' || text[next] == '\t' || text[next] == '\r' || text[next] == '\n'))
+            ++next;
+        std::string indent = empty ? deeper(indent_of(text, *open)) : indent_of(text, next);
+        inserted = "\n" + indent + member + (empty ? "" : ",");
+    } else {
+        inserted = empty ? member : " " + member + ", ";
+    }
+    return std::string(text.substr(0, *open + 1)) + inserted + std::string(text.substr(*open + 1));
+}
+
+}  // namespace qk::workspace
