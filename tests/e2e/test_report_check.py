@@ -5,6 +5,7 @@ a file that is no report."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -88,3 +89,41 @@ def test_a_file_that_is_no_sandbox_report_is_a_clear_error(tmp_path):
     assert "bad.json" in r.stderr and "malformed JSON" in r.stderr, r.stderr
     r = qk(ws, "report", "check", str(tmp_path / "missing.json"))
     assert r.returncode != 0 and "missing.json" in r.stderr
+
+
+def test_fix_prints_the_edits_writes_them_and_then_check_is_ok_and_enforce_passes(tmp_path):
+    ws, report = audited(tmp_path)
+    before = (ws / "packages/app/project.json").read_text()
+    r = qk(ws, "report", "fix", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    diff = r.stdout
+    assert diff.startswith("--- a/packages/app/project.json\n+++ b/packages/app/project.json\n@@ "), diff
+    assert '+      "inputs": ["default", "^default", "{workspaceRoot}/notes.txt"],' in diff, diff
+    assert '+        "{projectRoot}/build.log"' in diff, diff
+    assert (ws / "packages/app/project.json").read_text() == before  # printed, not written
+    # The diff is one git applies as it is.
+    applied = tmp_path / "applied"
+    applied.mkdir()
+    (applied / "packages/app").mkdir(parents=True)
+    (applied / "packages/app/project.json").write_text(before)
+    git = subprocess.run(["git", "apply", "--unsafe-paths", "--directory=.", "-"], input=diff, cwd=applied,
+                         capture_output=True, text=True)
+    assert git.returncode == 0, git.stderr
+
+    r = qk(ws, "report", "fix", str(report), "--write")
+    assert r.returncode == 0 and "qk report fix: wrote packages/app/project.json" in r.stdout, r.stdout + r.stderr
+    written = (ws / "packages/app/project.json").read_text()
+    assert written == (applied / "packages/app/project.json").read_text()
+    doc = json.loads(written)["targets"]["build"]
+    assert doc["inputs"] == ["default", "^default", "{workspaceRoot}/notes.txt"]
+    assert doc["outputs"] == ["{projectRoot}/dist", "{projectRoot}/build.log"]
+    r = check(ws, report)
+    assert r.returncode == 0 and "  app:build: ok\n" in r.stdout, r.stdout + r.stderr
+    # Written once: a second fix finds nothing left to write.
+    r = qk(ws, "report", "fix", str(report))
+    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+
+    # What the audit now passes, enforce passes: the read is in the task's view, the write is kept.
+    r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "packages/app/build.log").read_text() == "log\n"
