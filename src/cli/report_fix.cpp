@@ -55,7 +55,7 @@ std::vector<std::string> current(const workspace::Target& t, const std::string& 
     return out;
 }
 
-Result<std::string> apply(std::string text, const std::string& file, const Addition& a,
+Result<std::string> apply(const std::string& text, const std::string& file, const Addition& a,
                           const workspace::Target& target)
 {
     QK_TRY(doc, workspace::parse_json(text, file, workspace::TrailingCommas::allow));

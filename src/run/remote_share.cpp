@@ -77,14 +77,14 @@ std::optional<RemoteShare::Fetched> RemoteShare::fetch(const key::Hash128& hash,
     return fetch_now(hash, id);
 }
 
-void RemoteShare::prefetch(std::vector<std::pair<key::Hash128, std::string>> wanted)
+void RemoteShare::prefetch(const std::vector<std::pair<key::Hash128, std::string>>& wanted)
 {
     std::lock_guard lock(mutex_);
     if (!policy_.read || stopping_)
         return;
-    for (auto& [hash, id] : wanted)
+    for (const auto& [hash, id] : wanted)
         if (prefetching_.insert(hash.hex()).second)
-            prefetch_queue_.push_back({hash, std::move(id)});
+            prefetch_queue_.push_back({hash, id});
     while (prefetchers_.size() < kPrefetchers && prefetchers_.size() < prefetch_queue_.size())
         prefetchers_.emplace_back([this] { prefetch_loop(); });
 }

@@ -51,7 +51,7 @@ public:
     // Starts fetching `wanted` (a hash and its task's id each) in the background, several at once: a fresh
     // checkout's misses go to the server together rather than one task at a time. fetch() of one of them
     // waits for its transfer instead of starting another.
-    void prefetch(std::vector<std::pair<key::Hash128, std::string>> wanted);
+    void prefetch(const std::vector<std::pair<key::Hash128, std::string>>& wanted);
     // Whether `hash` was handed to prefetch() and not yet taken by fetch().
     bool prefetched(const key::Hash128& hash) const;
     // No more prefetching: transfers under way end, the rest are dropped (fetch() then asks itself).

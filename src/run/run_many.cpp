@@ -307,7 +307,7 @@ void RunMany::prefetch_remote()
             continue;  // keyed by what it read: the read sets choose, locally
         wanted.emplace_back(hash, tasks[i].id);
     }
-    remote_->prefetch(std::move(wanted));
+    remote_->prefetch(wanted);
 }
 
 void RunMany::cancel()

@@ -9,7 +9,7 @@ using namespace qk::workspace;
 
 namespace {
 
-std::string appended(const std::string& text, const std::vector<std::string>& path, std::vector<std::string> items)
+std::string appended(const std::string& text, const std::vector<std::string>& path, const std::vector<std::string>& items)
 {
     auto doc = parse_json(text, "project.json", TrailingCommas::allow);
     REQUIRE(doc);
