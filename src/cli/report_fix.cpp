@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -55,25 +56,46 @@ std::vector<std::string> current(const workspace::Target& t, const std::string& 
     return out;
 }
 
-Result<std::string> apply(const std::string& text, const std::string& file, const Addition& a,
-                          const workspace::Target& target)
+// `value` nested in objects named by `keys`, innermost last: {"targets": {"build": VALUE}}.
+std::string nested(std::span<const std::string> keys, const std::string& value)
+{
+    std::string out = value;
+    for (auto it = keys.rbegin(); it != keys.rend(); ++it)
+        out = "{" + workspace::json_string(*it) + ": " + out + "}";
+    return out;
+}
+
+// The edit of `a` in `text`, at the target object `path` names (["targets", "build"] in a project.json,
+// ["nx", "targets", "build"] in a package.json), making the objects on the way that are missing.
+Result<std::string> apply(const std::string& text, const std::string& file, const std::vector<std::string>& path,
+                          const Addition& a, const workspace::Target& target)
 {
     QK_TRY(doc, workspace::parse_json(text, file, workspace::TrailingCommas::allow));
-    const workspace::Json* targets = doc->find("targets");
-    const workspace::Json* object = targets ? targets->find(a.target) : nullptr;
-    if (!object || !object->is_object())
-        return error(fmt::format("{} has no \"targets\".\"{}\" object to add {} to", file, a.target, a.key));
     std::vector<std::string> items;
     for (const std::string& v : a.values)
         items.push_back(workspace::json_string(v));
-    if (const workspace::Json* list = object->find(a.key); list && list->is_array())
-        return workspace::append_to_array(text, *list, items);
     std::vector<std::string> all = current(target, a.key);
     all.insert(all.end(), items.begin(), items.end());
-    std::string value = "[";
+    std::string list = "[";
     for (std::size_t i = 0; i < all.size(); ++i)
-        value += (i ? ", " : "") + all[i];
-    return workspace::insert_member(text, *object, a.key, value + "]");
+        list += (i ? ", " : "") + all[i];
+    list += "]";
+    const workspace::Json* object = &*doc;
+    for (std::size_t i = 0; i < path.size(); ++i) {
+        const workspace::Json* next = object->find(path[i]);
+        if (!next) {
+            std::span<const std::string> rest(path.begin() + static_cast<std::ptrdiff_t>(i) + 1, path.end());
+            std::string leaf = "{" + workspace::json_string(a.key) + ": " + list + "}";
+            return workspace::insert_member(text, *object, path[i], nested(rest, leaf));
+        }
+        if (!next->is_object())
+            return error(fmt::format("{}:{}:{}: {} is not an object to add {} to", file, next->line(), next->column(),
+                                     path[i], a.key));
+        object = next;
+    }
+    if (const workspace::Json* existing = object->find(a.key); existing && existing->is_array())
+        return workspace::append_to_array(text, *existing, items);
+    return workspace::insert_member(text, *object, a.key, list);
 }
 
 }  // namespace
@@ -102,13 +124,22 @@ int run_report_fix(const ReportFixOptions& options)
                                               printable(fmt::format("{}", fmt::join(s.values, ", ")))));
                 continue;
             }
-            if (project->project_json.empty()) {
-                by_hand.push_back(fmt::format("{}: \"{}\": {} (it has no project.json: add it to its package.json's "
-                                              "\"nx\")",
-                                              printable(t.task), s.declare, printable(fmt::format("{}", fmt::join(s.values, ", ")))));
+            // The file that defines the target: its project.json, else its package.json ("nx", beside the
+            // script the target comes from).
+            auto defines = [&](const std::string& file) {
+                return !file.empty() &&
+                       std::find(target->defined_in.begin(), target->defined_in.end(), file) != target->defined_in.end();
+            };
+            std::string file = defines(project->project_json) ? project->project_json
+                               : defines(project->package_json) ? project->package_json
+                               : project->project_json;
+            if (file.empty()) {
+                by_hand.push_back(fmt::format("{}: \"{}\": {} (no file of its project defines the target)",
+                                              printable(t.task), s.declare,
+                                              printable(fmt::format("{}", fmt::join(s.values, ", ")))));
                 continue;
             }
-            std::vector<Addition>& adds = by_file[project->project_json];
+            std::vector<Addition>& adds = by_file[file];
             auto it = std::find_if(adds.begin(), adds.end(),
                                    [&](const Addition& a) { return a.target == target->name && a.key == s.declare; });
             if (it == adds.end())
@@ -117,7 +148,7 @@ int run_report_fix(const ReportFixOptions& options)
                 if (!holds(s.declare == "inputs" ? target->inputs : target->outputs, v) &&
                     std::find(it->values.begin(), it->values.end(), v) == it->values.end())
                     it->values.push_back(v);
-            targets[project->project_json + "\n" + target->name] = target;
+            targets[file + "\n" + target->name] = target;
         }
     }
     std::string out;
@@ -130,7 +161,10 @@ int run_report_fix(const ReportFixOptions& options)
         for (const Addition& a : adds) {
             if (a.values.empty())
                 continue;
-            auto edited = apply(text, file, a, *targets.at(file + "\n" + a.target));
+            std::vector<std::string> path{"targets", a.target};
+            if (file.ends_with("package.json"))
+                path.insert(path.begin(), "nx");
+            auto edited = apply(text, file, path, a, *targets.at(file + "\n" + a.target));
             if (!edited) {
                 by_hand.push_back(fmt::format("{}: {}", printable(file), printable(edited.error().message)));
                 continue;

@@ -1,6 +1,7 @@
-// qk report fix REPORT.json [--write]: the edits to each target's project.json that a --sandbox-report's
-// suggestions amount to (inputs for what a task read, outputs for what it wrote), printed as a unified diff,
-// or written with --write, keeping each file's formatting, key order and comments.
+// qk report fix REPORT.json [--write]: the edits to the file defining each target (its project.json, or its
+// package.json's "nx" beside the script) that a --sandbox-report's suggestions amount to (inputs for what a
+// task read, outputs for what it wrote), printed as a unified diff, or written with --write, keeping each
+// file's formatting, key order and comments.
 #pragma once
 
 #include <string>

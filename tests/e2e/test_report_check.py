@@ -127,3 +127,29 @@ def test_fix_prints_the_edits_writes_them_and_then_check_is_ok_and_enforce_passe
     r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (ws / "packages/app/build.log").read_text() == "log\n"
+
+
+def test_fix_writes_a_script_targets_declarations_into_its_package_json(tmp_path):
+    # A pnpm package whose target is its package.json script: the declarations go beside it, in "nx".
+    ws = tmp_path / "ws"
+    (ws / "packages/app").mkdir(parents=True)
+    (ws / "nx.json").write_text('{\n  "namedInputs": {"default": ["{projectRoot}/**/*"]}\n}\n')
+    (ws / "pnpm-workspace.yaml").write_text("packages:\n  - 'packages/*'\n")
+    (ws / "package.json").write_text('{"name": "root", "private": true}\n')
+    (ws / "notes.txt").write_text("notes\n")
+    manifest = '{\n  "name": "app",\n  // scripts run from the package\n  "scripts": {\n    "build": "cat ../../notes.txt > out.txt"\n  }\n}\n'
+    (ws / "packages/app/package.json").write_text(manifest.replace("  // scripts run from the package\n", ""))
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", "--sandbox-report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = json.loads(report.read_text())["tasks"]["app:build"]["findings"]
+    assert found == {"readsOutsideInputs": ["notes.txt"], "strayWrites": ["packages/app/out.txt"]}, found
+
+    r = qk(ws, "report", "fix", str(report), "--write")
+    assert r.returncode == 0 and "wrote packages/app/package.json" in r.stdout, r.stdout + r.stderr
+    doc = json.loads((ws / "packages/app/package.json").read_text())
+    assert doc["scripts"] == {"build": "cat ../../notes.txt > out.txt"}  # left as it was
+    assert doc["nx"] == {"targets": {"build": {
+        "inputs": ["default", "^default", "{workspaceRoot}/notes.txt"], "outputs": ["{projectRoot}/out.txt"]}}}
+    r = check(ws, report)
+    assert r.returncode == 0, r.stdout + r.stderr
