@@ -247,5 +247,8 @@ def test_an_opened_row_lists_each_path_under_its_kind_and_the_fix_to_paste(page)
         # The copy button copies, or selects the snippet where the page may not write the clipboard.
         button = detail.find_element(By.CSS_SELECTOR, ".snippet button.copy")
         button.click()
+        # The clipboard answers through a promise: the label changes when it has, not at the click.
+        from selenium.webdriver.support.ui import WebDriverWait
+        WebDriverWait(driver, 20).until(lambda d: button.text != "Copy")
         assert button.text in ("Copied", "Selected: Ctrl+C"), button.text
         assert driver.execute_script("return document.documentElement.dataset.ready") == "true"
