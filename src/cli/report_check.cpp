@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -69,16 +72,41 @@ Status check_group(key::Session& s, const std::vector<Wanted>& group, const std:
         if (auto k = s.keys().key(i); !k)
             return k.error();
     const std::string root = s.workspace().root().string();
-    for (const Wanted& w : group) {
-        auto i = s.tasks().index(w.id);
-        if (!i) {
-            out.push_back({w.id, "not among the tasks its project and target plan today", {}});
-            continue;
+    // Each task's rules and verdict are its own (as a run builds them for tasks running at once): on
+    // every core, each result in its task's place.
+    std::vector<std::optional<Result<Checked>>> results(group.size());
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t k; (k = next.fetch_add(1)) < group.size();) {
+            const Wanted& w = group[k];
+            auto i = s.tasks().index(w.id);
+            if (!i) {
+                results[k] = Checked{w.id, "not among the tasks its project and target plan today", {}};
+                continue;
+            }
+            const workspace::Task& t = s.tasks().tasks()[*i];
+            auto scratch = run::resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target);
+            if (!scratch) {
+                results[k] = scratch.error();
+                continue;
+            }
+            auto rules = sandbox::task_rules(s, *i, *scratch);
+            if (!rules)
+                results[k] = rules.error();
+            else
+                results[k] = Checked{w.id, "", audit::rejudge(w.task->findings, *rules, root)};
         }
-        const workspace::Task& t = s.tasks().tasks()[*i];
-        QK_TRY(scratch, run::resolve_scratch(s.workspace(), s.workspace().projects()[t.project], *t.target));
-        QK_TRY(rules, sandbox::task_rules(s, *i, *scratch));
-        out.push_back({w.id, "", audit::rejudge(w.task->findings, *rules, root)});
+    };
+    std::vector<std::thread> threads;
+    for (unsigned n = std::max(1u, std::thread::hardware_concurrency()); threads.size() + 1 < n;)
+        threads.emplace_back(work);
+    work();
+    for (std::thread& th : threads)
+        th.join();
+    for (auto& r : results) {
+        if (!*r)
+            return r->error();
+        out.push_back(std::move(**r));
     }
     return {};
 }
