@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <span>
 
 #include <fmt/format.h>
@@ -98,6 +99,43 @@ Result<std::string> apply(const std::string& text, const std::string& file, cons
     return workspace::insert_member(text, *object, a.key, list);
 }
 
+constexpr const char* kShared = "sharedGlobals";
+// A file this many tasks need goes once into nx.json's namedInputs.sharedGlobals (where their inputs
+// reach it), rather than into each target.
+constexpr std::size_t kSharedTasks = 3;
+
+// Whether `inputs` (a target's, or a named input's entries) reach the named input `name` through the
+// project's named inputs, as Nx expands them (a "^" entry is the dependencies', not the task's own).
+bool reaches(const workspace::Json& inputs, const workspace::Json& named, std::string_view name, int depth = 0)
+{
+    if (!inputs.is_array() || depth > 16)
+        return false;
+    for (const workspace::Json& item : inputs.as_array()) {
+        if (!item.is_string())
+            continue;
+        const std::string& entry = item.as_string();
+        if (entry == name)
+            return true;
+        if (const workspace::Json* def = named.find(entry); def && reaches(*def, named, name, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+// Whether the task's own inputs take nx.json's sharedGlobals: declared there as an array, not redefined
+// by the project, and reached from the target's inputs (or Nx's default ones).
+bool takes_shared_globals(const workspace::Workspace& ws, const workspace::Project& project,
+                          const workspace::Target& target)
+{
+    const workspace::Json* shared = ws.nx().named_inputs.find(kShared);
+    if (!shared || !shared->is_array() || (project.named_inputs.is_object() && project.named_inputs.find(kShared)))
+        return false;
+    workspace::Json named = ws.named_inputs_for(project);
+    if (target.inputs)
+        return reaches(*target.inputs, named, kShared);
+    return reaches(workspace::Json::array({workspace::Json::string("default")}), named, kShared);
+}
+
 }  // namespace
 
 int run_report_fix(const ReportFixOptions& options)
@@ -108,6 +146,28 @@ int run_report_fix(const ReportFixOptions& options)
     std::map<std::string, std::vector<Addition>> by_file;  // project.json -> additions, in task order
     std::map<std::string, const workspace::Target*> targets;  // file + target -> the merged target
     std::vector<std::string> by_hand;
+    // The workspace files many tasks need, counted over the tasks whose inputs take sharedGlobals.
+    std::map<std::string, std::size_t> wanted_by;
+    for (const audit::TaskAudit& t : found.tasks) {
+        auto address = t.given_suggestions ? workspace::parse_task_address(t.task, ws, "")
+                                           : Result<workspace::TaskAddress>(error("no suggestions"));
+        const workspace::Project* project = address ? ws.find_project(address->project) : nullptr;
+        const workspace::Target* target = project ? project->find_target(address->target) : nullptr;
+        if (!target || !takes_shared_globals(ws, *project, *target))
+            continue;
+        std::set<std::string> mine;
+        for (const audit::Suggestion& s : *t.given_suggestions)
+            if (s.declare == "inputs")
+                for (const std::string& v : s.values)
+                    if (v.starts_with("{workspaceRoot}/") && !holds(target->inputs, v))
+                        mine.insert(v);
+        for (const std::string& v : mine)
+            ++wanted_by[v];
+    }
+    std::vector<std::string> shared;
+    for (const auto& [value, tasks] : wanted_by)
+        if (tasks >= kSharedTasks && !holds(*ws.nx().named_inputs.find(kShared), value))
+            shared.push_back(value);
     for (const audit::TaskAudit& t : found.tasks) {
         if (!t.given_suggestions || t.given_suggestions->empty())
             continue;
@@ -144,14 +204,42 @@ int run_report_fix(const ReportFixOptions& options)
                                    [&](const Addition& a) { return a.target == target->name && a.key == s.declare; });
             if (it == adds.end())
                 it = adds.insert(adds.end(), {target->name, s.declare, {}});
+            bool via_shared = s.declare == "inputs" && takes_shared_globals(ws, *project, *target);
             for (const std::string& v : s.values)
-                if (!holds(s.declare == "inputs" ? target->inputs : target->outputs, v) &&
+                if (!(via_shared && std::find(shared.begin(), shared.end(), v) != shared.end()) &&
+                    !holds(s.declare == "inputs" ? target->inputs : target->outputs, v) &&
                     std::find(it->values.begin(), it->values.end(), v) == it->values.end())
                     it->values.push_back(v);
             targets[file + "\n" + target->name] = target;
         }
     }
     std::string out;
+    if (!shared.empty()) {
+        const std::string file = ws.files().nx_json;
+        const std::string path = (root / file).string();
+        auto before = read_file(path);
+        if (!before)
+            throw FatalError(before.error());
+        auto doc = workspace::parse_json(*before, file, workspace::TrailingCommas::allow);
+        const workspace::Json* named = doc ? doc->find("namedInputs") : nullptr;
+        const workspace::Json* list = named ? named->find(kShared) : nullptr;
+        std::vector<std::string> items;
+        for (const std::string& v : shared)
+            items.push_back(workspace::json_string(v));
+        auto edited = list ? workspace::append_to_array(*before, *list, items)
+                           : Result<std::string>(error("nx.json's namedInputs.sharedGlobals comes from the file it extends"));
+        if (!edited) {
+            by_hand.push_back(fmt::format("{}: add {} to namedInputs.{}: {}", file,
+                                          printable(fmt::format("{}", fmt::join(shared, ", "))), kShared,
+                                          printable(edited.error().message)));
+        } else if (options.write) {
+            if (auto st = write_file_atomically(path, *edited); !st)
+                throw FatalError(st.error());
+            out += fmt::format("qk report fix: wrote {}\n", printable(file));
+        } else {
+            out += unified_diff(*before, *edited, file);
+        }
+    }
     for (const auto& [file, adds] : by_file) {
         const std::string path = (root / file).string();
         auto before = read_file(path);

@@ -153,3 +153,36 @@ def test_fix_writes_a_script_targets_declarations_into_its_package_json(tmp_path
         "inputs": ["default", "^default", "{workspaceRoot}/notes.txt"], "outputs": ["{projectRoot}/out.txt"]}}}
     r = check(ws, report)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_fix_puts_a_file_many_tasks_need_once_into_shared_globals(tmp_path):
+    def reader(name: str, **more) -> dict:
+        return {"root": f"packages/{name}", "targets": {"build": {
+            "command": f"mkdir -p packages/{name}/dist && cat shared.txt > packages/{name}/dist/out.txt",
+            "outputs": ["{projectRoot}/dist"], **more}}}
+
+    nx = {"namedInputs": {"default": ["{projectRoot}/**/*", "sharedGlobals"], "sharedGlobals": []}}
+    projects = {n: reader(n) for n in ("a", "b", "c")}
+    projects["d"] = reader("d", inputs=["{projectRoot}/**/*"])  # its inputs do not take sharedGlobals
+    ws = make_workspace(tmp_path / "ws", projects, {"shared.txt": "shared\n", ".gitignore": "dist/\n"}, nx=nx)
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", "--sandbox-report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    tasks = json.loads(report.read_text())["tasks"]
+    assert all(tasks[f"{n}:build"]["findings"] == {"readsOutsideInputs": ["shared.txt"]} for n in "abcd"), tasks
+
+    untouched = {n: (ws / f"packages/{n}/project.json").read_text() for n in "abc"}
+    r = qk(ws, "report", "fix", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "--- a/nx.json\n" in r.stdout and '+    "sharedGlobals": ["{workspaceRoot}/shared.txt"]' in r.stdout, r.stdout
+    assert "--- a/packages/d/project.json\n" in r.stdout, r.stdout
+    assert "packages/a/project.json" not in r.stdout, r.stdout
+
+    r = qk(ws, "report", "fix", str(report), "--write")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads((ws / "nx.json").read_text())["namedInputs"]["sharedGlobals"] == ["{workspaceRoot}/shared.txt"]
+    assert {n: (ws / f"packages/{n}/project.json").read_text() for n in "abc"} == untouched
+    assert json.loads((ws / "packages/d/project.json").read_text())["targets"]["build"]["inputs"] == [
+        "{projectRoot}/**/*", "{workspaceRoot}/shared.txt"]
+    r = check(ws, report)
+    assert r.returncode == 0, r.stdout + r.stderr
