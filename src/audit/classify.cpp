@@ -77,6 +77,15 @@ private:
         }
         // Enforce allows what it writes in .git: listed apart, and counted once at the end.
         (v.allowed() ? out_.git_writes : out_.stray_writes).emplace_back(*rules_.relative(path));
+        name_process(path);
+    }
+
+    // The process behind a finding's access, and the chain up to the task's command.
+    void name_process(const std::string& path)
+    {
+        if (pid_t pid = rec_.first_pid(path))
+            if (auto chain = rec_.command_chain(pid); !chain.empty())
+                out_.processes.emplace(std::string(*rules_.relative(path)), std::move(chain));
     }
 
     std::string package_name(const rules::Verdict& v) const { return rules_.package_name(v.package); }
@@ -94,6 +103,8 @@ private:
                 if (rules_.read(*spelled).declared())
                     return;
         std::string rel(*rules_.relative(path));
+        if (v.finding != rules::Finding::unkeyed_package && v.finding != rules::Finding::hoisted_package)
+            name_process(path);
         switch (v.finding) {
         case rules::Finding::none:
         case rules::Finding::stray_write: break;

@@ -1,16 +1,51 @@
 #include "qk/record/recording.hpp"
 
 #include <algorithm>
+#include <set>
 
 namespace qk::record {
 
-void Recording::add(std::string_view path, std::uint16_t access)
+void Recording::add(std::string_view path, std::uint16_t access, pid_t pid)
 {
+    constexpr std::uint16_t kDoing = kRead | kWrite | kCreate | kRemove;
+    std::uint16_t before = 0;
     auto it = paths_.find(path);  // no allocation for a path seen before, as most are
-    if (it == paths_.end())
+    if (it == paths_.end()) {
         paths_.emplace(std::string(path), access);
-    else
+    } else {
+        before = it->second;
         it->second |= access;
+    }
+    if (pid && (access & kDoing) && !(before & kDoing))
+        first_pid_.emplace(std::string(path), pid);
+}
+
+pid_t Recording::first_pid(std::string_view path) const
+{
+    auto it = first_pid_.find(path);
+    return it == first_pid_.end() ? 0 : it->second;
+}
+
+std::vector<std::string> Recording::command_chain(pid_t pid) const
+{
+    constexpr std::size_t kMaxDepth = 16, kMaxLine = 300;
+    std::vector<std::string> chain;
+    std::set<pid_t> seen;
+    while (pid && seen.insert(pid).second && chain.size() < kMaxDepth) {
+        auto it = processes_.find(pid);
+        if (it == processes_.end())
+            break;
+        if (!it->second.argv.empty()) {
+            std::string line;
+            for (const std::string& arg : it->second.argv)
+                line += (line.empty() ? "" : " ") + arg;
+            if (line.size() > kMaxLine)
+                line = line.substr(0, kMaxLine) + "...";
+            chain.push_back(std::move(line));
+        }
+        pid = it->second.ppid;
+    }
+    return chain;
 }
 
 void Recording::add_rename(std::string from, std::string to) { renames_.emplace(std::move(from), std::move(to)); }
@@ -43,6 +78,7 @@ void Recording::merge(const Recording& other)
     aliases_.insert(other.aliases_.begin(), other.aliases_.end());  // the first spelling seen wins, as in add_alias
     for (const auto& [pid, process] : other.processes_)
         processes_.insert_or_assign(pid, process);
+    first_pid_.insert(other.first_pid_.begin(), other.first_pid_.end());  // the first command's wins
     for (const auto& reason : other.incomplete_)
         mark_incomplete(reason);
     lost_events_ += other.lost_events_;

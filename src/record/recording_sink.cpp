@@ -135,7 +135,7 @@ void RecordingSink::on_open(const FsOp& op)
         access |= kWrite;
     if (op.created)
         access |= kCreate;
-    out_.add(path, access);
+    out_.add(path, access, op.pid);
 }
 
 void RecordingSink::on_fs(const FsOp& op)
@@ -172,21 +172,21 @@ void RecordingSink::on_fs(const FsOp& op)
     case FsOpKind::unlink:
     case FsOpKind::rmdir:
         if (resolve(op.a, false, a))
-            out_.add(a, kRemove);
+            out_.add(a, kRemove, op.pid);
         break;
     case FsOpKind::mkdir:
         if (resolve(op.a, false, a))
-            out_.add(a, kCreate);
+            out_.add(a, kCreate, op.pid);
         break;
     case FsOpKind::link:
         // The source is neither read nor written: only a new name for it appears.
         if (resolve(op.b, false, b))
-            out_.add(b, kCreate);
+            out_.add(b, kCreate, op.pid);
         break;
     case FsOpKind::symlink:
     case FsOpKind::mknod:  // a regular file (or a FIFO, a device node): a new name all the same
         if (resolve(op.a, false, a))
-            out_.add(a, kCreate);
+            out_.add(a, kCreate, op.pid);
         break;
     case FsOpKind::remap:
         out_.mark_incomplete(fmt::format("process {} called {}: from then on its paths may name files through "
@@ -195,9 +195,9 @@ void RecordingSink::on_fs(const FsOp& op)
         break;
     case FsOpKind::truncate:
         if (!op.resolved.empty()) {
-            out_.add(op.resolved, kWrite);
+            out_.add(op.resolved, kWrite, op.pid);
         } else if (resolve(op.a, true, a)) {
-            out_.add(a, kWrite);
+            out_.add(a, kWrite, op.pid);
         }
         break;
     case FsOpKind::chdir:
@@ -235,7 +235,7 @@ void RecordingSink::on_exec(const ProcExec& exec)
         out_.mark_incomplete(too_long_reason());
         return;
     }
-    out_.add(path, kRead);
+    out_.add(path, kRead, exec.pid);
 }
 
 void RecordingSink::on_exit(const ProcExit& exit)

@@ -288,6 +288,9 @@ private:
         }
         if (element f; o["findings"].get(f) == simdjson::SUCCESS)
             findings(f, where + "/findings", t.findings);
+        if (element procs; o["processes"].get(procs) == simdjson::SUCCESS)
+            for (auto [path, chain] : as_object(procs, where + "/processes"))
+                t.findings.processes.emplace(std::string(path), strings(chain, where + "/processes"));
         std::vector<audit::Suggestion> given;
         if (element s; o["suggestions"].get(s) == simdjson::SUCCESS) {
             std::size_t i = 0;

@@ -182,6 +182,12 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
     // A task that did not run under the sandbox has nothing to report, not "nothing found".
     if (t.status == TaskStatus::audited || t.status == TaskStatus::enforced) {
         findings(w, t.findings);
+        if (!t.findings.processes.empty()) {
+            w.key("processes").begin_object();
+            for (const auto& [path, chain] : t.findings.processes)
+                w.key(path).strings(chain);
+            w.end_object();
+        }
         std::vector<audit::Suggestion> made;
         const auto& suggestions = t.given_suggestions ? *t.given_suggestions : (made = audit::suggest(t));
         if (!suggestions.empty()) {

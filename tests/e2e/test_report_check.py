@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import qk_harness as h
 from audit_workspace import make_workspace, qk
 
 pytestmark = pytest.mark.privileged  # the report comes from a real audited run
@@ -186,3 +187,17 @@ def test_fix_puts_a_file_many_tasks_need_once_into_shared_globals(tmp_path):
         "{projectRoot}/**/*", "{workspaceRoot}/shared.txt"]
     r = check(ws, report)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("recorder", h.RECORDERS)
+def test_the_report_names_the_process_behind_each_finding(recorder, tmp_path):
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": {"build": dict(BUILD)}}},
+                        {"notes.txt": "notes\n", ".gitignore": "dist/\n"})
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", "--sandbox-report", str(report), recorder=recorder)
+    assert r.returncode == 0, r.stdout + r.stderr
+    procs = json.loads(report.read_text())["tasks"]["app:build"]["processes"]
+    shell = "/bin/sh -c " + BUILD["command"]
+    # cat read notes.txt, started by the task's command; the shell itself wrote build.log (echo).
+    assert procs["notes.txt"] == ["cat notes.txt", shell], procs
+    assert procs["packages/app/build.log"] == [shell], procs

@@ -236,9 +236,13 @@ def test_an_opened_row_lists_each_path_under_its_kind_and_the_fix_to_paste(page)
                                 "1 written outside its outputs strayWrites"], headings
         findings = detail.find_elements(By.CSS_SELECTOR, "li.finding")
         assert [f.find_element(By.CSS_SELECTOR, "code.path").text for f in findings] == ["tools/config.txt", "stray.txt"]
-        # Each finding keeps its place for the process behind it, empty until reports hold it.
+        # Each finding names the process behind it, as the report holds it: its command, then its parents'.
+        procs = doc["tasks"]["d:build"].get("processes", {})
+        assert procs.get("tools/config.txt"), doc["tasks"]["d:build"]
         slots = [f.find_element(By.CSS_SELECTOR, "[data-slot=process]") for f in findings]
-        assert [s.get_attribute("textContent") for s in slots] == ["", ""]
+        want = ["".join(("by " if i == 0 else "\u2190 ") + cmd for i, cmd in enumerate(procs.get(p, [])))
+                for p in ("tools/config.txt", "stray.txt")]
+        assert [s.get_attribute("textContent") for s in slots] == want
         snippets = [e.text for e in detail.find_elements(By.CSS_SELECTOR, ".snippet pre")]
         assert snippets == ['"inputs": ["{workspaceRoot}/tools/config.txt"],\n"outputs": ["{workspaceRoot}/stray.txt"]',
                             '"qk:ultracache": {"ignoreReads": ["{workspaceRoot}/tools/config.txt"]}'], snippets

@@ -129,6 +129,52 @@ TEST_CASE("processes: fork, exec, exit codes and signals", "[record][sink]")
     CHECK(paths_with(rec, kRead).size() == 1);  // /bin/true, wherever it resolves to
 }
 
+TEST_CASE("the process behind an access: the first that read or wrote it, and its chain of commands",
+          "[record][sink]")
+{
+    Recording rec;
+    RecordingSink sink(rec);
+    ProcExec shell;
+    shell.pid = 100;
+    shell.file = PathArg{"/", "/bin/sh"};
+    shell.argv = {"/bin/sh", "-c", "cat notes.txt > out.txt"};
+    sink.on_exec(shell);
+    sink.on_fork(ProcFork{100, 101});  // a subshell that never execs: not in the chain
+    sink.on_fork(ProcFork{101, 102});
+    ProcExec cat;
+    cat.pid = 102;
+    cat.file = PathArg{"/", "/bin/cat"};
+    cat.argv = {"cat", "notes.txt"};
+    sink.on_exec(cat);
+    auto probe = open_op("/w/notes.txt", O_RDONLY, -ENOENT);  // a probe is no access: not the one named
+    probe.pid = 100;
+    probe.a = PathArg{"/w", "notes.txt"};
+    sink.on_fs(probe);
+    auto read = open_op("/w/notes.txt", O_RDONLY);
+    read.pid = 102;
+    sink.on_fs(read);
+    auto again = open_op("/w/notes.txt", O_RDONLY);
+    again.pid = 100;  // later readers do not replace the first
+    sink.on_fs(again);
+    auto write = open_op("/w/out.txt", O_WRONLY | O_CREAT);
+    write.pid = 101;
+    sink.on_fs(write);
+
+    CHECK(rec.first_pid("/w/notes.txt") == 102);
+    CHECK(rec.command_chain(102) == Paths{"cat notes.txt", "/bin/sh -c cat notes.txt > out.txt"});
+    CHECK(rec.command_chain(rec.first_pid("/w/out.txt")) == Paths{"/bin/sh -c cat notes.txt > out.txt"});
+    CHECK(rec.first_pid("/w/elsewhere") == 0);
+    CHECK(rec.command_chain(0).empty());
+
+    // A task's commands recorded apart and merged: the first command's process stays the one named.
+    Recording later;
+    later.add("/w/notes.txt", kRead, 7);
+    later.add("/w/new.txt", kWrite, 7);
+    rec.merge(later);
+    CHECK(rec.first_pid("/w/notes.txt") == 102);
+    CHECK(rec.first_pid("/w/new.txt") == 7);
+}
+
 TEST_CASE("a path too long to hold makes the recording incomplete, never wrong", "[record][sink]")
 {
     Recording rec;

@@ -51,6 +51,10 @@ struct TaskFindings {
     // refusedCalls: system calls refused outright, by name (io_uring_setup: enforce refuses io_uring).
     std::vector<std::string> refused_calls;
 
+    // For a path in the lists above: the process that made the access (its command line), then its
+    // parents' up to the task's command, when the recorder saw them (report's "processes"). Not a kind.
+    std::map<std::string, std::vector<std::string>> processes;
+
     // Each list sorted and unique.
     void normalise();
     bool empty() const;

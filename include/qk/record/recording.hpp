@@ -57,7 +57,14 @@ class Recording {
 public:
     using PathMap = StringMap<std::uint16_t>;
 
-    void add(std::string_view path, std::uint16_t access);
+    // `pid`, when given, is the process that made the access: the first that reads, writes, creates or
+    // removes a path is kept, to name it beside a finding.
+    void add(std::string_view path, std::uint16_t access, pid_t pid = 0);
+    // The process that first read, wrote, created or removed `path`; 0 when not known.
+    pid_t first_pid(std::string_view path) const;
+    // `pid`'s command line, then each parent's up to the first process recorded (those that never
+    // exec'd left out): what made an access, and from which of the task's commands.
+    std::vector<std::string> command_chain(pid_t pid) const;
     void add_rename(std::string from, std::string to);
     // A path as the command spelled it (through a symlink) that resolves to `canonical`.
     void add_alias(std::string spelled, std::string canonical);
@@ -94,6 +101,7 @@ private:
     std::set<std::pair<std::string, std::string>> renames_;
     std::map<std::string, std::string, std::less<>> aliases_;
     std::map<pid_t, Process> processes_;
+    StringMap<pid_t> first_pid_;
     std::vector<std::string> incomplete_;
     std::set<std::string> refused_calls_;
     std::uint64_t lost_events_ = 0;
