@@ -71,7 +71,12 @@ def test_spec_example_summary_and_report(recorder, tmp_path):
                               {"finding": "readsOutsideInputs", "declare": "inputs",
                                "values": ["{projectRoot}/other/notes.txt"],
                                "orIgnoreReads": ["{projectRoot}/other/notes.txt"]},
-                              {"finding": "strayWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]}]},
+                              {"finding": "strayWrites", "declare": "outputs", "values": ["{projectRoot}/stray.txt"]}],
+                          # beyond it too: the process behind each finding, then the task's command
+                          "processes": {
+                              path: ["cat src/main.txt other/notes.txt .env", "/bin/sh -c " + SPEC_BUILD["command"]]
+                              for path in ("other/notes.txt", ".env")
+                          } | {"stray.txt": ["/bin/sh -c " + SPEC_BUILD["command"]]}},
             "app:clean": {"status": "audited", "findings": {}},
         },
         "readByMany": [],
