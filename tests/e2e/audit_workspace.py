@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -54,7 +55,30 @@ def qk(ws: Path, *args: str, recorder: str | None = None, env: dict | None = Non
     if recorder:
         e["QK_RECORDER"] = recorder
     e.update(env or {})
-    return subprocess.run([str(QK), *args], cwd=ws, capture_output=True, text=True, timeout=timeout, env=e)
+    proc = subprocess.Popen([str(QK), *args], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=e)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        # A run that hangs says where before it is killed: qk's threads' stacks and every process still
+        # around it, for a hang that shows only under load.
+        where = hang_report(proc.pid)
+        proc.kill()
+        out, err = proc.communicate()
+        raise AssertionError(f"qk {' '.join(args)} did not end within {timeout} s\n{where}\n"
+                             f"stdout:\n{out[-4000:]}\nstderr:\n{err[-4000:]}") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def hang_report(pid: int) -> str:
+    """The stacks of a hung qk's threads (gdb) and the processes of the machine with what they wait in."""
+    parts = []
+    gdb = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"], capture_output=True,
+                         text=True, timeout=60) if shutil.which("gdb") else None
+    parts.append("gdb: " + (gdb.stdout[-12000:] if gdb else "not installed"))
+    ps = subprocess.run(["ps", "-eo", "pid,ppid,stat,wchan:32,args"], capture_output=True, text=True, timeout=30)
+    parts.append("ps:\n" + ps.stdout[-8000:])
+    return "\n".join(parts)
 
 
 def audit_text(stdout: str) -> str:
