@@ -9,33 +9,41 @@ using namespace qk::workspace;
 
 namespace {
 
-std::string appended(const std::string& text, const std::vector<std::string>& path, const std::vector<std::string>& items)
+// The value `path` names in `text` parsed, for an edit of it (the document is kept alive by the caller).
+const Json& walk(const Json& doc, const std::vector<std::string>& path)
 {
-    auto doc = parse_json(text, "project.json", TrailingCommas::allow);
-    REQUIRE(doc);
-    const Json* at = &*doc;
+    const Json* at = &doc;
     for (const std::string& key : path)
         at = at->find(key);
     REQUIRE(at);
-    auto out = append_to_array(text, *at, items);
+    return *at;
+}
+
+Json parsed(const std::string& text)
+{
+    auto doc = parse_json(text, "project.json", TrailingCommas::allow);
+    REQUIRE(doc);
+    return std::move(*doc);
+}
+
+std::string still_json(qk::Result<std::string> out)
+{
     REQUIRE(out);
-    REQUIRE(parse_json(*out, "project.json", TrailingCommas::allow));  // still JSON
+    REQUIRE(parse_json(*out, "project.json", TrailingCommas::allow));
     return *out;
+}
+
+std::string appended(const std::string& text, const std::vector<std::string>& path, const std::vector<std::string>& items)
+{
+    Json doc = parsed(text);
+    return still_json(append_to_array(text, walk(doc, path), items));
 }
 
 std::string inserted(const std::string& text, const std::vector<std::string>& path, const std::string& key,
                      const std::string& value)
 {
-    auto doc = parse_json(text, "project.json", TrailingCommas::allow);
-    REQUIRE(doc);
-    const Json* at = &*doc;
-    for (const std::string& k : path)
-        at = at->find(k);
-    REQUIRE(at);
-    auto out = insert_member(text, *at, key, value);
-    REQUIRE(out);
-    REQUIRE(parse_json(*out, "project.json", TrailingCommas::allow));
-    return *out;
+    Json doc = parsed(text);
+    return still_json(insert_member(text, walk(doc, path), key, value));
 }
 
 }  // namespace
