@@ -61,7 +61,8 @@ std::vector<std::string> current_environment()
 {
     std::vector<std::string> out;
     for (char** e = environ; e && *e; ++e)
-        out.emplace_back(*e);
+        if (!std::string_view(*e).starts_with("QK_REMOTE_CACHE_"))
+            out.emplace_back(*e);
     return out;
 }
 

@@ -39,7 +39,9 @@ private:
     std::vector<std::string> entries_;
 };
 
-// This process's environment.
+// This process's environment, as tasks get it: without the remote cache's settings (QK_REMOTE_CACHE_*).
+// Its token and signing key would let a task, hostile or compromised, put entries on the shared server
+// that no sandbox verified, and the task needs none of them.
 std::vector<std::string> current_environment();
 
 // The environment of the task's commands. In order, each overriding the one before (Nx's processEnv):

@@ -286,3 +286,22 @@ def test_an_archive_that_would_write_outside_is_refused(servers, tmp_path, kind,
     for outside in (tmp_path / "w" / "escape.txt", tmp_path / "escape.txt", Path("/tmp/qk-e2e-escape.txt")):
         assert not outside.exists()
     assert not list((b / ".qk" / "cache" / "tmp").iterdir())
+
+
+def test_a_task_never_sees_the_remote_caches_token_or_key(servers, tmp_path):
+    # With them a hostile task could put on the shared server what no sandbox verified. Its environment
+    # never holds them; under enforce neither does any process it can read the environment of, up its
+    # chain of parents to qk.
+    srv = servers("turbo")
+    walk = ("p=$$; while [ \"$p\" -gt 1 ]; do tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null; "
+            "p=$(awk '/^PPid:/ {print $2}' /proc/$p/status); done; true")
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": {
+        "env": {"command": "env", "cache": False}, "ancestors": {"command": walk, "cache": False}}}})
+    secrets = ("QK_REMOTE_CACHE_TOKEN", "QK_REMOTE_CACHE_SIGNATURE_KEY", srv.env()["QK_REMOTE_CACHE_TOKEN"])
+    for mode in ("audit", "enforce"):
+        r = qk(ws, "run-many", "-t", "env", f"--sandbox={mode}", env=srv.env())
+        assert r.returncode == 0 and "app:env | PATH=" in r.stdout, r.stdout + r.stderr
+        assert not any(s in r.stdout for s in secrets), r.stdout
+    r = qk(ws, "run-many", "-t", "ancestors", "--sandbox=enforce", env=srv.env())
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert not any(s in r.stdout for s in secrets), r.stdout
