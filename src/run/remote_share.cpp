@@ -112,9 +112,8 @@ bool RemoteShare::prefetched(const key::Hash128& hash) const
     return prefetching_.count(hex) || prefetched_.count(hex);
 }
 
-void RemoteShare::cancel()
+void RemoteShare::stop_prefetching_locked()
 {
-    std::lock_guard lock(mutex_);
     // What is still queued is not fetched: its waiters get a miss and ask (or run) themselves.
     for (const Prefetch& p : prefetch_queue_) {
         const std::string hex = p.hash.hex();
@@ -123,6 +122,17 @@ void RemoteShare::cancel()
     }
     prefetch_queue_.clear();
     prefetch_done_.notify_all();
+}
+
+void RemoteShare::cancel()
+{
+    std::lock_guard lock(mutex_);
+    stop_prefetching_locked();
+    // A stopped run ends without sending what it had not started to: each upload could take a stall
+    // timeout, and the user asked it to stop.
+    queue_.clear();
+    if (busy_ == 0)
+        idle_.notify_all();
 }
 
 std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& hash, const std::string& id)
@@ -250,10 +260,10 @@ void RemoteShare::send(const Upload& u)
 
 void RemoteShare::finish()
 {
-    cancel();
     std::vector<std::thread> threads;
     {
         std::unique_lock lock(mutex_);
+        stop_prefetching_locked();
         idle_.wait(lock, [&] { return queue_.empty() && busy_ == 0; });
         stopping_ = true;
         wake_.notify_all();

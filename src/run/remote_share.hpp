@@ -54,7 +54,8 @@ public:
     void prefetch(const std::vector<std::pair<key::Hash128, std::string>>& wanted);
     // Whether `hash` was handed to prefetch() and not yet taken by fetch().
     bool prefetched(const key::Hash128& hash) const;
-    // No more prefetching: transfers under way end, the rest are dropped (fetch() then asks itself).
+    // The run is stopping: no more prefetching and no upload not yet started (transfers under way end,
+    // each bounded by the stall timeout; a dropped prefetch's fetch() asks itself).
     void cancel();
 
     // Uploads the stored entry for `hash` in the background when the policy allows: any result, or only
@@ -76,6 +77,7 @@ private:
     };
     std::optional<Fetched> fetch_now(const key::Hash128& hash, const std::string& id);
     void prefetch_loop();
+    void stop_prefetching_locked();
     void upload_loop();
     void send(const Upload& u);
     // Says `what` once per kind of fault, on the task that met it first.

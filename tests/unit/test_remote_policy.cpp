@@ -1,8 +1,14 @@
 // remote_policy: what a run does with the remote cache, from nx.json's qk.remoteCache, the environment's
-// QK_REMOTE_CACHE_* (which win) and --remote-cache.
+// QK_REMOTE_CACHE_* (which win) and --remote-cache; and RemoteShare's uploads when the run is stopped.
 #include <catch2/catch.hpp>
 
+#include <condition_variable>
+#include <mutex>
+
+#include "run/output_display.hpp"
 #include "run/remote_policy.hpp"
+#include "run/remote_share.hpp"
+#include "test_support.hpp"
 
 using qk::RemoteCacheProtocol;
 using qk::RemoteCacheSettings;
@@ -94,4 +100,81 @@ TEST_CASE("remote_policy: the environment wins field by field; upload verified a
     CHECK(p->server.team == "team_env");
     CHECK(p->upload_any);
     CHECK_FALSE(p->trust_any);
+}
+
+namespace {
+
+// A server whose first upload waits until the test lets it go: what a stalled upload looks like to the run.
+class HeldServer : public qk::remote::RemoteCache {
+public:
+    qk::Result<qk::remote::Lookup> exists(std::string_view) const override { return qk::remote::Lookup::miss; }
+    qk::Result<qk::remote::Lookup> get(std::string_view, const qk::remote::Sink&) const override
+    {
+        return qk::remote::Lookup::miss;
+    }
+    qk::Status put(std::string_view key, const qk::remote::Source&) const override
+    {
+        std::unique_lock lock(m_);
+        started_.push_back(std::string(key));
+        changed_.notify_all();
+        changed_.wait(lock, [&] { return released_; });
+        return {};
+    }
+    std::string describe() const override { return "held"; }
+
+    void wait_started(std::size_t n) const
+    {
+        std::unique_lock lock(m_);
+        changed_.wait(lock, [&] { return started_.size() >= n; });
+    }
+    void release() const
+    {
+        std::lock_guard lock(m_);
+        released_ = true;
+        changed_.notify_all();
+    }
+    std::size_t started() const
+    {
+        std::lock_guard lock(m_);
+        return started_.size();
+    }
+
+private:
+    mutable std::mutex m_;
+    mutable std::condition_variable changed_;
+    mutable std::vector<std::string> started_;
+    mutable bool released_ = false;
+};
+
+}  // namespace
+
+TEST_CASE("RemoteShare: a cancelled run sends no upload it had not started; a finished one sends all",
+          "[run][remote]")
+{
+    for (bool cancelled : {true, false}) {
+        qk::test::TempDir dir("qk-remote-share");
+        auto cache = qk::or_fatal(qk::key::LocalCache::open(dir.path));
+        std::vector<qk::key::Hash128> hashes;
+        for (int i = 0; i < 6; ++i) {
+            dir.write("out" + std::to_string(i) + ".txt", "result " + std::to_string(i));
+            hashes.push_back(qk::key::hash_bytes("key " + std::to_string(i)));
+            REQUIRE(cache.store(hashes.back(), {"t:build", {"out" + std::to_string(i) + ".txt"}, "", {}, "test", {}}));
+        }
+        std::string shown;
+        qk::run::OutputDisplay display({"t:build"}, [&](std::string_view s) { shown += s; });
+        auto server = std::make_unique<HeldServer>();
+        const HeldServer& held = *server;
+        qk::run::RemotePolicy policy;
+        policy.read = policy.write = policy.upload_any = true;
+        qk::run::RemoteShare share(std::move(server), policy, cache, display);
+        for (const auto& h : hashes)
+            share.upload(h, "t:build", false);
+        held.wait_started(2);  // both uploaders busy, four uploads queued
+        if (cancelled)
+            share.cancel();
+        held.release();
+        share.finish();
+        CHECK(held.started() == (cancelled ? 2u : 6u));
+        CHECK(share.counts().uploaded == (cancelled ? 2u : 6u));
+    }
 }
