@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "qk/key/inputs.hpp"
 #include "qk/report/report_reader.hpp"
 #include "qk/util/atomic_file.hpp"
 #include "qk/util/io.hpp"
@@ -47,13 +48,10 @@ bool holds(const std::optional<workspace::Json>& list, const std::string& value)
 std::vector<std::string> current(const workspace::Target& t, const std::string& key)
 {
     std::vector<std::string> out;
-    const std::optional<workspace::Json>& list = key == "inputs" ? t.inputs : t.outputs;
-    if (list && list->is_array()) {
+    const std::optional<workspace::Json> list = key == "inputs" ? key::target_inputs(t) : t.outputs;
+    if (list && list->is_array())
         for (const workspace::Json& item : list->as_array())
             out.push_back(item.dump());
-    } else if (key == "inputs") {
-        out = {"\"default\"", "\"^default\""};  // Nx's inputs when none are declared
-    }
     return out;
 }
 
@@ -130,10 +128,7 @@ bool takes_shared_globals(const workspace::Workspace& ws, const workspace::Proje
     const workspace::Json* shared = ws.nx().named_inputs.find(kShared);
     if (!shared || !shared->is_array() || (project.named_inputs.is_object() && project.named_inputs.find(kShared)))
         return false;
-    workspace::Json named = ws.named_inputs_for(project);
-    if (target.inputs)
-        return reaches(*target.inputs, named, kShared);
-    return reaches(workspace::Json::array({workspace::Json::string("default")}), named, kShared);
+    return reaches(key::target_inputs(target), ws.named_inputs_for(project), kShared);
 }
 
 }  // namespace

@@ -426,9 +426,13 @@ Result<InputPlan> plan_inputs(const workspace::ProjectGraph& graph, std::size_t 
     InputCache& shared = cache ? *cache : local;
     Expander ex(graph, project, fmt::format("{}:{}", graph.workspace().projects()[project].name, target.name), shared,
                 expansion);
-    Json defaults = Json::array({Json::string("default"), Json::string("^default")});
-    QK_TRY_STATUS(ex.run(target.inputs ? *target.inputs : defaults));
+    QK_TRY_STATUS(ex.run(target_inputs(target)));
     return ex.finish();
+}
+
+Json target_inputs(const workspace::Target& target)
+{
+    return target.inputs ? *target.inputs : Json::array({Json::string("default"), Json::string("^default")});
 }
 
 }  // namespace qk::key

@@ -97,6 +97,10 @@ private:
     std::map<std::size_t, std::vector<std::size_t>> closures_;
 };
 
+// The inputs `target` takes: its own `inputs` as written, or Nx's ["default", "^default"] when it declares
+// none.
+workspace::Json target_inputs(const workspace::Target& target);
+
 // Expands the inputs of `target` of project `project` (its `inputs`, or ["default", "^default"] when it
 // declares none). Errors name the task and the input: an undefined named input, `^` or `projects` inside
 // a namedInputs definition, a pattern that starts with neither {projectRoot} nor {workspaceRoot}, an
