@@ -39,7 +39,7 @@ RemoteShare::~RemoteShare()
     finish();
 }
 
-void RemoteShare::fault(const std::string& id, const Error& e, const std::string& doing)
+void RemoteShare::fault(const std::string& id, const Error& e, Direction way)
 {
     std::string what;
     {
@@ -47,18 +47,21 @@ void RemoteShare::fault(const std::string& id, const Error& e, const std::string
         ++counts_.failed;
         if (gives_up(e.kind))
             policy_.read = policy_.write = false;
-        else if (e.kind == ErrorKind::remote_forbidden && doing == "fetching")
+        else if (e.kind == ErrorKind::remote_forbidden && way == Direction::fetch)
             policy_.read = false;  // a token that may not read will not read the next entry either
         bool first = said_.insert(e.kind).second;
         if (!first)
             return;
-        what = fmt::format("remote cache {}: {} failed: {}", server_->describe(), doing, e.message);
+        what = fmt::format("remote cache {}: {} failed: {}", server_->describe(),
+                           way == Direction::fetch ? "fetching" : "uploading", e.message);
         if (gives_up(e.kind))
             what += "; this run goes on without the remote cache";
-        else if (e.kind == ErrorKind::remote_forbidden && doing == "uploading")
+        else if (e.kind == ErrorKind::remote_forbidden && way == Direction::upload)
             what += " (a read-only token, as pull requests get, is normal): this run uploads nothing";
-        else
+        else if (way == Direction::fetch)
             what += "; the task runs as on a miss";
+        else
+            what += "; its result stays in the local cache alone";
     }
     display_.note(id, what);
 }
@@ -146,19 +149,19 @@ std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& h
     key::EntryImport import = cache_.begin_import(hash);
     auto got = server_->get(hash.hex(), [&](std::string_view chunk) { return import.write(chunk); });
     if (!got) {
-        fault(id, got.error(), "fetching");
+        fault(id, got.error(), Direction::fetch);
         return std::nullopt;
     }
     if (*got == remote::Lookup::miss)
         return std::nullopt;
     if (auto st = import.finish(); !st) {
-        fault(id, st.error(), "fetching");
+        fault(id, st.error(), Direction::fetch);
         return std::nullopt;
     }
     std::string unusable;
     auto hit = cache_.find(hash, &unusable);
     if (!hit || !*hit) {
-        fault(id, hit ? error(unusable) : hit.error(), "fetching");
+        fault(id, hit ? error(unusable) : hit.error(), Direction::fetch);
         return std::nullopt;
     }
     Fetched out;
@@ -241,18 +244,18 @@ void RemoteShare::send(const Upload& u)
     std::string tmp = (cache_.dir() / "tmp").string();
     UniqueFd fd(::open(tmp.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
     if (!fd.valid())
-        return fault(u.id, sys_error("cannot make a file for the upload in " + tmp), "uploading");
+        return fault(u.id, sys_error("cannot make a file for the upload in " + tmp), Direction::upload);
     if (auto st = cache_.export_entry(u.hash, fd.get()); !st)
-        return fault(u.id, st.error(), "uploading");
+        return fault(u.id, st.error(), Direction::upload);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0)
-        return fault(u.id, sys_error("cannot size the upload"), "uploading");
+        return fault(u.id, sys_error("cannot size the upload"), Direction::upload);
     if (auto put = server_->put(key, remote::file_source(fd.get(), static_cast<std::uint64_t>(st.st_size))); !put) {
         if (put.error().kind == ErrorKind::remote_forbidden) {
             std::lock_guard lock(mutex_);
             forbidden_ = true;
         }
-        return fault(u.id, put.error(), "uploading");
+        return fault(u.id, put.error(), Direction::upload);
     }
     std::lock_guard lock(mutex_);
     ++counts_.uploaded;

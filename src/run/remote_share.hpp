@@ -80,8 +80,10 @@ private:
     void stop_prefetching_locked();
     void upload_loop();
     void send(const Upload& u);
-    // Says `what` once per kind of fault, on the task that met it first.
-    void fault(const std::string& id, const Error& e, const std::string& doing);
+    // Says what failed once per kind of fault, on the task that met it first (a server failing both ways
+    // is one fault).
+    enum class Direction : std::uint8_t { fetch, upload };
+    void fault(const std::string& id, const Error& e, Direction way);
 
     std::unique_ptr<remote::RemoteCache> server_;
     RemotePolicy policy_;
