@@ -11,13 +11,13 @@ void Recording::add(std::string_view path, std::uint16_t access, pid_t pid)
     std::uint16_t before = 0;
     auto it = paths_.find(path);  // no allocation for a path seen before, as most are
     if (it == paths_.end()) {
-        paths_.emplace(std::string(path), access);
+        it = paths_.emplace(std::string(path), access).first;
     } else {
         before = it->second;
         it->second |= access;
     }
     if (pid && (access & kDoing) && !(before & kDoing))
-        first_pid_.emplace(std::string(path), pid);
+        first_pid_.emplace(it->first, pid);
 }
 
 pid_t Recording::first_pid(std::string_view path) const
@@ -78,7 +78,9 @@ void Recording::merge(const Recording& other)
     aliases_.insert(other.aliases_.begin(), other.aliases_.end());  // the first spelling seen wins, as in add_alias
     for (const auto& [pid, process] : other.processes_)
         processes_.insert_or_assign(pid, process);
-    first_pid_.insert(other.first_pid_.begin(), other.first_pid_.end());  // the first command's wins
+    for (const auto& [path, pid] : other.first_pid_)  // the first command's wins; keys viewed in our paths_
+        if (auto it = paths_.find(path); it != paths_.end())
+            first_pid_.emplace(it->first, pid);
     for (const auto& reason : other.incomplete_)
         mark_incomplete(reason);
     lost_events_ += other.lost_events_;

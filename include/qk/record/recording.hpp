@@ -57,6 +57,14 @@ class Recording {
 public:
     using PathMap = StringMap<std::uint16_t>;
 
+    // Moved, never copied: first_pid_ views the keys of paths_, which a move carries along and a copy
+    // would leave pointing into the original.
+    Recording() = default;
+    Recording(const Recording&) = delete;
+    Recording& operator=(const Recording&) = delete;
+    Recording(Recording&&) = default;
+    Recording& operator=(Recording&&) = default;
+
     // `pid`, when given, is the process that made the access: the first that reads, writes, creates or
     // removes a path is kept, to name it beside a finding.
     void add(std::string_view path, std::uint16_t access, pid_t pid = 0);
@@ -101,7 +109,8 @@ private:
     std::set<std::pair<std::string, std::string>> renames_;
     std::map<std::string, std::string, std::less<>> aliases_;
     std::map<pid_t, Process> processes_;
-    StringMap<pid_t> first_pid_;
+    // Views of paths_' keys (its nodes do not move): a path's first process costs no copy of the path.
+    std::unordered_map<std::string_view, pid_t> first_pid_;
     std::vector<std::string> incomplete_;
     std::set<std::string> refused_calls_;
     std::uint64_t lost_events_ = 0;
