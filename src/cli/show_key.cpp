@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/key/cache.hpp"
 #include "qk/key/read_sets.hpp"
 #include "qk/util/json_writer.hpp"
 #include "qk/util/printable.hpp"
@@ -33,7 +34,7 @@ std::string short_hash(const key::Hash128& h) { return h.hex().substr(0, 12); }
 // The read sets --record saved under the key (key/read_sets.hpp): what restoring its results checks.
 std::string recorded_reads_text(key::Session& s, const key::TaskKey& k)
 {
-    auto store = key::ReadSetStore::open(s.workspace().root() / ".qk" / "cache");
+    auto store = key::ReadSetStore::open(key::LocalCache::directory(s.workspace().root()));
     auto sets = store.sets(k.hash);
     if (!sets)
         return "\nRecorded reads: " + printable(sets.error().message) + "\n";
@@ -202,7 +203,7 @@ std::string key_json(key::Session& s, const key::TaskKey& k, const std::vector<s
         file(f.path, f.hash);
     w.end_array();
     // What --record saved under the key; an unreadable manifest shows as none (the text form says why).
-    auto sets = key::ReadSetStore::open(s.workspace().root() / ".qk" / "cache").sets(k.hash);
+    auto sets = key::ReadSetStore::open(key::LocalCache::directory(s.workspace().root())).sets(k.hash);
     w.key("recordedReads").begin_array();
     for (const key::ReadSet& set : sets ? *sets : std::vector<key::ReadSet>{})
         key::write_read_set(w, set);

@@ -291,6 +291,8 @@ private:
         if (element procs; o["processes"].get(procs) == simdjson::SUCCESS)
             for (auto [path, chain] : as_object(procs, where + "/processes"))
                 t.findings.processes.emplace(std::string(path), strings(chain, where + "/processes"));
+        if (element never; o["inputsNeverRead"].get(never) == simdjson::SUCCESS)
+            t.inputs_never_read = strings(never, where + "/inputsNeverRead");
         std::vector<audit::Suggestion> given;
         if (element s; o["suggestions"].get(s) == simdjson::SUCCESS) {
             std::size_t i = 0;

@@ -205,6 +205,8 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
             }
             w.end_array();
         }
+        if (!t.inputs_never_read.empty())
+            w.key("inputsNeverRead").strings(t.inputs_never_read);
     }
     w.end_object();
 }

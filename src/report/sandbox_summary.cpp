@@ -4,6 +4,7 @@
 // them.
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
@@ -280,6 +281,14 @@ void closing(std::string& out, const RunAudit& audit)
         out += fmt::format("  {} wrote in .git, which the sandbox allows: {}\n", count_of(writers.size(), "task"),
                            named(writers));
     }
+    std::vector<std::string> narrower;
+    for (const TaskAudit& t : audit.tasks)
+        if (!t.inputs_never_read.empty())
+            narrower.push_back(fmt::format("{} ({})", printable(t.task), count_of(t.inputs_never_read.size(), "file")));
+    if (!narrower.empty())
+        out += fmt::format("  declared inputs no recorded run read, which its key could leave out (inputsNeverRead in "
+                           "--sandbox-report): {}\n",
+                           fmt::join(narrower, ", "));
     restored_line(out, audit, "audited");
     // When no recorder works, the header already said why nothing was audited.
     if (audit.no_recorder.empty() || c.audited != 0)

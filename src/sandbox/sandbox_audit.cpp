@@ -1,6 +1,7 @@
 #include "sandbox_audit.hpp"
 
 #include "qk/audit/classify.hpp"
+#include "input_use_count.hpp"
 #include "recorded_reads.hpp"
 
 namespace qk::sandbox {
@@ -65,11 +66,18 @@ Status SandboxAudit::finish(std::unique_ptr<TaskSandbox> run, bool interrupted, 
     auto& recorded = static_cast<Recorded&>(*run);
     const workspace::Task& t = task(run->task);
     run->directories.remove_empty();
-    if (for_cache(run->task) && failed_to_run.empty() && !interrupted) {
-        auto set = recorded_reads(recorded.recording.recording(), run->rules, session_.workspace().root());
+    const record::Recording& recording = recorded.recording.recording();
+    const bool whole = failed_to_run.empty() && !interrupted;
+    if (for_cache(run->task) && whole) {
+        auto set = recorded_reads(recording, run->rules, session_.workspace().root());
         std::lock_guard lock(mutex_);
         read_sets_.emplace(run->task, std::move(set));
     }
+    // A count lost (the cache cannot be written) costs a candidate to narrow the key, nothing more.
+    std::vector<std::string> never_read;
+    if (record_ && whole && !run->command_failed && recording.complete())
+        if (auto counted = count_input_use(session_, run->task, recording, run->rules))
+            never_read = std::move(*counted);
     if (!audit_tasks_)
         return {};
     audit::TaskAudit seen;
@@ -78,9 +86,10 @@ Status SandboxAudit::finish(std::unique_ptr<TaskSandbox> run, bool interrupted, 
     else if (interrupted)
         seen = {t.id, audit::TaskStatus::not_audited, "the run was interrupted before it finished", {}};
     else
-        seen = audit::audit_task(t.id, recorded.recording.recording(), run->rules, session_.workspace());
+        seen = audit::audit_task(t.id, recording, run->rules, session_.workspace());
     seen.provenance.recorder = std::string(recorder_->name());
-    seen.provenance.lost_events = recorded.recording.recording().lost_events();
+    seen.provenance.lost_events = recording.lost_events();
+    seen.inputs_never_read = std::move(never_read);
     add(std::move(seen));
     return {};
 }

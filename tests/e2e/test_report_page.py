@@ -256,3 +256,20 @@ def test_an_opened_row_lists_each_path_under_its_kind_and_the_fix_to_paste(page)
         WebDriverWait(driver, 20).until(lambda d: button.text != "Copy")
         assert button.text in ("Copied", "Selected: Ctrl+C"), button.text
         assert driver.execute_script("return document.documentElement.dataset.ready") == "true"
+
+
+def test_an_opened_row_lists_the_declared_inputs_no_recorded_run_read(page, tmp_path):
+    from selenium.webdriver.common.by import By
+    _, doc = page
+    doc = json.loads(json.dumps(doc))
+    doc["tasks"]["a:build"]["inputsNeverRead"] = ["libs/a/README.md", "libs/a/<b>old</b>.txt"]
+    (tmp_path / "never.json").write_text(json.dumps(doc))
+    r = h_run_html(tmp_path / "never.json", out=tmp_path / "never.html")
+    assert r.returncode == 0, r.stderr
+    with _opened(tmp_path / "never.html") as driver:
+        driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] button.task").click()
+        detail = driver.find_element(By.CSS_SELECTOR, "[data-task='a:build'] + .detail")
+        headings = [e.text for e in detail.find_elements(By.TAG_NAME, "h3")]
+        assert "2 declared inputs no recorded run read" in headings, headings
+        listed = [e.text for e in detail.find_elements(By.CSS_SELECTOR, "ul.never-read code.path")]
+        assert listed == ["libs/a/README.md", "libs/a/<b>old</b>.txt"], listed

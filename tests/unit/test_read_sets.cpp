@@ -4,6 +4,9 @@
 
 #include <fstream>
 
+#include <set>
+
+#include "qk/key/input_use.hpp"
 #include "qk/key/read_sets.hpp"
 #include "qk/key/task_history.hpp"
 #include "qk/report/run_report.hpp"
@@ -203,4 +206,37 @@ TEST_CASE("the run report gives each task its status, source, why it ran and its
     })", "expected");
     REQUIRE(expected);
     CHECK(*doc == *expected);
+}
+
+TEST_CASE("input use: counted per recorded run, a file gone from the key forgotten, never read after N runs",
+          "[key][input-use]")
+{
+    TempDir cache;
+    auto store = qk::key::InputUseStore::open(cache.path);
+    const std::string task = "@scope/app:build";
+    CHECK(store.load(task).empty());
+    auto reads = [](std::set<std::string> read) {
+        return [read = std::move(read)](std::string_view p) { return read.contains(std::string(p)); };
+    };
+    REQUIRE(store.add_run(task, {"a.ts", "b.ts", "c.ts"}, reads({"a.ts"})));
+    auto second = store.add_run(task, {"a.ts", "b.ts", "c.ts"}, reads({"a.ts", "c.ts"}));
+    REQUIRE(second);
+    using U = qk::key::InputUse;
+    CHECK(*second == std::vector<U>{{"a.ts", 2, 2}, {"b.ts", 2, 0}, {"c.ts", 2, 1}});
+    CHECK(store.load(task) == *second);
+    CHECK(qk::key::never_read(*second, 2) == std::vector<std::string>{"b.ts"});
+    CHECK(qk::key::never_read(*second, 3).empty());
+    // b.ts leaves the key and comes back: it starts from nothing; d.ts is new.
+    REQUIRE(store.add_run(task, {"a.ts", "c.ts", "d.ts"}, reads({})));
+    auto back = store.add_run(task, {"a.ts", "b.ts", "c.ts", "d.ts"}, reads({}));
+    REQUIRE(back);
+    CHECK(*back == std::vector<U>{{"a.ts", 4, 2}, {"b.ts", 1, 0}, {"c.ts", 4, 1}, {"d.ts", 2, 0}});
+    CHECK(store.load("@scope/app:test").empty());
+    // A damaged file is a count lost, never an error: the next run starts again.
+    for (const char* damaged : {"qk input use 1\t@scope/app:build\n3\t4\ta.ts\n", "qk input use 1\t@scope/app:build\nx",
+                                "qk input use 2\t@scope/app:build\n", "qk input use 1\t@scope/app:build\n1\t0\tb\n1\t0\ta\n"}) {
+        auto file = cache.path / "input-use" / (qk::key::hash_bytes(task).hex() + ".txt");
+        std::ofstream(file) << damaged;
+        CHECK(store.load(task).empty());
+    }
 }

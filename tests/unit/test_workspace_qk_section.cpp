@@ -78,3 +78,21 @@ TEST_CASE("nx.json qk.remoteCache: a wrong value or an unknown key names where a
     CHECK(load_error(R"({"qk": {"remoteCache": "http://h"}})").find("qk.remoteCache must be an object") !=
           std::string::npos);
 }
+
+TEST_CASE("nx.json qk.inputsNeverReadAfterRuns: read, 5 when absent, a whole number of 1 or more", "[workspace]")
+{
+    qk::test::TempDir dir;
+    auto ws = load_with(dir, R"({"qk": {"inputsNeverReadAfterRuns": 12}})");
+    REQUIRE(ws.ok());
+    CHECK(ws->nx().inputs_never_read_after_runs == 12);
+    qk::test::TempDir plain;
+    auto none = load_with(plain, R"({})");
+    REQUIRE(none.ok());
+    CHECK(none->nx().inputs_never_read_after_runs == 5);
+    for (const char* bad : {"0", "-3", "2.5", "\"4\"", "true", "1e9"})
+        CHECK_THAT(load_error(std::string(R"({"qk": {"inputsNeverReadAfterRuns": )") + bad + "}}"),
+                   Catch::Contains("nx.json:1:") && Catch::Contains("qk.inputsNeverReadAfterRuns") &&
+                       Catch::Contains("a whole number of runs, 1 or more"));
+    CHECK_THAT(load_error(R"({"qk": {"remoteCahce": {}}})"),
+               Catch::Contains("qk has no setting \"remoteCahce\"") && Catch::Contains("remoteCache"));
+}

@@ -87,6 +87,10 @@ struct TaskAudit {
     // Read back from a report (qk report merge): the suggestions it gave, since the roots above that
     // make them are not in it. nullopt for a task audited in this run: audit::suggest gives them.
     std::optional<std::vector<Suggestion>> given_suggestions;
+    // Its own declared input files that at least nx.json's qk.inputsNeverReadAfterRuns runs recorded with
+    // --record held in its key and none read, sorted (key::InputUseStore): a candidate to narrow the key,
+    // never a finding.
+    std::vector<std::string> inputs_never_read;
     // Set by the sandbox (src/sandbox), not in the report: its commands failed (a non-zero exit, a signal).
     // Under enforce the summary names such a task first, with what was refused, even when nothing it
     // did is listed: a run that failed on a refusal must say which task and why.

@@ -62,6 +62,11 @@ public:
     // Opens (creating) <workspace_root>/.qk/cache; a new .qk gets a .gitignore of "*". Removes the build
     // directories left in .qk/cache/tmp by processes that died.
     static Result<LocalCache> open(const std::filesystem::path& workspace_root);
+    // Where open() keeps the cache of the workspace at `workspace_root`: <workspace_root>/.qk/cache.
+    static std::filesystem::path directory(const std::filesystem::path& workspace_root)
+    {
+        return workspace_root / ".qk" / "cache";
+    }
 
     // The entry for `hash`, or nullopt. An entry that cannot be used (meta.json missing or corrupt, a file
     // it lists missing) is removed and is a miss; `miss_reason` then names the entry and says why, for a warning.

@@ -142,6 +142,9 @@ struct NxConfig {
     unsigned parallel = 0;    // "parallel": tasks at once; 0 when unset
     bool skip_cache = false;  // "skipNxCache"
     RemoteCacheConfig remote_cache;  // "qk": {"remoteCache": ...}
+    // "qk": {"inputsNeverReadAfterRuns": N}: a declared input is listed as never read once N runs
+    // recorded with --record held it in the task's key and none read it.
+    unsigned inputs_never_read_after_runs = 5;
 };
 
 class Workspace {

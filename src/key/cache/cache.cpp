@@ -97,7 +97,7 @@ Result<LocalCache> LocalCache::open(const std::filesystem::path& workspace_root)
             return error(
                 fmt::format("cannot write {}: {}", (workspace_root / ".qk/.gitignore").string(), s.error().message));
     }
-    std::filesystem::path dir = workspace_root / ".qk" / "cache";
+    std::filesystem::path dir = directory(workspace_root);
     QK_TRY(cache, make_dir(qk->get(), "cache", dir));
     QK_TRY(tmp, make_dir(cache->get(), "tmp", dir / "tmp"));
     remove_dead_builds(tmp->get());

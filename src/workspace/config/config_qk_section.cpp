@@ -1,6 +1,6 @@
-// nx.json's "qk" section: qk's own settings beside Nx's. Today that is "remoteCache", the server a
-// workspace shares its tasks' results through (docs/remote-cache.md). Nx ignores keys it does not know, so
-// the section lives in the file both read.
+// nx.json's "qk" section: qk's own settings beside Nx's: "remoteCache", the server a workspace shares its
+// tasks' results through (docs/remote-cache.md), and "inputsNeverReadAfterRuns" (docs/sandbox.md). Nx
+// ignores keys it does not know, so the section lives in the file both read.
 #include <fmt/format.h>
 
 #include "config_loader.hpp"
@@ -33,6 +33,17 @@ Status validate_qk_section(const Json& nx, std::string_view file)
         return {};
     if (!qk->is_object())
         return shape_error(file, *qk, "qk", "an object, such as {\"remoteCache\": {\"url\": \"https://...\"}}");
+    for (const auto& [key, value] : qk->as_object()) {
+        if (key == "inputsNeverReadAfterRuns") {
+            if (value.kind() != Json::Kind::number || value.as_number() < 1 || value.as_number() > 1e6 ||
+                value.as_number() != static_cast<double>(static_cast<unsigned>(value.as_number())))
+                return shape_error(file, value, "qk.inputsNeverReadAfterRuns", "a whole number of runs, 1 or more");
+        } else if (key != "remoteCache") {
+            return error(fmt::format("{}:{}:{}: qk has no setting \"{}\"; it takes remoteCache and "
+                                     "inputsNeverReadAfterRuns",
+                                     file, value.line(), value.column(), key));
+        }
+    }
     const Json* remote = qk->find("remoteCache");
     if (!remote)
         return {};
@@ -86,6 +97,13 @@ RemoteCacheConfig read_remote_cache_config(const Json& nx)
     if (const Json* ro = remote->find("readOnly"))
         config.read_only = ro->as_bool();
     return config;
+}
+
+unsigned read_inputs_never_read_after_runs(const Json& nx, unsigned otherwise)
+{
+    const Json* qk = nx.find("qk");
+    const Json* runs = qk ? qk->find("inputsNeverReadAfterRuns") : nullptr;
+    return runs ? static_cast<unsigned>(runs->as_number()) : otherwise;
 }
 
 }  // namespace qk::workspace::detail

@@ -25,10 +25,12 @@ Status validate_project_layer(const Json& project, std::string_view file, std::s
 // nx.json, the file it extends, nx.local.json.
 Status validate_nx_json(const Json& nx, std::string_view file);
 
-// nx.json's "qk" section (config_qk_section.cpp): its remoteCache's keys and values, and never a token.
+// nx.json's "qk" section (config_qk_section.cpp): its keys, remoteCache's keys and values, and never a token.
 Status validate_qk_section(const Json& nx, std::string_view file);
 // The merged nx.json's qk.remoteCache, validated already in each file.
 RemoteCacheConfig read_remote_cache_config(const Json& nx);
+// The merged nx.json's qk.inputsNeverReadAfterRuns (validated already), or `otherwise`.
+unsigned read_inputs_never_read_after_runs(const Json& nx, unsigned otherwise);
 
 // An array of strings (`path` for messages).
 Status validate_string_array(const Json& value, std::string_view file, std::string_view path);
