@@ -141,6 +141,13 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
     auto later = [](const struct timespec& a, const struct timespec& b) {
         return a.tv_sec != b.tv_sec ? a.tv_sec > b.tv_sec : a.tv_nsec >= b.tv_nsec;
     };
+    // Each refusal with the process refused and the chain up to the task's command, as a finding has.
+    auto refuse = [&](std::vector<std::string>& list, std::string_view named, const std::string& path) {
+        list.emplace_back(named);
+        if (pid_t pid = recording.first_pid(path))
+            if (auto chain = recording.command_chain(pid); !chain.empty())
+                out.processes.emplace(std::string(named), std::move(chain));
+    };
     for (const auto& [path, access] : recording.paths()) {
         if (!(access & (record::kDenied | record::kProbe)))
             continue;
@@ -151,12 +158,12 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             // failed on it must still say what it was refused.
             if (record::PathResolver::through_descriptor(path)) {
                 if ((access & record::kDenied) || context.failed)
-                    out.refused_unplaced.emplace_back(path);
+                    refuse(out.refused_unplaced, path, path);
             } else if ((access & record::kDenied) && context.failed && !rel) {
                 // Enforce keeps the host's settings and devices (/proc/sys, /sys, /dev) and other
                 // sandboxes from a task; a task that failed says what it was refused there, though there
                 // is nothing to declare. One that did not fail probed and went on, as tools do.
-                out.refused_outside.emplace_back(path);
+                refuse(out.refused_outside, path, path);
             }
             continue;
         }
@@ -167,7 +174,7 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             // tools look for files they can do without (pnpm pack for a lockfile), which the audit does
             // not count either.
             if (context.failed && ::lstat(path.c_str(), &st) == 0 && !rules.read(path).allowed())
-                out.refused_reads.emplace_back(*rel);
+                refuse(out.refused_reads, *rel, path);
             continue;
         }
         const bool there = ::lstat(path.c_str(), &st) == 0;
@@ -175,9 +182,9 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
             // A read. Landlock alone holds the files that were there when its rules were built: one made
             // again since (another task rebuilding what this one reads) is refused though declared.
             if (!rules.read(path).allowed())
-                out.refused_reads.emplace_back(*rel);
+                refuse(out.refused_reads, *rel, path);
             else if (context.landlock_only && there && later(st.st_ctim, context.rules_built))
-                out.replaced_reads.emplace_back(*rel);
+                refuse(out.replaced_reads, *rel, path);
             continue;
         }
         // Held by Landlock alone, a refused change of a path that is not there was one the task tried to
@@ -185,13 +192,13 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
         // it), and a refused change of what the rules let it write, in a directory it may not write, or
         // of a directory itself, is one Landlock alone cannot allow either: removing an output directory.
         if (special_tree(*rel) == SpecialDir::qk) {
-            out.refused_writes.emplace_back(*rel);  // qk's cache, read-only to every task (EROFS over the overlay)
+            refuse(out.refused_writes, *rel, path);  // qk's cache, read-only to every task (EROFS over the overlay)
         } else if (!context.landlock_only) {
             if (there && !rules.read(path).allowed())
-                out.refused_reads.emplace_back(*rel);  // over the overlay only what it may not read is refused
+                refuse(out.refused_reads, *rel, path);  // over the overlay only what it may not read is refused
         } else if (!there || S_ISDIR(st.st_mode) || !rules.write(path, false).allowed() ||
                    !rules.write(std::string(parent_of(path)), true).allowed()) {
-            out.refused_writes.emplace_back(*rel);
+            refuse(out.refused_writes, *rel, path);
         }
     }
     // Tools probe io_uring and fall back to plain system calls (libuv in every node process): a refused

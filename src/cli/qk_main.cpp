@@ -68,6 +68,9 @@ void add_run_options(CLI::App& cmd, qk::cli::RunOptions& o)
                    "together when it ends, restored tasks' replayed; dynamic: only failed tasks' output (default: "
                    "stream, without replaying restored tasks' output)")
         ->check(CLI::IsMember({"stream", "static", "dynamic"}));
+    cmd.add_flag("-v,--verbose", o.verbose,
+                 "under --sandbox, name the process behind each access the summary lists, with its parents up to "
+                 "the task's command");
     cmd.add_option("-c,--configuration", o.configuration,
                    "the targets' configuration (a dependency that has one of that name uses it too)");
 }
@@ -165,6 +168,7 @@ int main(int argc, char** argv)
                                                      "running nothing; exit 1 while any remain");
     rp_check->add_option("report", check.report, "the --sandbox-report to check")->required()->check(CLI::ExistingFile);
     rp_check->add_flag("--json", check.json, "print the verdict as JSON: per task ok, stillUnexpected, nowCovered");
+    rp_check->add_flag("-v,--verbose", check.verbose, "under each access still unexpected, the process the report names behind it");
     qk::cli::ReportFixOptions fix;
     CLI::App* rp_fix = rp->add_subcommand("fix", "print the edits to project.json that a --sandbox-report's suggestions "
                                                  "amount to, as a unified diff; --write applies them");

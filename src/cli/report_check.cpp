@@ -18,6 +18,7 @@
 #include "qk/key/session.hpp"
 #include "qk/report/report_reader.hpp"
 #include "qk/report/sandbox_report.hpp"
+#include "qk/report/sandbox_summary.hpp"
 #include "qk/run/scratch.hpp"
 #include "qk/sandbox/task_rules.hpp"
 #include "qk/util/io.hpp"
@@ -35,6 +36,7 @@ struct Checked {
     std::string id;
     std::string gone;  // why it is not in today's workspace; empty when it is
     audit::Rejudged result;
+    const audit::TaskAudit* found = nullptr;  // as the report holds it
 };
 
 // What the task went beyond with, less what is not going beyond (temporary files, replaced reads).
@@ -94,7 +96,7 @@ Status check_group(key::Session& s, const std::vector<Wanted>& group, const std:
             if (!rules)
                 results[k] = rules.error();
             else
-                results[k] = Checked{w.id, "", audit::rejudge(w.task->findings, *rules, root)};
+                results[k] = Checked{w.id, "", audit::rejudge(w.task->findings, *rules, root), w.task};
         }
     };
     std::vector<std::thread> threads;
@@ -111,7 +113,9 @@ Status check_group(key::Session& s, const std::vector<Wanted>& group, const std:
     return {};
 }
 
-void kinds_text(std::string& text, const char* heading, const audit::TaskFindings& f)
+// With `processes`, each path is followed by the process behind its access, as the report names it.
+void kinds_text(std::string& text, const char* heading, const audit::TaskFindings& f,
+                const std::map<std::string, std::vector<std::string>>* processes)
 {
     if (f.empty())
         return;
@@ -125,13 +129,19 @@ void kinds_text(std::string& text, const char* heading, const audit::TaskFinding
                 paths.insert(paths.end(), reads.begin(), reads.end());
         if (k.list == &audit::TaskFindings::stray_writes)
             paths.insert(paths.end(), f.git_writes.begin(), f.git_writes.end());
-        for (const std::string& p : paths)
+        for (const std::string& p : paths) {
             text += fmt::format("      {}: {}\n", k.name, printable(p));
+            if (!processes)
+                continue;
+            if (auto it = processes->find(p); it != processes->end())
+                text += fmt::format("        {}\n", report::process_chain_text(it->second));
+        }
     }
 }
 
-std::string as_text(const std::vector<Checked>& checked, std::size_t unexpected, const std::string& report)
+std::string as_text(const std::vector<Checked>& checked, std::size_t unexpected, const ReportCheckOptions& options)
 {
+    const std::string& report = options.report;
     std::string text = unexpected == 0
                            ? fmt::format("qk report check: every task of {} keeps to today's declarations ({} "
                                          "with findings re-judged)\n",
@@ -149,8 +159,9 @@ std::string as_text(const std::vector<Checked>& checked, std::size_t unexpected,
             continue;
         }
         text += fmt::format("  {}\n", printable(c.id));
-        kinds_text(text, "still unexpected", c.result.still);
-        kinds_text(text, "now covered", c.result.covered);
+        const auto* processes = options.verbose && c.found ? &c.found->findings.processes : nullptr;
+        kinds_text(text, "still unexpected", c.result.still, processes);
+        kinds_text(text, "now covered", c.result.covered, nullptr);
         if (!c.result.not_rejudged.empty())
             text += fmt::format("    kept as found (a report names them, a run re-judges them): {}\n",
                                 fmt::join(c.result.not_rejudged, ", "));
@@ -210,7 +221,7 @@ int run_report_check(const ReportCheckOptions& options)
     std::size_t unexpected = 0;
     for (const Checked& c : checked)
         unexpected += !c.gone.empty() || !c.result.ok();
-    std::string out = options.json ? as_json(checked, unexpected) : as_text(checked, unexpected, options.report);
+    std::string out = options.json ? as_json(checked, unexpected) : as_text(checked, unexpected, options);
     (void)write_all(STDOUT_FILENO, out);  // a closed stdout changes nothing of the verdict
     return unexpected == 0 ? 0 : 1;
 }

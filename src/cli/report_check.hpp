@@ -10,6 +10,7 @@ namespace qk::cli {
 struct ReportCheckOptions {
     std::string report;
     bool json = false;
+    bool verbose = false;  // -v: the process behind each access, as the report names it
     std::string directory = ".";  // where the workspace is found, upward
 };
 

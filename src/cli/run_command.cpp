@@ -26,6 +26,7 @@ int run_tasks(const RunOptions& options)
     request.dry_run = options.dry_run;
     request.output_fd = STDOUT_FILENO;
     request.is_terminal = ::isatty(STDOUT_FILENO) == 1;
+    request.verbose = options.verbose;
     if (!options.output_style.empty())
         request.output_style = run::parse_output_style(options.output_style);  // CLI11 checked the name
     if (options.sandbox || !options.sandbox_mode.empty())

@@ -25,6 +25,7 @@ struct RunOptions {
     std::string report;         // --report FILE
     std::string remote_cache;   // --remote-cache read|readwrite|off
     std::string output_style;   // --output-style stream|static|dynamic; empty: not given
+    bool verbose = false;       // -v, --verbose
 };
 
 // Runs the tasks; returns the exit status (0 when every task succeeded). Bad input is a FatalError.

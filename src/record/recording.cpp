@@ -7,7 +7,9 @@ namespace qk::record {
 
 void Recording::add(std::string_view path, std::uint16_t access, pid_t pid)
 {
-    constexpr std::uint16_t kDoing = kRead | kWrite | kCreate | kRemove;
+    // What a finding or a refusal names a process for. A probe comes with a pid only where a refusal
+    // may look like one (enforce over a read mask): elsewhere they are too many to keep a pid each.
+    constexpr std::uint16_t kDoing = kRead | kWrite | kCreate | kRemove | kDenied | kProbe;
     std::uint16_t before = 0;
     auto it = paths_.find(path);  // no allocation for a path seen before, as most are
     if (it == paths_.end()) {
@@ -16,7 +18,9 @@ void Recording::add(std::string_view path, std::uint16_t access, pid_t pid)
         before = it->second;
         it->second |= access;
     }
-    if (pid && (access & kDoing) && !(before & kDoing))
+    // After a probe (which may have come without a pid) the first real access is still asked to name
+    // its process; emplace keeps one named already.
+    if (pid && (access & kDoing) && !(before & (kDoing & ~kProbe)))
         first_pid_.emplace(it->first, pid);
 }
 
@@ -46,6 +50,13 @@ std::vector<std::string> Recording::command_chain(pid_t pid) const
         pid = it->second.ppid;
     }
     return chain;
+}
+
+void Recording::forget_root_commands()
+{
+    for (auto& [pid, p] : processes_)
+        if (!processes_.contains(p.ppid))
+            p.argv.clear();
 }
 
 void Recording::add_rename(std::string from, std::string to) { renames_.emplace(std::move(from), std::move(to)); }

@@ -57,8 +57,10 @@ void RecordingSink::on_failed_lookup(const FsOp& op)
     if (op.result == -ENOENT) {
         // Nothing is there to follow (a dangling link is probed by its own name): resolving the last
         // component would cost a failed realpath per probe, and compilers probe thousands of paths.
+        // Under enforce (denials_), over the overlay's read mask a refused read finds nothing: the
+        // process behind it is kept, as a refusal's is.
         if (probes_ && resolve(op.a, false, path))
-            out_.add(path, kProbe);
+            out_.add(path, kProbe, denials_ ? op.pid : 0);
         return;
     }
     if (!refusal(op.result) || !denials_)
@@ -71,7 +73,7 @@ void RecordingSink::on_failed_lookup(const FsOp& op)
         return;
     note_spelling(op.a, path);
     const bool change = op.kind == FsOpKind::open && (op.flags & (O_WRONLY | O_RDWR | O_CREAT | O_TRUNC));
-    out_.add(path, change ? kDenied | kDeniedChange : kDenied);
+    out_.add(path, change ? kDenied | kDeniedChange : kDenied, op.pid);
 }
 
 void RecordingSink::on_refused_change(const FsOp& op)
@@ -86,9 +88,9 @@ void RecordingSink::on_refused_change(const FsOp& op)
     case FsOpKind::rename:
     case FsOpKind::link:
         if (resolve(op.a, false, path))
-            out_.add(path, kDenied | kDeniedChange);
+            out_.add(path, kDenied | kDeniedChange, op.pid);
         if (resolve(op.b, false, path))
-            out_.add(path, kDenied | kDeniedChange);
+            out_.add(path, kDenied | kDeniedChange, op.pid);
         break;
     case FsOpKind::unlink:
     case FsOpKind::rmdir:
@@ -97,7 +99,7 @@ void RecordingSink::on_refused_change(const FsOp& op)
     case FsOpKind::mknod:
     case FsOpKind::truncate:
         if (op.resolved.empty() && resolve(op.a, false, path))
-            out_.add(path, kDenied | kDeniedChange);
+            out_.add(path, kDenied | kDeniedChange, op.pid);
         break;
     default:
         break;

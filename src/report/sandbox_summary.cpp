@@ -257,7 +257,7 @@ std::size_t shared_count(const TaskFindings& f, const RunAudit& audit)
 }
 
 void task_lines(std::string& out, const TaskAudit& task, const RunAudit& audit, const std::string& own,
-                const std::string& packages)
+                const std::string& packages, const SummaryOptions& options)
 {
     const TaskFindings& f = task.findings;
     out += "  " + printable(task.task) + "\n" + own;
@@ -267,6 +267,8 @@ void task_lines(std::string& out, const TaskAudit& task, const RunAudit& audit, 
     out += declare_lines(task, &audit);
     if (std::size_t n = shared_count(f, audit))
         out += fmt::format("    and {} many tasks read: in nx.json, above\n", count_of(n, "file"));
+    if (options.processes)
+        process_lines(out, task);
 }
 
 void closing(std::string& out, const RunAudit& audit)
@@ -331,6 +333,15 @@ std::string path_line(const std::string& path)
                                        : printable(path);
 }
 
+void process_lines(std::string& out, const TaskAudit& task)
+{
+    if (task.findings.processes.empty())
+        return;
+    out += "    by process:\n";
+    for (const auto& [path, chain] : task.findings.processes)
+        out += fmt::format("      {}\n        {}\n", printable(path), process_chain_text(chain));
+}
+
 void path_list(std::string& out, const std::string& heading, const std::vector<std::string>& paths)
 {
     out += "    " + heading + "\n";
@@ -387,10 +398,18 @@ void restored_line(std::string& out, const RunAudit& audit, const char* checked)
 
 }  // namespace summary
 
-std::string sandbox_summary(const RunAudit& audit)
+std::string process_chain_text(const std::vector<std::string>& chain)
+{
+    std::string out;
+    for (std::size_t i = 0; i < chain.size(); ++i)
+        out += (i ? " <- " : "by ") + printable(chain[i]);
+    return out;
+}
+
+std::string sandbox_summary(const RunAudit& audit, const SummaryOptions& options)
 {
     if (audit.mode == "enforce")
-        return summary::enforce_summary(audit);
+        return summary::enforce_summary(audit, options);
     std::string out = header(audit);
     run_wide_top(out, audit);
     std::set<std::string> many_packages;
@@ -404,7 +423,7 @@ std::string sandbox_summary(const RunAudit& audit)
         std::string packages = package_lines(t.findings, many_packages);
         std::string mine = own_lines(t, audit);
         if (!mine.empty() || !packages.empty())
-            task_lines(out, t, audit, mine, packages);
+            task_lines(out, t, audit, mine, packages, options);
         else if (t.findings.went_beyond())
             only_above.push_back(t.task);
     }

@@ -40,7 +40,7 @@ std::pair<std::vector<std::string>, std::vector<std::string>> refused_reads_spli
     return {others, of_own};
 }
 
-void enforced_task_lines(std::string& out, const TaskAudit& t)
+void enforced_task_lines(std::string& out, const TaskAudit& t, const SummaryOptions& options)
 {
     const TaskFindings& f = t.findings;
     out += "  " + printable(t.task) + (t.failed ? " (failed)" : "") + "\n";
@@ -110,11 +110,13 @@ void enforced_task_lines(std::string& out, const TaskAudit& t)
         // The recorder lists refused opens: a refused mkdir, rename or removal leaves nothing to name.
         out += "    it failed with no refusal listed that its declarations explain; see its output\n";
     out += declare_lines(t, nullptr);
+    if (options.processes)
+        process_lines(out, t);
 }
 
 }  // namespace
 
-std::string enforce_summary(const RunAudit& audit)
+std::string enforce_summary(const RunAudit& audit, const SummaryOptions& options)
 {
     const auto& c = audit.counts;
     std::string out;
@@ -145,7 +147,7 @@ std::string enforce_summary(const RunAudit& audit)
             listed.push_back(&t);
     std::stable_partition(listed.begin(), listed.end(), [](const TaskAudit* t) { return t->failed; });
     for (const TaskAudit* t : listed)
-        enforced_task_lines(out, *t);
+        enforced_task_lines(out, *t, options);
     if (!audit.recorder && c.enforced != 0)
         out += "  reads refused are not listed: " +
                (audit.no_recorder.empty() ? std::string("no recorder works here") : audit.no_recorder) + "\n";

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "qk/audit/findings.hpp"
+#include "qk/report/sandbox_summary.hpp"
 
 namespace qk::report::summary {
 
@@ -35,7 +36,11 @@ void status_block(std::string& out, const audit::RunAudit& audit, audit::TaskSta
 // "  2 tasks restored from the cache, so not <checked>: a:build, b:build"
 void restored_line(std::string& out, const audit::RunAudit& audit, const char* checked);
 
+// "    by process:" and a line per path with the chain behind its access, or nothing when the report
+// names no process (SummaryOptions::processes).
+void process_lines(std::string& out, const audit::TaskAudit& task);
+
 // The summary under --sandbox=enforce (sandbox_summary_enforce.cpp).
-std::string enforce_summary(const audit::RunAudit& audit);
+std::string enforce_summary(const audit::RunAudit& audit, const SummaryOptions& options);
 
 }  // namespace qk::report::summary

@@ -87,7 +87,7 @@ bool RunMany::report_audit()
     if (!sandbox_ || request_.sandbox == sandbox::SandboxMode::off)
         return true;
     audit::RunAudit result = sandbox_->result();
-    fd_sink(request_.output_fd)(report::sandbox_summary(result));
+    fd_sink(request_.output_fd)(report::sandbox_summary(result, {.processes = request_.verbose}));
     if (request_.sandbox_report.empty())
         return true;
     stamp(result);

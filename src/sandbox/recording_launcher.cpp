@@ -15,16 +15,18 @@ Result<record::ExitStatus> RecordingLauncher::run(const record::LaunchRequest& r
     command.env = request.env;
     command.output_fd = request.output_fd;
     command.own_process_group = true;
-    command.record_probes = probes_;  // the audit judges reads and writes only
-    command.record_denials = only_denials_;
-    command.record_only_denials = only_denials_;
-    command.record_lookups = lookups_;
+    command.record_probes = options_.probes;  // the audit judges reads and writes only
+    command.record_denials = options_.only_denials;
+    command.record_only_denials = options_.only_denials;
+    command.record_lookups = options_.lookups;
     command.on_start = [&](std::function<void(bool)> stop) { watch.emplace(cancel.watch(std::move(stop))); };
     command.on_finish = [&] { watch.reset(); };
     auto trace = recorder_.record(command);
     watch.reset();
     if (!trace)
         return trace.error();
+    if (options_.wrapped)
+        trace->recording.forget_root_commands();
     std::lock_guard lock(mutex_);
     recording_.merge(trace->recording);
     return trace->status;

@@ -10,15 +10,25 @@
 
 namespace qk::sandbox {
 
+// How a RecordingLauncher records (a struct of its own: a nested one with member initialisers cannot be
+// a default argument of its class).
+struct RecordingOptions {
+    // Nothing but the opens the kernel refused is recorded (enforce lists the reads it refused, and
+    // judges writes by its overlay).
+    bool only_denials = false;
+    // Failed lookups too, which a read set saved for the cache keys by their absence (--record).
+    bool probes = false;
+    // With probes, the stat family's too (enforce over a read mask).
+    bool lookups = false;
+    // Each command's first process is qk's own wrapper (qk-sandbox-exec), not the task's: left out of
+    // the chain of processes a finding names, which ends at the task's command.
+    bool wrapped = false;
+};
+
 class RecordingLauncher final : public record::Launcher {
 public:
-    // `only_denials`: nothing but the opens the kernel refused is recorded (enforce lists the reads it
-    // refused, and judges writes by its overlay). `probes`: failed lookups too, which a read set saved
-    // for the cache keys by their absence (--record).
-    // `lookups`: with probes, the stat family's too (enforce over a read mask).
-    explicit RecordingLauncher(record::Recorder& recorder, bool only_denials = false, bool probes = false,
-                               bool lookups = false)
-        : recorder_(recorder), only_denials_(only_denials), probes_(probes), lookups_(lookups)
+    explicit RecordingLauncher(record::Recorder& recorder, RecordingOptions options = {})
+        : recorder_(recorder), options_(options)
     {
     }
 
@@ -30,7 +40,7 @@ public:
 
 private:
     record::Recorder& recorder_;
-    bool only_denials_, probes_, lookups_;
+    RecordingOptions options_;
     std::mutex mutex_;
     record::Recording recording_;
 };

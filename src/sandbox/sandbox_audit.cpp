@@ -9,7 +9,7 @@ namespace qk::sandbox {
 class SandboxAudit::Recorded final : public TaskSandbox {
 public:
     Recorded(std::size_t task, rules::Rules rules, record::Recorder& recorder, bool for_cache)
-        : TaskSandbox(task, std::move(rules)), recording(recorder, false, for_cache)
+        : TaskSandbox(task, std::move(rules)), recording(recorder, {.probes = for_cache})
     {
     }
     record::Launcher& launcher() override { return recording; }

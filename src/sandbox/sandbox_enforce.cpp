@@ -113,7 +113,10 @@ public:
     {
         // Over a read mask a refused read finds nothing (ENOENT): the probes are what it was refused.
         if (recorder)
-            recording.emplace(*recorder, true, plan.read_mask, plan.read_mask);
+            recording.emplace(*recorder, RecordingOptions{.only_denials = true,
+                                                                    .probes = plan.read_mask,
+                                                                    .lookups = plan.read_mask,
+                                                                    .wrapped = true});
         record::Launcher& inner = recording ? static_cast<record::Launcher&>(*recording) : plain;
         enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
         // Before its commands build their Landlock rules; coarse, the clock the kernel stamps ctime by.

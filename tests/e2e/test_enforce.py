@@ -251,8 +251,11 @@ def test_kill_9_leaves_the_workspace_untouched_and_nothing_behind(tmp_path):
     command = f"mkdir -p dist && echo half > dist/half.txt && echo x > stray.txt && echo go > {started} && cat {fifo}"
     ws = escape_workspace(tmp_path / "ws", {"t": target(command), "ok": target("true")})
     before = snapshot(ws)
+    # Sandbox directories of its own: any qk run on the machine removes one an interrupted run left (the
+    # next test file's, under ctest -j), and only the run that does says so.
+    own = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
     proc = subprocess.Popen([str(h.BUILD_DIR / "qk"), "run-many", "-t", "t", "--sandbox=enforce"], cwd=ws,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env={**os.environ, **own})
     deadline = time.monotonic() + 60
     while not started.exists():
         assert proc.poll() is None, proc.stdout.read()
@@ -269,9 +272,13 @@ def test_kill_9_leaves_the_workspace_untouched_and_nothing_behind(tmp_path):
         time.sleep(0.01)
     assert snapshot(ws) == before
     # The next run removes the sandbox directory the killed one left, and says so.
-    r, doc = enforce(ws, "ok", tmp_path / "r.json")
+    def runs_left():
+        return [p for p in (tmp_path / "cache/qk/sandbox").iterdir() if p.name.startswith("run-")]
+    assert runs_left(), "the killed run's sandbox directory is left"
+    r, doc = enforce(ws, "ok", tmp_path / "r.json", env=own)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "left by an interrupted run" in r.stdout, r.stdout
+    assert not runs_left()
 
 
 def _descendants(pid: int) -> list[str]:

@@ -201,3 +201,35 @@ def test_the_report_names_the_process_behind_each_finding(recorder, tmp_path):
     # cat read notes.txt, started by the task's command; the shell itself wrote build.log (echo).
     assert procs["notes.txt"] == ["cat notes.txt", shell], procs
     assert procs["packages/app/build.log"] == [shell], procs
+    # --verbose says the same under each task of the summary; report check -v under each access left.
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", "--skip-nx-cache", "-v", recorder=recorder)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"    by process:\n      notes.txt\n        by cat notes.txt <- {shell}\n" in r.stdout, r.stdout
+    assert f"      packages/app/build.log\n        by {shell}\n" in r.stdout, r.stdout
+    quiet = qk(ws, "run-many", "-t", "build", "--sandbox", "--skip-nx-cache", recorder=recorder)
+    assert "by process:" not in quiet.stdout, quiet.stdout
+    c = check(ws, report, "-v")
+    assert c.returncode == 1
+    assert f"      readsOutsideInputs: notes.txt\n        by cat notes.txt <- {shell}\n" in c.stdout, c.stdout
+    assert "by cat" not in check(ws, report).stdout
+
+
+@pytest.mark.parametrize("recorder", h.RECORDERS)
+def test_an_enforce_refusal_names_the_process_refused(recorder, tmp_path):
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": {"build": dict(BUILD)}}},
+                        {"notes.txt": "notes\n", ".gitignore": "dist/\n"})
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--sandbox-report", str(report), "-v",
+           recorder=recorder)
+    assert r.returncode != 0, r.stdout + r.stderr  # cat is refused notes.txt
+    task = json.loads(report.read_text())["tasks"]["app:build"]
+    assert task["findings"]["refusedReads"] == ["notes.txt"], task
+    if recorder == "strace":
+        # strace sees a task in enforce's PID namespace by pids that do not meet (a clone's result is
+        # the child's pid in the namespace, its lines the host's): no process is named, never a wrong one.
+        assert "processes" not in task, task
+        return
+    shell = "/bin/sh -c " + BUILD["command"]
+    # The chain ends at the task's command: qk-sandbox-exec, which qk runs it through, is left out.
+    assert task["processes"]["notes.txt"] == ["cat notes.txt", shell], task
+    assert f"      notes.txt\n        by cat notes.txt <- {shell}\n" in r.stdout, r.stdout

@@ -175,6 +175,49 @@ TEST_CASE("the process behind an access: the first that read or wrote it, and it
     CHECK(rec.first_pid("/w/new.txt") == 7);
 }
 
+TEST_CASE("under enforce a refusal and a probe name their process, and qk's wrapper leaves the chain",
+          "[record][sink]")
+{
+    Recording rec;
+    RecordingSink sink(rec);
+    sink.keep_only_denials();
+    ProcExec wrapper;
+    wrapper.pid = 50;
+    wrapper.ppid = 1;
+    wrapper.file = PathArg{"/", "/usr/lib/qk/qk-sandbox-exec"};
+    wrapper.argv = {"qk-sandbox-exec", "plan", "--", "/bin/sh", "-c", "cat secret notes.txt"};
+    sink.on_exec(wrapper);
+    sink.on_fork(ProcFork{50, 51});  // its child in the task's namespaces, which never execs
+    sink.on_fork(ProcFork{51, 60});
+    ProcExec shell;
+    shell.pid = 60;
+    shell.file = PathArg{"/", "/bin/sh"};
+    shell.argv = {"/bin/sh", "-c", "cat secret notes.txt"};
+    sink.on_exec(shell);
+    sink.on_fork(ProcFork{60, 61});
+    ProcExec cat;
+    cat.pid = 61;
+    cat.file = PathArg{"/", "/bin/cat"};
+    cat.argv = {"cat", "secret", "notes.txt"};
+    sink.on_exec(cat);
+    auto denied = open_op("/w/secret", O_RDONLY, -EACCES);
+    denied.pid = 61;
+    denied.a = PathArg{"/w", "secret"};
+    sink.on_fs(denied);
+    // Over the overlay's read mask a refused read finds nothing: the probe keeps its process too.
+    auto masked = open_op("/w/notes.txt", O_RDONLY, -ENOENT);
+    masked.pid = 61;
+    masked.a = PathArg{"/w", "notes.txt"};
+    sink.on_fs(masked);
+    CHECK(rec.first_pid("/w/secret") == 61);
+    CHECK(rec.first_pid("/w/notes.txt") == 61);
+    const Paths whole{"cat secret notes.txt", "/bin/sh -c cat secret notes.txt",
+                      "qk-sandbox-exec plan -- /bin/sh -c cat secret notes.txt"};
+    CHECK(rec.command_chain(61) == whole);
+    rec.forget_root_commands();
+    CHECK(rec.command_chain(61) == Paths{"cat secret notes.txt", "/bin/sh -c cat secret notes.txt"});
+}
+
 TEST_CASE("a path too long to hold makes the recording incomplete, never wrong", "[record][sink]")
 {
     Recording rec;

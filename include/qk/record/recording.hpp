@@ -65,10 +65,11 @@ public:
     Recording(Recording&&) = default;
     Recording& operator=(Recording&&) = default;
 
-    // `pid`, when given, is the process that made the access: the first that reads, writes, creates or
-    // removes a path is kept, to name it beside a finding.
+    // `pid`, when given, is the process that made the access: the first that reads, writes, creates,
+    // removes, is refused or looks for a path is kept, to name it beside a finding or a refusal.
     void add(std::string_view path, std::uint16_t access, pid_t pid = 0);
-    // The process that first read, wrote, created or removed `path`; 0 when not known.
+    // The process that first read, wrote, created, removed, was refused or looked for `path` (as the
+    // recorder gave the pid); 0 when not known.
     pid_t first_pid(std::string_view path) const;
     // `pid`'s command line, then each parent's up to the first process recorded (those that never
     // exec'd left out): what made an access, and from which of the task's commands.
@@ -76,6 +77,9 @@ public:
     void add_rename(std::string from, std::string to);
     // A path as the command spelled it (through a symlink) that resolves to `canonical`.
     void add_alias(std::string spelled, std::string canonical);
+    // Leaves the first processes recorded (those whose parent was not recorded) out of command_chain:
+    // a wrapper qk started the command through, as qk-sandbox-exec, is not the task's.
+    void forget_root_commands();
     // The process with this pid, created on first use.
     Process& process(pid_t pid);
     void mark_incomplete(std::string reason);

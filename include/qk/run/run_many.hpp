@@ -53,6 +53,7 @@ struct RunRequest {
     bool is_terminal = false;
     // --output-style; nullopt (not given): stream, but a restored task's output is not replayed.
     std::optional<OutputStyle> output_style;
+    bool verbose = false;  // --verbose: the sandbox's summary names the process behind each access
     sandbox::SandboxMode sandbox = sandbox::SandboxMode::off;
     record::RecorderChoice recorder = record::RecorderChoice::automatic;  // QK_RECORDER, --recorder
     std::string sandbox_report;  // --sandbox-report: where to write the findings as JSON
