@@ -3,6 +3,7 @@
 
 #include "qk/key/inputs.hpp"
 #include "qk/util/io.hpp"
+#include "qk/workspace/glob.hpp"
 
 namespace qk::cli {
 
@@ -80,7 +81,16 @@ bool inherits_by_name(const workspace::Workspace& ws, const workspace::Target& t
         return false;
     if (t.target_default_key == t.name)
         return true;
-    return t.target_default_key.empty() && !ws.nx().target_defaults.find(t.name);
+    if (!t.target_default_key.empty() || ws.nx().target_defaults.find(t.name))
+        return false;
+    // None applies. An entry made by the name would also take the place of a glob's for other tasks of
+    // the target (one that did not fit this task's executor or command, so this task has none).
+    for (const auto& [key, entry] : ws.nx().target_defaults.as_object()) {
+        auto glob = workspace::Glob::compile(key);
+        if (glob && !glob->is_literal() && glob->matches(t.name))
+            return false;
+    }
+    return true;
 }
 
 }  // namespace qk::cli

@@ -34,7 +34,8 @@ bool takes_shared_globals(const workspace::Workspace& ws, const workspace::Proje
 
 // Whether the target takes `key` ("inputs", "outputs") from the targetDefaults entry keyed by its name,
 // or would from one made with that name: its project does not name the key, and no entry keyed by its
-// executor or a glob (nor one by its name that does not fit it) applies.
+// executor or a glob (nor one by its name that does not fit it) applies, nor is there a glob key an entry
+// by the name would take the place of.
 bool inherits_by_name(const workspace::Workspace& ws, const workspace::Target& t, std::string_view key);
 
 }  // namespace qk::cli

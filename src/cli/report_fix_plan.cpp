@@ -52,7 +52,7 @@ std::vector<std::string> current(const workspace::Target& t, std::string_view ke
 }
 
 // The file that defines the target: its project.json, else its package.json ("nx", beside the script it
-// comes from); "" when neither does.
+// comes from); else its project.json, a layer over whatever gave the target; "" without one.
 std::string defining_file(const workspace::Project& p, const workspace::Target& t)
 {
     auto defines = [&](const std::string& file) {
@@ -103,7 +103,6 @@ private:
 void Planner::gather(const audit::RunAudit& report)
 {
     const Json* shared = ws_.nx().named_inputs.find(kSharedGlobals);
-    const bool shared_writable = nx_.takes_effect({"namedInputs", kSharedGlobals});
     for (const audit::TaskAudit& t : report.tasks) {
         if (!t.given_suggestions || t.given_suggestions->empty())
             continue;
@@ -114,7 +113,7 @@ void Planner::gather(const audit::RunAudit& report)
             by_hand_.push_back(fmt::format("{}: not in today's workspace", printable(t.task)));
             continue;
         }
-        const bool takes_shared = shared_writable && takes_shared_globals(ws_, *project, *target);
+        const bool takes_shared = takes_shared_globals(ws_, *project, *target);
         for (const audit::Suggestion& s : *t.given_suggestions) {
             if (s.declare != "inputs" && s.declare != "outputs") {
                 by_hand_.push_back(fmt::format("{}: declare {} {}", printable(t.task), s.declare,
@@ -178,7 +177,9 @@ bool Planner::to_shared(const std::string& value, const std::vector<Need*>& read
     for (Need* n : readers)
         if (n->takes_shared)
             taking.push_back(n);
-    if (taking.size() < kSharedTasks)
+    // Only where nx.json's own text holds the list qk reads: not the base it extends, which writing
+    // namedInputs here would replace whole.
+    if (taking.size() < kSharedTasks || !nx_.takes_effect({"namedInputs", kSharedGlobals}))
         return false;
     if (!shared_)
         shared_ = Planned{{ws_.files().nx_json, {"namedInputs"}, std::string(kSharedGlobals), {}, {}}, {}};
@@ -200,6 +201,8 @@ void Planner::place_in_nx_json()
                         values.push_back(v);
         for (const std::string& v : values) {
             std::vector<Need*> r = readers(key, v);
+            if (r.empty())
+                continue;
             std::set<std::string> targets;
             for (const Need* n : r)
                 targets.insert(n->target->name);

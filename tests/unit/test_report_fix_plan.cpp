@@ -143,6 +143,19 @@ TEST_CASE("report fix plan: tasks taking an executor's targetDefaults entry get 
     }
 }
 
+TEST_CASE("report fix plan: no entry by the target's name is made over a glob's", "[cli][report_fix]")
+{
+    // "tes*" does not fit these commands (another executor), so none applies to them; but an entry named
+    // "test" would take its place for the tasks of other projects it fits.
+    FixWorkspace w(R"({"targetDefaults": {"tes*": {"executor": "nx:run-script", "outputs": ["{projectRoot}/o"]}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, kCommand);
+    FixPlan plan = w.plan(report({"a:test", "b:test", "c:test"}, "outputs", {"{projectRoot}/coverage"}));
+    REQUIRE(plan.edits.size() == 3);
+    for (const FixEdit& e : plan.edits)
+        CHECK(e.file.ends_with("/project.json"));
+}
+
 TEST_CASE("report fix plan: a workspace file only one target's tasks read goes into its entry", "[cli][report_fix]")
 {
     // lint's entry exists: the eslint config is lint's input, not every task's (sharedGlobals).
@@ -160,16 +173,25 @@ TEST_CASE("report fix plan: a workspace file only one target's tasks read goes i
                                   });
 }
 
-TEST_CASE("report fix plan: nx.json's targetDefaults from the file it extends is not replaced", "[cli][report_fix]")
+TEST_CASE("report fix plan: what nx.json takes from the file it extends is not replaced", "[cli][report_fix]")
 {
+    // nx.json names neither namedInputs nor targetDefaults: writing either there would drop the base's.
     FixWorkspace w(R"({"extends": "./nx-base.json"})");
-    w.dir.write("nx-base.json", R"({"targetDefaults": {"build": {"cache": true}}})");
+    w.dir.write("nx-base.json", R"({"targetDefaults": {"build": {"cache": true}},
+  "namedInputs": {"sharedGlobals": ["{workspaceRoot}/base.txt"], "default": ["{projectRoot}/**/*", "sharedGlobals"]}})");
     for (const char* p : {"a", "b", "c"})
-        w.project(p, R"({"build": {"command": "true"}})");
-    FixPlan plan = w.plan(report({"a:build", "b:build", "c:build"}, "outputs", {"{projectRoot}/build.log"}));
-    CHECK(plan.edits.size() == 3);
-    for (const FixEdit& e : plan.edits)
+        w.project(p, R"({"build": {"command": "true", "inputs": ["default"]}})");
+    qk::audit::RunAudit r = report({"a:build", "b:build", "c:build"}, "outputs", {"{projectRoot}/build.log"});
+    // base.txt is theirs already, through the base's sharedGlobals; notes.txt goes into each target.
+    qk::audit::RunAudit in =
+        report({"a:build", "b:build", "c:build"}, "inputs", {"{workspaceRoot}/base.txt", "{workspaceRoot}/notes.txt"});
+    r.tasks.insert(r.tasks.end(), in.tasks.begin(), in.tasks.end());
+    FixPlan plan = w.plan(r);
+    REQUIRE(plan.edits.size() == 6);
+    for (const FixEdit& e : plan.edits) {
         CHECK(e.file.ends_with("/project.json"));
+        CHECK(e.values == Strings{e.key == "inputs" ? "{workspaceRoot}/notes.txt" : "{projectRoot}/build.log"});
+    }
 }
 
 TEST_CASE("report fix plan: what the declarations hold already is not planned again", "[cli][report_fix]")
