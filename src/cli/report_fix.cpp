@@ -5,8 +5,6 @@
 
 #include <unistd.h>
 
-#include <span>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -23,15 +21,6 @@ namespace qk::cli {
 
 namespace {
 
-// `value` nested in objects named by `keys`, innermost last: {"targets": {"build": VALUE}}.
-std::string nested(std::span<const std::string> keys, const std::string& value)
-{
-    std::string out = value;
-    for (auto it = keys.rbegin(); it != keys.rend(); ++it)
-        out = "{" + workspace::json_string(*it) + ": " + out + "}";
-    return out;
-}
-
 // `text` (the file `e.file`) with the edit spliced in: the values appended to the array, or the array
 // made, holding what was inherited and the values, with the objects on the way that are missing.
 Result<std::string> splice(const std::string& text, const FixEdit& e)
@@ -47,9 +36,9 @@ Result<std::string> splice(const std::string& text, const FixEdit& e)
     for (std::size_t i = 0; i < e.path.size(); ++i) {
         const workspace::Json* next = object->find(e.path[i]);
         if (!next) {
-            std::span<const std::string> rest(e.path.begin() + static_cast<std::ptrdiff_t>(i) + 1, e.path.end());
-            std::string leaf = "{" + workspace::json_string(e.key) + ": " + list + "}";
-            return workspace::insert_member(text, *object, e.path[i], nested(rest, leaf));
+            std::vector<std::string> keys(e.path.begin() + static_cast<std::ptrdiff_t>(i), e.path.end());
+            keys.push_back(e.key);
+            return workspace::insert_nested_member(text, *object, keys, list);
         }
         if (!next->is_object())
             return error(fmt::format("{}:{}:{}: {} is not an object to add {} to", e.file, next->line(), next->column(),

@@ -133,8 +133,14 @@ def test_audit_fix_check_and_enforce_on_real_tools(real_workspace, tmp_path):
     # nx.json is the fixture's own again, but for the coverage output: one task writes it, so it goes
     # into lib's package.json, beside the scripts. Every other line is as it was.
     assert (ws / "nx.json").read_text() == declared.replace(COVERAGE, "")
-    assert (ws / "packages/lib/package.json").read_text() == lib_manifest.replace(
-        '  "nx": {\n', '  "nx": {\n    "targets": {"test": {"outputs": ["{projectRoot}/coverage"]}},\n')
+    assert (ws / "packages/lib/package.json").read_text() == lib_manifest.replace('  "nx": {\n', """\
+  "nx": {
+    "targets": {
+      "test": {
+        "outputs": ["{projectRoot}/coverage"]
+      }
+    },
+""")
     assert {f: (ws / f).read_text() for f in others} == before
 
     r = qk(ws, "report", "check", str(report))
