@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -124,7 +125,11 @@ def test_audit_fix_check_and_enforce_on_real_tools(real_workspace, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("--- a/nx.json\n+++ b/nx.json\n"), r.stdout
     assert "\n--- a/packages/lib/package.json\n" in r.stdout, r.stdout
+    assert '+    "lint": { "inputs": ["default", "{workspaceRoot}/eslint.config.mjs"], "cache": true },' in r.stdout
+    assert r.stdout.count("\n@@ -") == 3, r.stdout  # sharedGlobals and lint far apart in nx.json: two hunks
     assert r.stderr == "", r.stderr
+    git = subprocess.run(["git", "apply", "--check", "-"], input=r.stdout, cwd=ws, capture_output=True, text=True)
+    assert git.returncode == 0, git.stderr
     assert (ws / "packages/lib/package.json").read_text() == lib_manifest
 
     r = qk(ws, "report", "fix", str(report), "--write")
