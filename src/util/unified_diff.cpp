@@ -1,9 +1,12 @@
-// unified_diff (qk/util/unified_diff.hpp): the lines both texts share at their start and end are context,
-// what lies between is one hunk. The edits qk makes are insertions close together in a file, for which
-// that is the diff a person would write.
+// unified_diff (qk/util/unified_diff.hpp): the lines both texts share at their start and end are
+// context; between them, the longest run of lines both keep in order (a table of common subsequences)
+// says which lines were removed and which added, so two edits far apart in one file (sharedGlobals and a
+// targetDefaults entry in nx.json) are two hunks, not the whole stretch between them removed and added
+// again. Configuration files are small; past kMaxCells a change is one hunk, as the table would be large.
 #include "qk/util/unified_diff.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,6 +14,9 @@
 namespace qk {
 
 namespace {
+
+constexpr std::size_t kContext = 3;
+constexpr std::size_t kMaxCells = std::size_t{1} << 24;
 
 std::vector<std::string_view> lines_of(std::string_view text)
 {
@@ -29,13 +35,53 @@ std::string range(std::size_t first, std::size_t count)
     return fmt::format("{},{}", count == 0 ? first : first + 1, count);
 }
 
+// One line of the diff: ' ' kept, '-' removed, '+' added; a_line and b_line are the lines of each text
+// at this point (0-based).
+struct Op {
+    char kind;
+    std::string_view text;
+    std::size_t a_line, b_line;
+};
+
+// a[from, a_end) and b[from, b_end) as removals and additions around what both keep, removals first.
+void diff_middle(const std::vector<std::string_view>& a, const std::vector<std::string_view>& b, std::size_t from,
+                 std::size_t a_end, std::size_t b_end, std::vector<Op>& out)
+{
+    const std::size_t n = a_end - from, m = b_end - from;
+    if (n * m > kMaxCells || n == 0 || m == 0) {
+        for (std::size_t i = 0; i < n; ++i)
+            out.push_back({'-', a[from + i], from + i, from});
+        for (std::size_t j = 0; j < m; ++j)
+            out.push_back({'+', b[from + j], from + n, from + j});
+        return;
+    }
+    // common[i][j]: how many lines a[i..] and b[j..] keep in common, in order.
+    std::vector<std::uint32_t> common((n + 1) * (m + 1), 0);
+    auto at = [&](std::size_t i, std::size_t j) -> std::uint32_t& { return common[i * (m + 1) + j]; };
+    for (std::size_t i = n; i-- > 0;)
+        for (std::size_t j = m; j-- > 0;)
+            at(i, j) = a[from + i] == b[from + j] ? at(i + 1, j + 1) + 1 : std::max(at(i + 1, j), at(i, j + 1));
+    std::size_t i = 0, j = 0;
+    while (i < n || j < m) {
+        if (i < n && j < m && a[from + i] == b[from + j]) {
+            out.push_back({' ', a[from + i], from + i, from + j});
+            ++i, ++j;
+        } else if (j == m || (i < n && at(i + 1, j) >= at(i, j + 1))) {
+            out.push_back({'-', a[from + i], from + i, from + j});
+            ++i;
+        } else {
+            out.push_back({'+', b[from + j], from + i, from + j});
+            ++j;
+        }
+    }
+}
+
 }  // namespace
 
 std::string unified_diff(std::string_view before, std::string_view after, std::string_view path)
 {
     if (before == after)
         return {};
-    constexpr std::size_t kContext = 3;
     auto a = lines_of(before), b = lines_of(after);
     std::size_t head = 0;
     while (head < a.size() && head < b.size() && a[head] == b[head])
@@ -43,18 +89,39 @@ std::string unified_diff(std::string_view before, std::string_view after, std::s
     std::size_t tail = 0;
     while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail])
         ++tail;
-    std::size_t from = head - std::min(head, kContext);
-    std::size_t a_end = a.size() - tail + std::min(tail, kContext), b_end = b.size() - tail + std::min(tail, kContext);
-    std::string out = fmt::format("--- a/{}\n+++ b/{}\n@@ -{} +{} @@\n", path, path, range(from, a_end - from),
-                                  range(from, b_end - from));
-    for (std::size_t i = from; i < head; ++i)
-        out += fmt::format(" {}\n", a[i]);
-    for (std::size_t i = head; i < a.size() - tail; ++i)
-        out += fmt::format("-{}\n", a[i]);
-    for (std::size_t i = head; i < b.size() - tail; ++i)
-        out += fmt::format("+{}\n", b[i]);
-    for (std::size_t i = a.size() - tail; i < a_end; ++i)
-        out += fmt::format(" {}\n", a[i]);
+    std::vector<Op> ops;
+    for (std::size_t i = 0; i < head; ++i)
+        ops.push_back({' ', a[i], i, i});
+    diff_middle(a, b, head, a.size() - tail, b.size() - tail, ops);
+    for (std::size_t k = tail; k > 0; --k)
+        ops.push_back({' ', a[a.size() - k], a.size() - k, b.size() - k});
+
+    std::string out = fmt::format("--- a/{}\n+++ b/{}\n", path, path);
+    // Hunks: the changes with kContext kept lines each side, two joined where their context meets.
+    for (std::size_t k = 0; k < ops.size();) {
+        if (ops[k].kind == ' ') {
+            ++k;
+            continue;
+        }
+        const std::size_t first = k - std::min(k, kContext);
+        std::size_t last = k;  // the last change of the hunk
+        for (std::size_t next = k + 1; next < ops.size(); ++next)
+            if (ops[next].kind != ' ') {
+                if (next - last > 2 * kContext + 1)
+                    break;
+                last = next;
+            }
+        const std::size_t end = std::min(ops.size(), last + 1 + kContext);
+        std::size_t a_count = 0, b_count = 0;
+        for (std::size_t h = first; h < end; ++h) {
+            a_count += ops[h].kind != '+';
+            b_count += ops[h].kind != '-';
+        }
+        out += fmt::format("@@ -{} +{} @@\n", range(ops[first].a_line, a_count), range(ops[first].b_line, b_count));
+        for (std::size_t h = first; h < end; ++h)
+            out += fmt::format("{}{}\n", ops[h].kind, ops[h].text);
+        k = end;
+    }
     return out;
 }
 

@@ -187,6 +187,9 @@ def test_fix_puts_a_file_many_tasks_need_once_into_shared_globals(tmp_path):
         "{projectRoot}/**/*", "{workspaceRoot}/shared.txt"]
     r = check(ws, report)
     assert r.returncode == 0, r.stdout + r.stderr
+    # a, b and c take the file through sharedGlobals now: nothing is left for each of them.
+    r = qk(ws, "report", "fix", str(report))
+    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("recorder", h.RECORDERS)
@@ -233,3 +236,78 @@ def test_an_enforce_refusal_names_the_process_refused(recorder, tmp_path):
     # The chain ends at the task's command: qk-sandbox-exec, which qk runs it through, is left out.
     assert task["processes"]["notes.txt"] == ["cat notes.txt", shell], task
     assert f"      notes.txt\n        by cat notes.txt <- {shell}\n" in r.stdout, r.stdout
+
+
+def test_fix_writes_what_three_tasks_of_one_target_need_once_into_target_defaults(tmp_path):
+    # Each build reads a setup file of its project that its inputs leave out and writes a log outside its
+    # outputs; a, b and c take both keys from targetDefaults.build, d names its own.
+    def builder(name: str, **more) -> dict:
+        return {"root": f"packages/{name}", "targets": {"build": {
+            "command": f"cat packages/{name}/setup.cfg > /dev/null && echo log > packages/{name}/build.log", **more}}}
+
+    nx = {"namedInputs": {"default": ["{projectRoot}/**/*"]},
+          "targetDefaults": {"build": {"inputs": ["{projectRoot}/src/**/*"], "cache": True}}}
+    projects = {n: builder(n) for n in "abc"}
+    projects["d"] = builder("d", inputs=["{projectRoot}/src/**/*"], outputs=["{projectRoot}/dist"])
+    files = {f"packages/{n}/{f}": "x\n" for n in "abcd" for f in ("setup.cfg", "src/index.ts")}
+    ws = make_workspace(tmp_path / "ws", projects, files, nx=nx)
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", "--sandbox-report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    tasks = json.loads(report.read_text())["tasks"]
+    for n in "abcd":
+        assert tasks[f"{n}:build"]["findings"] == {"readsOutsideInputs": [f"packages/{n}/setup.cfg"],
+                                                   "strayWrites": [f"packages/{n}/build.log"]}, tasks
+
+    untouched = {n: (ws / f"packages/{n}/project.json").read_text() for n in "abc"}
+    nx_before = (ws / "nx.json").read_text()
+    r = qk(ws, "report", "fix", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("--- a/nx.json\n"), r.stdout
+    assert '+      "outputs": ["{projectRoot}/build.log"],' in r.stdout, r.stdout
+    assert "--- a/packages/d/project.json\n" in r.stdout and "packages/a/" not in r.stdout, r.stdout
+
+    r = qk(ws, "report", "fix", str(report), "--write")
+    assert r.returncode == 0, r.stdout + r.stderr
+    build = json.loads((ws / "nx.json").read_text())["targetDefaults"]["build"]
+    assert build == {"outputs": ["{projectRoot}/build.log"],
+                     "inputs": ["{projectRoot}/src/**/*", "{projectRoot}/setup.cfg"], "cache": True}, build
+    # Lines added, and a comma after the element they follow: the rest of nx.json is as written.
+    kept = [line.rstrip(",") for line in (ws / "nx.json").read_text().splitlines()
+            if "build.log" not in line and "setup.cfg" not in line]
+    assert kept == [line.rstrip(",") for line in nx_before.splitlines()], kept
+    assert {n: (ws / f"packages/{n}/project.json").read_text() for n in "abc"} == untouched
+    d = json.loads((ws / "packages/d/project.json").read_text())["targets"]["build"]
+    assert d["inputs"] == ["{projectRoot}/src/**/*", "{projectRoot}/setup.cfg"]
+    assert d["outputs"] == ["{projectRoot}/dist", "{projectRoot}/build.log"]
+    r = check(ws, report)
+    assert r.returncode == 0 and all(f"  {n}:build: ok\n" in r.stdout for n in "abcd"), r.stdout + r.stderr
+    r = qk(ws, "report", "fix", str(report))
+    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+
+    r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_fix_writes_one_glob_for_every_file_of_a_directory_a_task_reads(tmp_path):
+    configs = [f"config/{n}.json" for n in ("a", "b", "c", "d", "e")]
+    build = {"command": "cat " + " ".join(configs) + " > /dev/null", "inputs": ["default"]}
+    files = {c: "{}\n" for c in configs}
+    files["config/README.md"] = "not read\n"
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "packages/app", "targets": {"build": build}}}, files)
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "build", "--sandbox", "--sandbox-report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(report.read_text())["tasks"]["app:build"]["findings"] == {"readsOutsideInputs": configs}
+
+    r = qk(ws, "report", "fix", str(report), "--write")
+    assert r.returncode == 0, r.stdout + r.stderr
+    inputs = json.loads((ws / "packages/app/project.json").read_text())["targets"]["build"]["inputs"]
+    assert inputs == ["default", "{workspaceRoot}/config/*.json"], inputs
+    r = check(ws, report)
+    assert r.returncode == 0 and "  app:build: ok\n" in r.stdout, r.stdout + r.stderr
+    r = qk(ws, "report", "fix", str(report))
+    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+    # Under enforce the glob puts the files in the task's view; README.md stays out of it.
+    r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr

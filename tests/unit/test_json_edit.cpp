@@ -68,7 +68,9 @@ TEST_CASE("insert_member: first in the object, indented as its members", "[works
                    {"targets", "build"}, "inputs", "[\"default\"]") ==
           "{\n  \"targets\": {\n    \"build\": {\n      \"inputs\": [\"default\"],\n      \"command\": \"tsc\"\n    }\n  }\n}\n");
     CHECK(inserted("{\"build\": {\"command\": \"tsc\"}}", {"build"}, "outputs", "[]") ==
-          "{\"build\": { \"outputs\": [], \"command\": \"tsc\"}}");
+          "{\"build\": {\"outputs\": [], \"command\": \"tsc\"}}");
+    CHECK(inserted("{\"build\": { \"command\": \"tsc\" }}", {"build"}, "outputs", "[]") ==
+          "{\"build\": { \"outputs\": [], \"command\": \"tsc\" }}");
     CHECK(inserted("{\"build\": {}}", {"build"}, "outputs", "[]") == "{\"build\": {\"outputs\": []}}");
     CHECK(json_string("a\"b") == "\"a\\\"b\"");
     auto doc = parse_json("{\"a\": 1}", "x.json");
@@ -77,10 +79,46 @@ TEST_CASE("insert_member: first in the object, indented as its members", "[works
     CHECK_FALSE(insert_member("{\"a\": 1}", *doc->find("a"), "k", "1"));
 }
 
-TEST_CASE("unified_diff: one hunk with three lines of context, nothing for the same text", "[util][json-edit]")
+TEST_CASE("insert_nested_member: the objects on the way made, a line per member where the object spans lines",
+          "[workspace][json-edit]")
+{
+    const std::vector<std::string> keys{"targets", "test", "outputs"};
+    Json doc = parsed("{\n    \"nx\": {\n        \"name\": \"lib\"\n    }\n}\n");
+    CHECK(still_json(insert_nested_member("{\n    \"nx\": {\n        \"name\": \"lib\"\n    }\n}\n", walk(doc, {"nx"}),
+                                          keys, "[\"o\"]")) ==
+          "{\n    \"nx\": {\n        \"targets\": {\n            \"test\": {\n                \"outputs\": [\"o\"]\n"
+          "            }\n        },\n        \"name\": \"lib\"\n    }\n}\n");
+    Json inline_doc = parsed("{\"nx\": {\"name\": \"lib\"}}");
+    CHECK(still_json(insert_nested_member("{\"nx\": {\"name\": \"lib\"}}", walk(inline_doc, {"nx"}), keys, "[]")) ==
+          "{\"nx\": {\"targets\": {\"test\": {\"outputs\": []}}, \"name\": \"lib\"}}");
+    CHECK_FALSE(insert_nested_member("{}", parsed("{}"), {}, "1"));
+}
+
+TEST_CASE("unified_diff: a hunk with three lines of context, nothing for the same text", "[util][json-edit]")
 {
     CHECK(qk::unified_diff("a\nb\n", "a\nb\n", "p.json").empty());
     CHECK(qk::unified_diff("1\n2\n3\n4\n5\n6\n7\n8\n", "1\n2\n3\n4\nnew\n5\n6\n7\n8\n", "p.json") ==
           "--- a/p.json\n+++ b/p.json\n@@ -2,6 +2,7 @@\n 2\n 3\n 4\n+new\n 5\n 6\n 7\n");
     CHECK(qk::unified_diff("x\n", "y\n", "p.json") == "--- a/p.json\n+++ b/p.json\n@@ -1,1 +1,1 @@\n-x\n+y\n");
+}
+
+TEST_CASE("unified_diff: edits far apart are a hunk each, close ones one", "[util][json-edit]")
+{
+    std::string before;
+    for (int i = 1; i <= 20; ++i)
+        before += std::to_string(i) + "\n";
+    // A line changed (a comma added) and one added after it, near the top; one added near the end.
+    std::string after = before;
+    after.replace(after.find("2\n"), 2, "2,\nnew\n");
+    after.replace(after.find("18\n"), 3, "18\nlast\n");
+    CHECK(qk::unified_diff(before, after, "nx.json") == "--- a/nx.json\n+++ b/nx.json\n"
+                                                        "@@ -1,5 +1,6 @@\n 1\n-2\n+2,\n+new\n 3\n 4\n 5\n"
+                                                        "@@ -16,5 +17,6 @@\n 16\n 17\n 18\n+last\n 19\n 20\n");
+    // Six lines kept between two additions: their context meets, one hunk.
+    std::string close = before;
+    close.replace(close.find("4\n"), 2, "4\nfirst\n");
+    close.replace(close.find("10\n"), 3, "10\nsecond\n");
+    CHECK(qk::unified_diff(before, close, "p.json") == "--- a/p.json\n+++ b/p.json\n"
+                                                       "@@ -2,12 +2,14 @@\n 2\n 3\n 4\n+first\n 5\n 6\n 7\n 8\n 9\n"
+                                                       " 10\n+second\n 11\n 12\n 13\n");
 }

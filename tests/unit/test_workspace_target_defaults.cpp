@@ -117,3 +117,16 @@ TEST_CASE("targetDefaults: a target with only dependsOn is nx:noop; one with not
     CHECK(all.depends_on.size() == 2);
     CHECK(ws().find_project("p1")->find_target("nothing") == nullptr);
 }
+
+TEST_CASE("targetDefaults: whether the project's own layers name inputs and outputs", "[workspace]")
+{
+    // Named by the project (a "..." spread included): an edit of targetDefaults would not reach it.
+    CHECK(target("p1", "build").names_inputs);
+    CHECK_FALSE(target("p1", "build").names_outputs);
+    CHECK(target("p1", "pack").names_inputs);
+    // Taken from the entry: the script names neither.
+    const Target& pack = target("p2", "pack");
+    CHECK_FALSE(pack.names_inputs);
+    CHECK_FALSE(pack.names_outputs);
+    CHECK(pack.outputs->dump() == R"(["{projectRoot}/dist"])");
+}

@@ -6,8 +6,8 @@
 
 namespace qk {
 
-// "--- a/<path>\n+++ b/<path>\n" and one hunk from the first changed line to the last, with three lines of
-// context each side; "" when the texts are the same.
+// "--- a/<path>\n+++ b/<path>\n" and a hunk for each group of changed lines, with three lines of context
+// each side (hunks whose context would meet are one); "" when the texts are the same.
 std::string unified_diff(std::string_view before, std::string_view after, std::string_view path);
 
 }  // namespace qk

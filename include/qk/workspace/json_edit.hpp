@@ -3,6 +3,7 @@
 // line:column; the edit is spliced into the text, never the file written again from the tree.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,11 @@ Result<std::string> append_to_array(std::string_view text, const Json& array, co
 // `object` (parsed from `text`) with the member `key`: `value` (a JSON text) added as its first member.
 Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key,
                                   std::string_view value);
+
+// `object` with keys[0]: {keys[1]: {... value}} added as its first member: the objects `keys` name that
+// are missing, each a line per member in the file's indentation where `object` spans lines.
+Result<std::string> insert_nested_member(std::string_view text, const Json& object, std::span<const std::string> keys,
+                                         std::string_view value);
 
 // The JSON text of a string.
 std::string json_string(std::string_view s);

@@ -97,6 +97,9 @@ struct Target {
     // layer first (package.json, project.json, project.local.json).
     std::string target_default_key;
     std::vector<std::string> defined_in;
+    // Whether the project's own layers name `inputs` / `outputs`: when not, the target takes them from
+    // its targetDefaults entry (or Nx's default), and an edit of that entry reaches it (qk report fix).
+    bool names_inputs = false, names_outputs = false;
     Json raw;  // the merged configuration, as `nx show project --json` would print it
 };
 

@@ -167,6 +167,8 @@ Status resolve_targets(Project& project, const RawProject& raw, const NxConfig& 
         QK_TRY(t, resolve_command_sugar(definition, where));
         QK_TRY(resolved, resolve_target_tokens(std::move(*t), project, where));
         Json target_json = std::move(*resolved);
+        const bool names_inputs = target_json.find("inputs") != nullptr;
+        const bool names_outputs = target_json.find("outputs") != nullptr;
 
         std::string key = target_default_key(nx.target_defaults, name, string_or(target_json, "executor"));
         if (!key.empty()) {
@@ -187,6 +189,8 @@ Status resolve_targets(Project& project, const RawProject& raw, const NxConfig& 
         }
         Target target = make_target(name, target_json, nx, project_names);
         target.target_default_key = key;
+        target.names_inputs = names_inputs;
+        target.names_outputs = names_outputs;
         if (auto it = raw.target_files.find(name); it != raw.target_files.end())
             target.defined_in = it->second;
         target.run = make_run_spec(target, project);

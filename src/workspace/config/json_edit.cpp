@@ -122,27 +122,60 @@ Result<std::string> append_to_array(std::string_view text, const Json& array, co
            std::string(text.substr(last + 1));
 }
 
-Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key, std::string_view value)
+Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key,
+                                  std::string_view value)
+{
+    const std::string keys[] = {std::string(key)};
+    return insert_nested_member(text, object, keys, value);
+}
+
+Result<std::string> insert_nested_member(std::string_view text, const Json& object, std::span<const std::string> keys,
+                                         std::string_view value)
 {
     if (!object.is_object())
         return error("not an object");
+    if (keys.empty())
+        return error("no member to add");
     QK_TRY(open, offset_of(text, object.line(), object.column()));
     if (*open >= text.size() || text[*open] != '{')
         return error(fmt::format("no '{{' at line {} column {}", object.line(), object.column()));
     QK_TRY(close, closing(text, *open));
     std::size_t last = last_before(text, *close);
     bool empty = last == *open;
-    std::string member = json_string(key) + ": " + std::string(value);
     bool multiline = text.substr(*open, *close - *open).find('\n') != std::string_view::npos;
-    std::string inserted;
+    std::string indent, unit;
     if (multiline) {
         std::size_t next = *open + 1;
-        while (next < text.size() && (text[next] == ' ' || text[next] == '\t' || text[next] == '\r' || text[next] == '\n'))
+        while (next < text.size() &&
+               (text[next] == ' ' || text[next] == '\t' || text[next] == '\r' || text[next] == '\n'))
             ++next;
-        std::string indent = empty ? deeper(indent_of(text, *open)) : indent_of(text, next);
+        const std::string outer = indent_of(text, *open);
+        indent = empty ? deeper(outer) : indent_of(text, next);
+        // The file's own step, as its members are indented from the object's line.
+        unit = indent.size() > outer.size() && indent.starts_with(outer) ? indent.substr(outer.size())
+                                                                         : deeper(std::string());
+    }
+    // key[0]: {key[1]: ... value}, an object a line per member where the object spans lines.
+    std::string member = std::string(value);
+    for (std::size_t k = keys.size(); k-- > 1;) {
+        if (!multiline) {
+            member = "{" + json_string(keys[k]) + ": " + member + "}";
+            continue;
+        }
+        std::string at = indent;  // where the object holding keys[k] closes: its key's line
+        for (std::size_t depth = 1; depth < k; ++depth)
+            at += unit;
+        member = "{\n" + at + unit + json_string(keys[k]) + ": " + member + "\n" + at + "}";
+    }
+    member = json_string(keys[0]) + ": " + member;
+    std::string inserted;
+    if (multiline) {
         inserted = "\n" + indent + member + (empty ? "" : ",");
+    } else if (empty) {
+        inserted = member;
     } else {
-        inserted = empty ? member : " " + member + ", ";
+        // As the object spaces its braces: {"a": 1} becomes {"b": 2, "a": 1}, { "a": 1 } { "b": 2, "a": 1 }.
+        inserted = text[*open + 1] == ' ' ? " " + member + "," : member + ", ";
     }
     return std::string(text.substr(0, *open + 1)) + inserted + std::string(text.substr(*open + 1));
 }

@@ -1,0 +1,281 @@
+// qk report fix's plan (report_fix_plan.hpp). Each value a task needs is placed once, in this order:
+//   1. a workspace file that only tasks of one target need, into that target's existing targetDefaults
+//      entry (where the workspace already says what all such tasks read) when kSharedTasks of them take
+//      their inputs from it;
+//   2. a workspace file, into namedInputs.sharedGlobals when kSharedTasks tasks take it;
+//   3. any input, or an output in the project ({projectRoot}/...), into targetDefaults.<target> when
+//      kSharedTasks tasks of that target take the key from that entry (made where missing);
+//   4. what is left, into the file defining each task's target.
+// targetDefaults is only ever an entry keyed by the target's name: one keyed by an executor or a glob
+// stands for other targets as well, and an entry named after the target would take their place.
+#include "report_fix_plan.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "qk/key/inputs.hpp"
+#include "qk/util/printable.hpp"
+#include "qk/workspace/task_address.hpp"
+#include "report_fix_nx.hpp"
+
+namespace qk::cli {
+
+namespace {
+
+using workspace::Json;
+
+// One task's values to declare under one key.
+struct Need {
+    const workspace::Project* project = nullptr;
+    const workspace::Target* target = nullptr;
+    std::string key;  // "inputs" or "outputs"
+    std::vector<std::string> values;
+    std::set<std::string> placed;  // those an edit of nx.json gives it
+    bool takes_shared = false;     // its inputs reach nx.json's sharedGlobals
+    bool inherits = false;         // it takes `key` from targetDefaults.<its target's name> (or would)
+};
+
+// The JSON texts of what the target's key holds now (its inputs as Nx's default when none are named).
+std::vector<std::string> current(const workspace::Target& t, std::string_view key)
+{
+    std::vector<std::string> out;
+    const std::optional<Json> list = key == "inputs" ? key::target_inputs(t) : t.outputs;
+    if (list && list->is_array())
+        for (const Json& item : list->as_array())
+            out.push_back(item.dump());
+    return out;
+}
+
+// The file that defines the target: its project.json, else its package.json ("nx", beside the script it
+// comes from); else its project.json, a layer over whatever gave the target; "" without one.
+std::string defining_file(const workspace::Project& p, const workspace::Target& t)
+{
+    auto defines = [&](const std::string& file) {
+        return !file.empty() && std::find(t.defined_in.begin(), t.defined_in.end(), file) != t.defined_in.end();
+    };
+    return defines(p.project_json) ? p.project_json : defines(p.package_json) ? p.package_json : p.project_json;
+}
+
+// An edit being planned, with the roots of the projects whose files its values name.
+struct Planned {
+    FixEdit edit;
+    std::vector<std::string> roots;
+
+    void add(const std::string& value, const workspace::Project& p)
+    {
+        if (std::find(edit.values.begin(), edit.values.end(), value) == edit.values.end())
+            edit.values.push_back(value);
+        if (std::find(roots.begin(), roots.end(), p.root) == roots.end())
+            roots.push_back(p.root);
+    }
+};
+
+class Planner {
+public:
+    Planner(const workspace::Workspace& ws, const IndexSource& index) : ws_(ws), nx_(ws), index_(index) {}
+
+    void gather(const audit::RunAudit& report);
+    void place_in_nx_json();
+    void place_in_projects();
+    FixPlan finish() &&;
+
+private:
+    std::vector<Need*> readers(std::string_view key, const std::string& value);
+    bool to_defaults(const std::string& target, std::string_view key, const std::string& value,
+                     const std::vector<Need*>& readers);
+    bool to_shared(const std::string& value, const std::vector<Need*>& readers);
+
+    const workspace::Workspace& ws_;
+    NxText nx_;
+    const IndexSource& index_;
+    std::vector<Need> needs_;  // in the report's task order
+    std::optional<Planned> shared_;
+    std::map<std::pair<std::string, std::string>, Planned> defaults_;  // (target, key)
+    std::map<std::string, std::vector<Planned>> files_;                // a project's file -> its edits
+    std::vector<std::string> by_hand_;
+};
+
+void Planner::gather(const audit::RunAudit& report)
+{
+    const Json* shared = ws_.nx().named_inputs.find(kSharedGlobals);
+    for (const audit::TaskAudit& t : report.tasks) {
+        if (!t.given_suggestions || t.given_suggestions->empty())
+            continue;
+        auto address = workspace::parse_task_address(t.task, ws_, "");
+        const workspace::Project* project = address ? ws_.find_project(address->project) : nullptr;
+        const workspace::Target* target = project ? project->find_target(address->target) : nullptr;
+        if (!target) {
+            by_hand_.push_back(fmt::format("{}: not in today's workspace", printable(t.task)));
+            continue;
+        }
+        const bool takes_shared = takes_shared_globals(ws_, *project, *target);
+        for (const audit::Suggestion& s : *t.given_suggestions) {
+            if (s.declare != "inputs" && s.declare != "outputs") {
+                by_hand_.push_back(fmt::format("{}: declare {} {}", printable(t.task), s.declare,
+                                               printable(fmt::format("{}", fmt::join(s.values, ", ")))));
+                continue;
+            }
+            auto it = std::find_if(needs_.begin(), needs_.end(),
+                                   [&](const Need& n) { return n.target == target && n.key == s.declare; });
+            if (it == needs_.end())
+                it = needs_.insert(
+                    needs_.end(),
+                    {project, target, s.declare, {}, {}, takes_shared, inherits_by_name(ws_, *target, s.declare)});
+            const bool inputs = s.declare == "inputs";
+            const Json inputs_now = key::target_inputs(*target);
+            const Json* declared = inputs ? &inputs_now : target->outputs ? &*target->outputs : nullptr;
+            for (const std::string& v : s.values)
+                if (!list_covers(declared, v) && !(inputs && takes_shared && list_covers(shared, v)) &&
+                    std::find(it->values.begin(), it->values.end(), v) == it->values.end())
+                    it->values.push_back(v);
+        }
+    }
+}
+
+std::vector<Need*> Planner::readers(std::string_view key, const std::string& value)
+{
+    std::vector<Need*> out;
+    for (Need& n : needs_)
+        if (n.key == key && !n.placed.contains(value) &&
+            std::find(n.values.begin(), n.values.end(), value) != n.values.end())
+            out.push_back(&n);
+    return out;
+}
+
+// Into targetDefaults.<target>.<key>, for the readers of that target taking the key from that entry.
+bool Planner::to_defaults(const std::string& target, std::string_view key, const std::string& value,
+                          const std::vector<Need*>& readers)
+{
+    std::vector<Need*> taking;
+    for (Need* n : readers)
+        if (n->target->name == target && n->inherits)
+            taking.push_back(n);
+    if (taking.size() < kSharedTasks || !nx_.takes_effect({"targetDefaults", target, key}))
+        return false;
+    auto [it, made] = defaults_.try_emplace({target, std::string(key)});
+    if (made) {
+        it->second.edit = {ws_.files().nx_json, {"targetDefaults", target}, std::string(key), {}, {}};
+        const Json* entry = ws_.nx().target_defaults.find(target);
+        if (!(entry && entry->find(key)))  // what its tasks took: Nx's default inputs, no outputs
+            it->second.edit.inherited = current(workspace::Target{}, key);
+    }
+    for (Need* n : taking) {
+        it->second.add(value, *n->project);
+        n->placed.insert(value);
+    }
+    return true;
+}
+
+bool Planner::to_shared(const std::string& value, const std::vector<Need*>& readers)
+{
+    std::vector<Need*> taking;
+    for (Need* n : readers)
+        if (n->takes_shared)
+            taking.push_back(n);
+    // Only where nx.json's own text holds the list qk reads: not the base it extends, which writing
+    // namedInputs here would replace whole.
+    if (taking.size() < kSharedTasks || !nx_.takes_effect({"namedInputs", kSharedGlobals}))
+        return false;
+    if (!shared_)
+        shared_ = Planned{{ws_.files().nx_json, {"namedInputs"}, std::string(kSharedGlobals), {}, {}}, {}};
+    for (Need* n : taking) {
+        shared_->add(value, *n->project);
+        n->placed.insert(value);
+    }
+    return true;
+}
+
+void Planner::place_in_nx_json()
+{
+    for (std::string_view key : {"inputs", "outputs"}) {
+        std::vector<std::string> values;  // each once, in the order the tasks name them
+        for (const Need& n : needs_)
+            if (n.key == key)
+                for (const std::string& v : n.values)
+                    if (std::find(values.begin(), values.end(), v) == values.end())
+                        values.push_back(v);
+        for (const std::string& v : values) {
+            std::vector<Need*> r = readers(key, v);
+            if (r.empty())
+                continue;
+            std::set<std::string> targets;
+            for (const Need* n : r)
+                targets.insert(n->target->name);
+            if (key == "inputs" && v.starts_with("{workspaceRoot}/")) {
+                const std::string& only = *targets.begin();
+                if (targets.size() == 1 && ws_.nx().target_defaults.find(only) && to_defaults(only, key, v, r))
+                    continue;
+                if (to_shared(v, r))
+                    r = readers(key, v);
+            }
+            // An output in targetDefaults is every such task's: only a path in each task's own project.
+            if (key == "outputs" && !v.starts_with("{projectRoot}/"))
+                continue;
+            for (const std::string& target : targets)
+                to_defaults(target, key, v, r);
+        }
+    }
+}
+
+void Planner::place_in_projects()
+{
+    for (Need& n : needs_) {
+        std::vector<std::string> left;
+        for (const std::string& v : n.values)
+            if (!n.placed.contains(v))
+                left.push_back(v);
+        if (left.empty())
+            continue;
+        const std::string file = defining_file(*n.project, *n.target);
+        if (file.empty()) {
+            by_hand_.push_back(fmt::format("{}:{}: \"{}\": {} (no file of its project defines the target)",
+                                           printable(n.project->name), printable(n.target->name), n.key,
+                                           printable(fmt::format("{}", fmt::join(left, ", ")))));
+            continue;
+        }
+        std::vector<std::string> path{"targets", n.target->name};
+        if (file == n.project->package_json)
+            path.insert(path.begin(), "nx");
+        Planned planned{{file, std::move(path), n.key, current(*n.target, n.key), {}}, {}};
+        for (const std::string& v : left)
+            planned.add(v, *n.project);
+        files_[file].push_back(std::move(planned));
+    }
+}
+
+FixPlan Planner::finish() &&
+{
+    FixPlan plan;
+    auto take = [&](Planned& p) {
+        if (p.edit.key != "outputs")  // what a tool writes is named as it is; a glob is for what it reads
+            p.edit.values = fold_into_globs(p.edit.values, p.roots, index_);
+        plan.edits.push_back(std::move(p.edit));
+    };
+    if (shared_)
+        take(*shared_);
+    for (auto& [target_key, p] : defaults_)
+        take(p);
+    for (auto& [file, edits] : files_)
+        for (Planned& p : edits)
+            take(p);
+    plan.by_hand = std::move(by_hand_);
+    return plan;
+}
+
+}  // namespace
+
+FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index)
+{
+    Planner planner(ws, index);
+    planner.gather(report);
+    planner.place_in_nx_json();
+    planner.place_in_projects();
+    return std::move(planner).finish();
+}
+
+}  // namespace qk::cli

@@ -1,0 +1,271 @@
+// qk report fix's plan (src/cli/report_fix_plan.hpp): where each suggested input and output goes. Once
+// into targetDefaults for kSharedTasks tasks of one target taking the key from the entry named after it
+// (never one keyed by an executor), once into sharedGlobals for a workspace file many tasks take, else
+// into each target; files read together in one directory as one glob only when it selects exactly them.
+#include <catch2/catch.hpp>
+
+#include <string>
+#include <vector>
+
+#include "cli/report_fix_plan.hpp"
+#include "test_support.hpp"
+
+using qk::cli::FixEdit;
+using qk::cli::FixPlan;
+using Strings = std::vector<std::string>;
+
+namespace {
+
+// A workspace of pnpm packages under packages/, each a project.json of the targets given (JSON texts).
+struct FixWorkspace {
+    qk::test::TempDir dir{"qk-report-fix"};
+
+    explicit FixWorkspace(const std::string& nx_json)
+    {
+        dir.write("nx.json", nx_json);
+        dir.write("pnpm-workspace.yaml", "packages:\n  - packages/*\n");
+        dir.write("package.json", R"({"name": "root", "private": true})");
+    }
+    void project(const std::string& name, const std::string& targets)
+    {
+        dir.write("packages/" + name + "/package.json", R"({"name": ")" + name + R"("})");
+        dir.write("packages/" + name + "/project.json", R"({"name": ")" + name + R"(", "targets": )" + targets + "}\n");
+    }
+    FixPlan plan(const qk::audit::RunAudit& report) const
+    {
+        auto ws = qk::workspace::Workspace::load(dir.path);
+        INFO((ws ? std::string() : ws.error().message));
+        REQUIRE(ws);
+        return qk::cli::plan_report_fix(report, *ws, qk::cli::scan_when_asked(*ws));
+    }
+};
+
+// A report in which each task given asks to declare `values` under `declare`.
+qk::audit::RunAudit report(const Strings& tasks, const std::string& declare, const Strings& values)
+{
+    qk::audit::RunAudit r;
+    for (const std::string& t : tasks) {
+        qk::audit::TaskAudit task;
+        task.task = t;
+        const char* finding = declare == "inputs" ? "readsOutsideInputs" : "strayWrites";
+        task.given_suggestions =
+            std::vector<qk::audit::Suggestion>{{finding, declare, values, {}, values.size(), {}, {}}};
+        r.tasks.push_back(std::move(task));
+    }
+    return r;
+}
+
+// Each edit as "file path.key: inherited | values", to compare whole plans at a glance.
+Strings described(const FixPlan& plan)
+{
+    Strings out;
+    for (const FixEdit& e : plan.edits) {
+        std::string line = e.file + " ";
+        for (const std::string& step : e.path)
+            line += step + ".";
+        line += e.key + ":";
+        for (const std::string& i : e.inherited)
+            line += " " + i;
+        line += " |";
+        for (const std::string& v : e.values)
+            line += " " + v;
+        out.push_back(line);
+    }
+    return out;
+}
+
+constexpr const char* kCommand = R"({"test": {"command": "true"}})";
+
+}  // namespace
+
+TEST_CASE("report fix plan: a file three tasks of one target need goes once into its targetDefaults",
+          "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"targetDefaults": {"test": {"cache": true}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, kCommand);
+    w.project("d", R"({"test": {"command": "true", "inputs": ["{projectRoot}/src/**/*"]}})");  // names its own
+    FixPlan plan =
+        w.plan(report({"a:test", "b:test", "c:test", "d:test"}, "inputs", {"{projectRoot}/vitest.setup.ts"}));
+    // The entry named no inputs: its tasks took Nx's default, held before the new value.
+    CHECK(
+        described(plan) ==
+        Strings{
+            R"(nx.json targetDefaults.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts)",
+            R"(packages/d/project.json targets.test.inputs: "{projectRoot}/src/**/*" | {projectRoot}/vitest.setup.ts)",
+        });
+    CHECK(plan.by_hand.empty());
+}
+
+TEST_CASE("report fix plan: fewer than three tasks of a target get an edit each", "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"targetDefaults": {"test": {"inputs": ["default"]}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, kCommand);
+    FixPlan plan = w.plan(report({"a:test", "b:test"}, "inputs", {"{projectRoot}/vitest.setup.ts"}));
+    CHECK(described(plan) ==
+          Strings{
+              R"(packages/a/project.json targets.test.inputs: "default" | {projectRoot}/vitest.setup.ts)",
+              R"(packages/b/project.json targets.test.inputs: "default" | {projectRoot}/vitest.setup.ts)",
+          });
+}
+
+TEST_CASE("report fix plan: an output three builds write goes into targetDefaults, made where missing",
+          "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"namedInputs": {"default": ["{projectRoot}/**/*"]}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, R"({"build": {"command": "true"}})");
+    FixPlan plan = w.plan(report({"a:build", "b:build", "c:build"}, "outputs",
+                                 {"{projectRoot}/build.log", "{workspaceRoot}/tmp/shared.log"}));
+    // A file outside the project is each task's own output, never every build's.
+    CHECK(described(plan) == Strings{
+                                 "nx.json targetDefaults.build.outputs: | {projectRoot}/build.log",
+                                 "packages/a/project.json targets.build.outputs: | {workspaceRoot}/tmp/shared.log",
+                                 "packages/b/project.json targets.build.outputs: | {workspaceRoot}/tmp/shared.log",
+                                 "packages/c/project.json targets.build.outputs: | {workspaceRoot}/tmp/shared.log",
+                             });
+}
+
+TEST_CASE("report fix plan: tasks taking an executor's targetDefaults entry get an edit each", "[cli][report_fix]")
+{
+    // The "nx:run-commands" entry applies before "test": an entry by the name would reach none of them.
+    FixWorkspace w(R"({"targetDefaults": {"nx:run-commands": {"outputs": ["{projectRoot}/out"]},
+                                           "test": {"outputs": ["{projectRoot}/unused"]}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, kCommand);
+    FixPlan plan = w.plan(report({"a:test", "b:test", "c:test"}, "outputs", {"{projectRoot}/coverage"}));
+    REQUIRE(plan.edits.size() == 3);
+    for (const FixEdit& e : plan.edits) {
+        CHECK(e.file.ends_with("/project.json"));
+        CHECK(e.inherited == Strings{R"("{projectRoot}/out")"});
+        CHECK(e.values == Strings{"{projectRoot}/coverage"});
+    }
+}
+
+TEST_CASE("report fix plan: no entry by the target's name is made over a glob's", "[cli][report_fix]")
+{
+    // "tes*" does not fit these commands (another executor), so none applies to them; but an entry named
+    // "test" would take its place for the tasks of other projects it fits.
+    FixWorkspace w(R"({"targetDefaults": {"tes*": {"executor": "nx:run-script", "outputs": ["{projectRoot}/o"]}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, kCommand);
+    FixPlan plan = w.plan(report({"a:test", "b:test", "c:test"}, "outputs", {"{projectRoot}/coverage"}));
+    REQUIRE(plan.edits.size() == 3);
+    for (const FixEdit& e : plan.edits)
+        CHECK(e.file.ends_with("/project.json"));
+}
+
+TEST_CASE("report fix plan: a workspace file only one target's tasks read goes into its entry", "[cli][report_fix]")
+{
+    // lint's entry exists: the eslint config is lint's input, not every task's (sharedGlobals).
+    FixWorkspace w(R"({"namedInputs": {"sharedGlobals": [], "default": ["{projectRoot}/**/*", "sharedGlobals"]},
+  "targetDefaults": {"lint": {"inputs": ["default"]}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, R"({"lint": {"command": "true"}, "build": {"command": "true"}})");
+    qk::audit::RunAudit r = report({"a:lint", "b:lint", "c:lint"}, "inputs", {"{workspaceRoot}/eslint.config.mjs"});
+    qk::audit::RunAudit builds =
+        report({"a:build", "b:build", "c:build", "a:lint"}, "inputs", {"{workspaceRoot}/tsconfig.base.json"});
+    r.tasks.insert(r.tasks.end(), builds.tasks.begin(), builds.tasks.end());
+    CHECK(described(w.plan(r)) == Strings{
+                                      "nx.json namedInputs.sharedGlobals: | {workspaceRoot}/tsconfig.base.json",
+                                      "nx.json targetDefaults.lint.inputs: | {workspaceRoot}/eslint.config.mjs",
+                                  });
+}
+
+TEST_CASE("report fix plan: what nx.json takes from the file it extends is not replaced", "[cli][report_fix]")
+{
+    // nx.json names neither namedInputs nor targetDefaults: writing either there would drop the base's.
+    FixWorkspace w(R"({"extends": "./nx-base.json"})");
+    w.dir.write("nx-base.json", R"({"targetDefaults": {"build": {"cache": true}},
+  "namedInputs": {"sharedGlobals": ["{workspaceRoot}/base.txt"], "default": ["{projectRoot}/**/*", "sharedGlobals"]}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, R"({"build": {"command": "true", "inputs": ["default"]}})");
+    qk::audit::RunAudit r = report({"a:build", "b:build", "c:build"}, "outputs", {"{projectRoot}/build.log"});
+    // base.txt is theirs already, through the base's sharedGlobals; notes.txt goes into each target.
+    qk::audit::RunAudit in =
+        report({"a:build", "b:build", "c:build"}, "inputs", {"{workspaceRoot}/base.txt", "{workspaceRoot}/notes.txt"});
+    r.tasks.insert(r.tasks.end(), in.tasks.begin(), in.tasks.end());
+    FixPlan plan = w.plan(r);
+    REQUIRE(plan.edits.size() == 6);
+    for (const FixEdit& e : plan.edits) {
+        CHECK(e.file.ends_with("/project.json"));
+        CHECK(e.values == Strings{e.key == "inputs" ? "{workspaceRoot}/notes.txt" : "{projectRoot}/build.log"});
+    }
+}
+
+TEST_CASE("report fix plan: what the declarations hold already is not planned again", "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"namedInputs": {"sharedGlobals": ["{workspaceRoot}/shared.txt"],
+                                      "default": ["{projectRoot}/**/*", "sharedGlobals"]},
+  "targetDefaults": {"build": {"outputs": ["{projectRoot}/build.log"]}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, R"({"build": {"command": "true", "inputs": ["default", "{projectRoot}/config/*.json"]}})");
+    qk::audit::RunAudit r = report({"a:build", "b:build", "c:build"}, "inputs",
+                                   {"{workspaceRoot}/shared.txt", "{projectRoot}/config/a.json"});
+    qk::audit::RunAudit out = report({"a:build", "b:build", "c:build"}, "outputs", {"{projectRoot}/build.log"});
+    r.tasks.insert(r.tasks.end(), out.tasks.begin(), out.tasks.end());
+    FixPlan plan = w.plan(r);
+    CHECK(described(plan).empty());
+}
+
+TEST_CASE("report fix plan: five files read in one directory are one glob when it selects exactly them",
+          "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"namedInputs": {"default": ["{projectRoot}/**/*"]}})");
+    w.project("a", R"({"build": {"command": "true"}})");
+    Strings reads;
+    for (const char* f : {"1", "2", "3", "4", "5"}) {
+        w.dir.write(std::string("packages/a/config/") + f + ".json", "{}\n");
+        reads.push_back(std::string("{projectRoot}/config/") + f + ".json");
+    }
+    reads.emplace_back("{workspaceRoot}/notes.txt");
+    w.dir.write("packages/a/config/nested/deeper.json", "{}\n");  // not directly in config/: no glob selects it
+
+    SECTION("every file of the directory: dir/*")
+    {
+        CHECK(w.plan(report({"a:build"}, "inputs", reads)).edits.at(0).values ==
+              Strings{"{projectRoot}/config/*", "{workspaceRoot}/notes.txt"});
+    }
+    SECTION("every file with the extension: dir/*.ext")
+    {
+        w.dir.write("packages/a/config/README.md", "not read\n");
+        CHECK(w.plan(report({"a:build"}, "inputs", reads)).edits.at(0).values ==
+              Strings{"{projectRoot}/config/*.json", "{workspaceRoot}/notes.txt"});
+    }
+    SECTION("a file git ignores is not the key's: the glob still selects exactly what was read")
+    {
+        w.dir.write(".gitignore", "*.local.json\n");
+        w.dir.write("packages/a/config/dev.local.json", "{}\n");
+        CHECK(w.plan(report({"a:build"}, "inputs", reads)).edits.at(0).values.front() == "{projectRoot}/config/*");
+    }
+    SECTION("a sibling not read: each file stays")
+    {
+        w.dir.write("packages/a/config/6.json", "{}\n");
+        CHECK(w.plan(report({"a:build"}, "inputs", reads)).edits.at(0).values == reads);
+    }
+    SECTION("four files: each file stays")
+    {
+        Strings four(reads.begin() + 1, reads.end());
+        CHECK(w.plan(report({"a:build"}, "inputs", four)).edits.at(0).values == four);
+    }
+    SECTION("what a tool writes is named as it is")
+    {
+        Strings written(reads.begin(), reads.begin() + 5);
+        CHECK(w.plan(report({"a:build"}, "outputs", written)).edits.at(0).values == written);
+    }
+}
+
+TEST_CASE("report fix plan: files going to sharedGlobals fold as well", "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"namedInputs": {"sharedGlobals": [], "default": ["{projectRoot}/**/*", "sharedGlobals"]}})");
+    Strings reads;
+    for (const char* f : {"a", "b", "c", "d", "e"}) {
+        w.dir.write(std::string("conf/") + f + ".yaml", "x: 1\n");
+        reads.push_back(std::string("{workspaceRoot}/conf/") + f + ".yaml");
+    }
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, R"({"build": {"command": "true"}, "lint": {"command": "true"}})");
+    FixPlan plan = w.plan(report({"a:build", "b:lint", "c:build"}, "inputs", reads));
+    CHECK(described(plan) == Strings{"nx.json namedInputs.sharedGlobals: | {workspaceRoot}/conf/*"});
+}
