@@ -1,5 +1,7 @@
 #include "qk/key/session.hpp"
 
+#include <fmt/format.h>
+
 namespace qk::key {
 
 Result<std::unique_ptr<Session>> Session::open(const std::filesystem::path& start)
@@ -17,12 +19,30 @@ Result<std::unique_ptr<Session>> Session::open(const std::filesystem::path& star
     return s;
 }
 
+Result<std::shared_ptr<const OutputSet>> Session::compiled_outputs(std::size_t i)
+{
+    {
+        std::lock_guard lock(outputs_mutex_);
+        if (auto it = outputs_.find(i); it != outputs_.end())
+            return it->second;
+    }
+    const TaskKey* key = keys_->computed(i);
+    if (!key)
+        return error(fmt::format("{}: its key has not been computed", tasks_->tasks()[i].id));
+    // Compiled outside the lock: two threads asking at once compile twice and keep the first.
+    QK_TRY(set, OutputSet::compile(key->outputs.paths));
+    std::lock_guard lock(outputs_mutex_);
+    return outputs_.try_emplace(i, std::make_shared<const OutputSet>(std::move(*set))).first->second;
+}
+
 Status Session::plan(const workspace::TaskRequest& request)
 {
     QK_TRY(tasks, workspace::TaskGraph::build(*graph_, request));
     tasks_ = std::make_unique<workspace::TaskGraph>(std::move(*tasks));
     QK_TRY(keys, KeyBuilder::create(*graph_, *tasks_, *files_));
     keys_ = std::make_unique<KeyBuilder>(std::move(*keys));
+    std::lock_guard lock(outputs_mutex_);
+    outputs_.clear();  // task indices are the new graph's
     return {};
 }
 

@@ -49,11 +49,19 @@ void Rules::Data::cover_inputs()
                 literal_inputs.emplace(glob.literal_prefix());
     if (!files)
         return;
+    // Each group's files are sorted, and groups of different projects rarely interleave (a project's
+    // files sort together): laid end to end by their first file they are most often sorted already.
+    std::vector<const std::vector<std::uint32_t>*> lists;
     for (const auto& group : key->groups)
-        if (group.files)
-            input_files.insert(input_files.end(), group.files->begin(), group.files->end());
-    std::sort(input_files.begin(), input_files.end());
-    input_files.erase(std::unique(input_files.begin(), input_files.end()), input_files.end());
+        if (group.files && !group.files->empty())
+            lists.push_back(group.files.get());
+    std::sort(lists.begin(), lists.end(), [](const auto* a, const auto* b) { return a->front() < b->front(); });
+    for (const auto* list : lists)
+        input_files.insert(input_files.end(), list->begin(), list->end());
+    if (std::adjacent_find(input_files.begin(), input_files.end(), std::greater_equal<>()) != input_files.end()) {
+        std::sort(input_files.begin(), input_files.end());
+        input_files.erase(std::unique(input_files.begin(), input_files.end()), input_files.end());
+    }
 
     // A file the key holds only by effect that no input selects: Landlock cannot allow a directory less
     // a file in it, so a directory holding one is held file by file.
@@ -62,33 +70,50 @@ void Rules::Data::cover_inputs()
         if (!in_input_group(path) && !json_files.contains(path))
             undeclared.push_back(path);
 
-    StringMap<std::size_t> inputs_under;
-    for (std::uint32_t f : input_files)
-        for (std::string_view dir = dirname_of(files->files()[f]);; dir = dirname_of(dir)) {
-            ++inputs_under[std::string(dir)];
-            if (dir.empty())
-                break;
-        }
-    auto whole = [&](std::string_view dir, std::size_t inputs) {
-        auto [first, last] = files->range_under(dir);
-        if (inputs != last - first || files->holds_special(dir))
-            return false;
-        return std::none_of(undeclared.begin(), undeclared.end(),
-                            [&](std::string_view e) { return qk::is_under(e, dir); });
+    // Files sort by path, so a directory's are one range of the index: it is whole when that range lies
+    // in one run of consecutive input files. An ancestor of a directory that is not whole is not whole
+    // either (it holds what its descendant holds), so each input's directories are walked up to the first
+    // that is not; the outermost whole one found holds the files up to its range's end, which are skipped.
+    const auto& paths = files->files();
+    // Whether `dir` (holding file run_first or later) is whole: its range starts and ends inside the run
+    // when the files just outside the run are not beneath it; then where its range ends.
+    auto whole = [&](std::string_view dir, std::size_t run_first, std::size_t run_end) -> std::size_t {
+        auto beneath = [&](std::size_t f) { return dir.empty() || qk::is_under(paths[f], dir); };
+        if ((run_first > 0 && beneath(run_first - 1)) || (run_end < paths.size() && beneath(run_end)) ||
+            files->holds_special(dir) ||
+            std::any_of(undeclared.begin(), undeclared.end(), [&](std::string_view e) { return qk::is_under(e, dir); }))
+            return 0;
+        return files->range_under(dir).second;
     };
-    PathSet candidates;
-    for (const auto& [dir, n] : inputs_under)
-        if (whole(dir, n))
-            candidates.insert(dir);
-    // Only the outermost: a directory inside a whole one is held by it.
-    for (const std::string& dir : candidates) {
-        bool inside = false;
-        for (std::string_view up = dir; !up.empty() && !inside;) {
-            up = dirname_of(up);
-            inside = candidates.contains(up);
+    for (std::size_t k = 0; k < input_files.size();) {
+        std::size_t run_first = input_files[k], n = 1;
+        while (k + n < input_files.size() && input_files[k + n] == run_first + n)
+            ++n;
+        const std::size_t run_end = run_first + n;
+        std::string_view not_whole;  // a directory found not whole: the files beside it need not ask again
+        for (std::size_t f = run_first; f < run_end;) {
+            std::string_view dir = dirname_of(paths[f]);
+            std::string_view outermost;
+            std::size_t skip_to = 0;
+            if (!(dir == not_whole && !not_whole.empty()))
+                for (;; dir = dirname_of(dir)) {
+                    std::size_t end = whole(dir, run_first, run_end);
+                    if (!end) {
+                        not_whole = dir;
+                        break;
+                    }
+                    outermost = dir, skip_to = end;
+                    if (dir.empty())
+                        break;
+                }
+            if (skip_to) {
+                whole_input_dirs.emplace(outermost);
+                f = skip_to;
+            } else {
+                ++f;
+            }
         }
-        if (!inside)
-            whole_input_dirs.insert(dir);
+        k += n;
     }
 }
 

@@ -165,12 +165,9 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
         d->dependency_output_files.insert(f.path);
     for (const auto& f : key.effect_files)
         d->effect_files.emplace(f.path, f.what);
-    for (const auto& [id, patterns] : task.dependency_outputs) {
-        auto set = key::OutputSet::compile(patterns);
-        if (!set)
-            return error(fmt::format("{}: the outputs of {}: {}", where, id, set.error().message));
-        d->dependency_outputs.push_back({id, std::move(set).value()});
-        for (const auto& root : d->dependency_outputs.back().outputs.roots()) {
+    for (const DependencyOutputs& dep : task.dependency_outputs) {
+        d->dependency_outputs.push_back(dep);
+        for (const auto& root : dep.outputs->roots()) {
             auto& at = d->dependency_roots[root.path];
             if (at.empty() || at.back() != d->dependency_outputs.size() - 1)
                 at.push_back(d->dependency_outputs.size() - 1);

@@ -135,7 +135,7 @@ bool Rules::Data::is_dependency_output(std::string_view rel) const
     for (std::string_view dir = rel;; dir = dirname_of(dir)) {
         if (auto it = dependency_roots.find(dir); it != dependency_roots.end())
             for (std::size_t i : it->second)
-                if (dependency_outputs[i].outputs.matches(rel))
+                if (dependency_outputs[i].outputs->matches(rel))
                     return true;
         if (dir.empty())
             return false;

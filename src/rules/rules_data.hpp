@@ -30,11 +30,6 @@ struct PatternSet {
     bool matches(std::string_view path) const { return any_positive && set.matches(path); }
 };
 
-struct DependencyOutputs {
-    std::string task;
-    key::OutputSet outputs;
-};
-
 struct Rules::Data {
     std::string root;  // absolute, canonical, no trailing '/'
     const workspace::Workspace* ws = nullptr;

@@ -63,8 +63,8 @@ std::vector<RuleLine> Rules::describe() const
     if (!d.dependency_output_files.empty())
         add("read", joined(sorted(d.dependency_output_files)), "dependentTasksOutputFiles");
     for (const auto& dep : d.dependency_outputs)
-        if (!dep.outputs.patterns().empty())
-            add("read", joined(dep.outputs.patterns()), "outputs of " + dep.task);
+        if (!dep.outputs->patterns().empty())
+            add("read", joined(dep.outputs->patterns()), "outputs of " + dep.task);
     if (d.ignore_reads.any_positive)
         add("read", joined(d.ignore_reads.patterns), "qk:ultracache.ignoreReads");
     if (d.ignore_dependency_reads.any_positive) {

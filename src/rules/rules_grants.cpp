@@ -251,7 +251,7 @@ std::vector<Grant> Rules::grants() const
     for (const std::string& p : d.dependency_output_files)
         g.path(p, A::read, PathClass::dependency_output);
     for (const auto& dep : d.dependency_outputs)
-        g.patterns(dep.outputs.patterns(), dep.outputs, A::read, PathClass::dependency_output);
+        g.patterns(dep.outputs->patterns(), *dep.outputs, A::read, PathClass::dependency_output);
     if (d.ignore_reads.any_positive)
         g.patterns(d.ignore_reads.patterns, d.ignore_reads.set, A::read, PathClass::ignored_read);
     if (d.ignore_dependency_reads.any_positive)

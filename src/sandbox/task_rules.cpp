@@ -25,7 +25,11 @@ Result<rules::Rules> task_rules(key::Session& session, std::size_t i, const std:
     d.installed = std::move(installed);
     for (std::size_t dep : session.tasks().transitive_deps(i))
         if (const key::TaskKey* k = session.keys().computed(dep)) {
-            d.dependency_outputs.emplace_back(session.tasks().tasks()[dep].id, k->outputs.paths);
+            auto outputs = session.compiled_outputs(dep);
+            if (!outputs)
+                return error(fmt::format("{}: the outputs of {}: {}", t.id, session.tasks().tasks()[dep].id,
+                                         outputs.error().message));
+            d.dependency_outputs.push_back({session.tasks().tasks()[dep].id, std::move(*outputs)});
             d.dependency_packages.push_back(k->packages.closure);
         }
     // Left out of the run (--exclude-task-dependencies), they still name the outputs it may read: the
@@ -35,7 +39,10 @@ Result<rules::Rules> task_rules(key::Session& session, std::size_t i, const std:
         if (!outputs)
             return error(fmt::format("{}: the outputs of {}, which it depends on: {}", t.id, x.id,
                                      outputs.error().message));
-        d.dependency_outputs.emplace_back(x.id, outputs->paths);
+        auto set = key::OutputSet::compile(outputs->paths);
+        if (!set)
+            return error(fmt::format("{}: the outputs of {}: {}", t.id, x.id, set.error().message));
+        d.dependency_outputs.push_back({x.id, std::make_shared<const key::OutputSet>(std::move(*set))});
     }
     return rules::Rules::build(d);
 }

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -231,4 +233,64 @@ TEST_CASE("grants: no rule through a link placed where a granted directory was",
     // (as kind_without_links does here), so no rule attaches. The files it would list apart are gone.
     for (const Grant& g : grants)
         CHECK_FALSE(g.path.starts_with("elsewhere"));
+}
+
+TEST_CASE("grants: the whole directories are exactly the outermost holding only inputs, in random trees",
+          "[rules][grants]")
+{
+    // Inputs are the .ts files; a directory is whole when every file beneath it is one. The trees mix
+    // .ts and .md files at random depths, so runs of consecutive inputs in the index start and end at
+    // every kind of boundary; the reference is the definition, checked on the file list itself.
+    std::mt19937 random(28);
+    for (int round = 0; round < 40; ++round) {
+        TempDir dir{"qk-whole"};
+        dir.write("nx.json", "{}");
+        dir.write("package.json", R"({ "name": "root", "private": true })");
+        dir.write("p/package.json", R"({ "name": "p" })");
+        dir.write("p/project.json",
+                  R"({ "name": "p", "targets": { "build": { "command": "true", "inputs": ["{projectRoot}/**/*.ts"] } } })");
+        std::vector<std::string> made;
+        const int n = 1 + static_cast<int>(random() % 40);
+        for (int f = 0; f < n; ++f) {
+            std::string path = "p";
+            for (int depth = static_cast<int>(random() % 4); depth > 0; --depth)
+                path += "/" + std::string(1, static_cast<char>('a' + random() % 3));
+            path += "/f" + std::to_string(f) + (random() % 4 == 0 ? ".md" : ".ts");
+            dir.write(path, "x\n");
+            made.push_back(path.substr(2));
+        }
+        auto session = key::Session::open(dir.path);
+        REQUIRE(session);
+        workspace::TaskRequest request;
+        request.targets = {"build"};
+        REQUIRE((*session)->plan(request));
+        REQUIRE((*session)->keys().key(0));
+        auto rules = sandbox::task_rules(**session, 0, {});
+        REQUIRE(rules);
+        std::vector<std::string> whole;
+        for (const Grant& g : rules->grants())
+            if (g.directory && g.access == Grant::Access::read && g.path.starts_with("p/"))
+                whole.push_back(g.path.substr(2));
+        std::sort(whole.begin(), whole.end());
+        // The definition: directories under p holding only .ts files, the outermost of them.
+        auto only_inputs = [&](const std::string& d) {
+            return std::all_of(made.begin(), made.end(), [&](const std::string& f) {
+                return !f.starts_with(d + "/") || f.ends_with(".ts");
+            });
+        };
+        std::set<std::string> dirs;
+        for (const std::string& f : made)
+            for (auto slash = f.find('/'); slash != std::string::npos; slash = f.find('/', slash + 1))
+                dirs.insert(f.substr(0, slash));
+        std::vector<std::string> expected;
+        for (const std::string& d : dirs) {
+            bool outermost = true;
+            for (auto slash = d.find('/'); slash != std::string::npos; slash = d.find('/', slash + 1))
+                outermost = outermost && !only_inputs(d.substr(0, slash));
+            if (only_inputs(d) && outermost)
+                expected.push_back(d);
+        }
+        INFO("round " << round << ": " << made.size() << " files");
+        CHECK(whole == expected);
+    }
 }

@@ -5,8 +5,11 @@
 
 #include <filesystem>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 #include "qk/key/file_index.hpp"
+#include "qk/key/output_files.hpp"
 #include "qk/key/task_key.hpp"
 #include "qk/util/result.hpp"
 #include "qk/workspace/project_graph.hpp"
@@ -28,6 +31,9 @@ public:
     const workspace::TaskGraph& tasks() const { return *tasks_; }
     FileIndex& files() { return *files_; }
     KeyBuilder& keys() { return *keys_; }
+    // Task `i`'s outputs (its computed key's), compiled once for the session: the rules of every task
+    // depending on it share them. Safe from several threads at once.
+    Result<std::shared_ptr<const OutputSet>> compiled_outputs(std::size_t i);
 
 private:
     std::unique_ptr<workspace::Workspace> ws_;
@@ -35,6 +41,8 @@ private:
     std::unique_ptr<workspace::TaskGraph> tasks_;
     std::unique_ptr<FileIndex> files_;
     std::unique_ptr<KeyBuilder> keys_;
+    std::mutex outputs_mutex_;
+    std::unordered_map<std::size_t, std::shared_ptr<const OutputSet>> outputs_;  // by task, once compiled
 };
 
 }  // namespace qk::key

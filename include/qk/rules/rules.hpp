@@ -84,6 +84,13 @@ struct Verdict {
     bool declared() const;
 };
 
+// The outputs of a task another depends on, compiled once and shared by the rules of every task that
+// depends on it (a task may depend on hundreds, and each of a run's tasks has rules of its own).
+struct DependencyOutputs {
+    std::string task;
+    std::shared_ptr<const key::OutputSet> outputs;
+};
+
 // What builds a task's rules: its declarations and key, and where it sits in the run.
 struct TaskDeclarations {
     const workspace::Workspace* workspace = nullptr;
@@ -93,8 +100,8 @@ struct TaskDeclarations {
     std::size_t project = 0;                   // index into Workspace::projects()
     const workspace::Target* target = nullptr;
     std::vector<std::string> scratch;          // resolved scratch directories (run/scratch.hpp)
-    // The resolved output patterns of every task it depends on, directly or not, with their ids.
-    std::vector<std::pair<std::string, std::vector<std::string>>> dependency_outputs;
+    // The outputs of every task it depends on, directly or not.
+    std::vector<DependencyOutputs> dependency_outputs;
     // The install reads are placed in (null: no packages are reported), and the packages the keys of the
     // tasks it depends on count, which its key folds.
     std::shared_ptr<const InstalledPackages> installed;
