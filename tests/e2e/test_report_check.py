@@ -43,6 +43,14 @@ def check(ws: Path, report: Path, *more: str):
     return qk(ws, "report", "check", str(report), *more)
 
 
+def settled(ws: Path, report: Path, *tasks: str) -> None:
+    """After report fix --write: check says ok for each task, and a second fix has nothing to write."""
+    r = check(ws, report)
+    assert r.returncode == 0 and all(f"  {t}: ok\n" in r.stdout for t in tasks), r.stdout + r.stderr
+    r = qk(ws, "report", "fix", str(report))
+    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+
+
 def test_findings_stay_unexpected_until_declared_then_ok(tmp_path):
     ws, report = audited(tmp_path)
     r = check(ws, report)
@@ -118,11 +126,7 @@ def test_fix_prints_the_edits_writes_them_and_then_check_is_ok_and_enforce_passe
     doc = json.loads(written)["targets"]["build"]
     assert doc["inputs"] == ["default", "^default", "{workspaceRoot}/notes.txt"]
     assert doc["outputs"] == ["{projectRoot}/dist", "{projectRoot}/build.log"]
-    r = check(ws, report)
-    assert r.returncode == 0 and "  app:build: ok\n" in r.stdout, r.stdout + r.stderr
-    # Written once: a second fix finds nothing left to write.
-    r = qk(ws, "report", "fix", str(report))
-    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+    settled(ws, report, "app:build")  # written once: a second fix finds nothing left to write
 
     # What the audit now passes, enforce passes: the read is in the task's view, the write is kept.
     r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
@@ -185,11 +189,8 @@ def test_fix_puts_a_file_many_tasks_need_once_into_shared_globals(tmp_path):
     assert {n: (ws / f"packages/{n}/project.json").read_text() for n in "abc"} == untouched
     assert json.loads((ws / "packages/d/project.json").read_text())["targets"]["build"]["inputs"] == [
         "{projectRoot}/**/*", "{workspaceRoot}/shared.txt"]
-    r = check(ws, report)
-    assert r.returncode == 0, r.stdout + r.stderr
     # a, b and c take the file through sharedGlobals now: nothing is left for each of them.
-    r = qk(ws, "report", "fix", str(report))
-    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+    settled(ws, report)
 
 
 @pytest.mark.parametrize("recorder", h.RECORDERS)
@@ -280,10 +281,7 @@ def test_fix_writes_what_three_tasks_of_one_target_need_once_into_target_default
     d = json.loads((ws / "packages/d/project.json").read_text())["targets"]["build"]
     assert d["inputs"] == ["{projectRoot}/src/**/*", "{projectRoot}/setup.cfg"]
     assert d["outputs"] == ["{projectRoot}/dist", "{projectRoot}/build.log"]
-    r = check(ws, report)
-    assert r.returncode == 0 and all(f"  {n}:build: ok\n" in r.stdout for n in "abcd"), r.stdout + r.stderr
-    r = qk(ws, "report", "fix", str(report))
-    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+    settled(ws, report, *(f"{n}:build" for n in "abcd"))
 
     r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -304,10 +302,7 @@ def test_fix_writes_one_glob_for_every_file_of_a_directory_a_task_reads(tmp_path
     assert r.returncode == 0, r.stdout + r.stderr
     inputs = json.loads((ws / "packages/app/project.json").read_text())["targets"]["build"]["inputs"]
     assert inputs == ["default", "{workspaceRoot}/config/*.json"], inputs
-    r = check(ws, report)
-    assert r.returncode == 0 and "  app:build: ok\n" in r.stdout, r.stdout + r.stderr
-    r = qk(ws, "report", "fix", str(report))
-    assert r.stdout == "" and "nothing to write" in r.stderr, r.stdout + r.stderr
+    settled(ws, report, "app:build")
     # Under enforce the glob puts the files in the task's view; README.md stays out of it.
     r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -30,6 +30,16 @@ FsOp open_op(std::string resolved, std::uint32_t flags, long result = 3)
     return op;
 }
 
+// `pid` exec'ing `file` with `argv`.
+ProcExec exec_of(pid_t pid, std::string file, std::vector<std::string> argv)
+{
+    ProcExec exec;
+    exec.pid = pid;
+    exec.file = PathArg{"/", std::move(file)};
+    exec.argv = std::move(argv);
+    return exec;
+}
+
 FsOp path_op(FsOpKind kind, std::string name, long result = 0)
 {
     FsOp op;
@@ -134,18 +144,10 @@ TEST_CASE("the process behind an access: the first that read or wrote it, and it
 {
     Recording rec;
     RecordingSink sink(rec);
-    ProcExec shell;
-    shell.pid = 100;
-    shell.file = PathArg{"/", "/bin/sh"};
-    shell.argv = {"/bin/sh", "-c", "cat notes.txt > out.txt"};
-    sink.on_exec(shell);
+    sink.on_exec(exec_of(100, "/bin/sh", {"/bin/sh", "-c", "cat notes.txt > out.txt"}));
     sink.on_fork(ProcFork{100, 101});  // a subshell that never execs: not in the chain
     sink.on_fork(ProcFork{101, 102});
-    ProcExec cat;
-    cat.pid = 102;
-    cat.file = PathArg{"/", "/bin/cat"};
-    cat.argv = {"cat", "notes.txt"};
-    sink.on_exec(cat);
+    sink.on_exec(exec_of(102, "/bin/cat", {"cat", "notes.txt"}));
     auto probe = open_op("/w/notes.txt", O_RDONLY, -ENOENT);  // a probe is no access: not the one named
     probe.pid = 100;
     probe.a = PathArg{"/w", "notes.txt"};
@@ -181,25 +183,15 @@ TEST_CASE("under enforce a refusal and a probe name their process, and qk's wrap
     Recording rec;
     RecordingSink sink(rec);
     sink.keep_only_denials();
-    ProcExec wrapper;
-    wrapper.pid = 50;
+    ProcExec wrapper = exec_of(50, "/usr/lib/qk/qk-sandbox-exec",
+                               {"qk-sandbox-exec", "plan", "--", "/bin/sh", "-c", "cat secret notes.txt"});
     wrapper.ppid = 1;
-    wrapper.file = PathArg{"/", "/usr/lib/qk/qk-sandbox-exec"};
-    wrapper.argv = {"qk-sandbox-exec", "plan", "--", "/bin/sh", "-c", "cat secret notes.txt"};
     sink.on_exec(wrapper);
     sink.on_fork(ProcFork{50, 51});  // its child in the task's namespaces, which never execs
     sink.on_fork(ProcFork{51, 60});
-    ProcExec shell;
-    shell.pid = 60;
-    shell.file = PathArg{"/", "/bin/sh"};
-    shell.argv = {"/bin/sh", "-c", "cat secret notes.txt"};
-    sink.on_exec(shell);
+    sink.on_exec(exec_of(60, "/bin/sh", {"/bin/sh", "-c", "cat secret notes.txt"}));
     sink.on_fork(ProcFork{60, 61});
-    ProcExec cat;
-    cat.pid = 61;
-    cat.file = PathArg{"/", "/bin/cat"};
-    cat.argv = {"cat", "secret", "notes.txt"};
-    sink.on_exec(cat);
+    sink.on_exec(exec_of(61, "/bin/cat", {"cat", "secret", "notes.txt"}));
     auto denied = open_op("/w/secret", O_RDONLY, -EACCES);
     denied.pid = 61;
     denied.a = PathArg{"/w", "secret"};
