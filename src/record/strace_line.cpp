@@ -288,6 +288,15 @@ Result<Return> parse_return(std::string_view text)
         r.path = std::move(path);
     }
     std::string_view rest = trim(text.substr(i));
+    // "2 /* 14734 in strace's PID NS */" (--pidns-translation): a pid as a task in a PID namespace of
+    // its own sees it, then as strace sees it, which is how every line names the task. The latter.
+    constexpr std::string_view kTranslated = " in strace's PID NS */";
+    if (r.value > 0 && rest.starts_with("/* ") && rest.ends_with(kTranslated)) {
+        std::string_view pid = rest.substr(3, rest.size() - 3 - kTranslated.size());
+        if (!parse_number(pid, r.value) || r.value <= 0)
+            return bad("not a pid in strace's PID namespace:", text);
+        return r;
+    }
     if (r.value < 0 && !rest.empty()) {
         // "-1 ENOENT (No such file or directory)"; "-1 (errno 1234)" past strace's table.
         if (rest.starts_with("(errno ")) {

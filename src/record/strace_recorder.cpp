@@ -30,9 +30,15 @@ namespace {
 // -y names the file behind every fd (and the cwd at AT_FDCWD); -X raw prints flags as numbers, exactly
 // the bits the kernel got; -s 4096 keeps argv strings whole (paths are never cut below PATH_MAX);
 // -q drops attach messages but keeps "+++ exited with N +++", which -qq would drop.
-std::vector<std::string> strace_options(bool seccomp_bpf, bool raw_constants, bool lookups = false)
+std::vector<std::string> strace_options(bool seccomp_bpf, bool raw_constants, bool lookups = false,
+                                        bool pid_namespaces = false)
 {
     std::vector<std::string> args = {"-f", "-q", "-y", "-s", "4096"};
+    // A task in a PID namespace of its own (enforce's): the pid a fork returns there comes with the pid
+    // strace names the child's lines by (strace 5.9), so that they meet their parent. Only asked where
+    // such a namespace is made, as its lookups cost each call that prints a pid.
+    if (pid_namespaces)
+        args.push_back("--pidns-translation");
     if (seccomp_bpf)
         args.push_back("--seccomp-bpf");
     if (raw_constants) {
@@ -156,7 +162,9 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
 
     SpawnRequest req;
     req.argv = {strace_};
-    for (auto& o : strace_options(seccomp_bpf_, raw_constants_, cmd.record_lookups && cmd.record_probes))
+    // Denials are recorded under enforce alone, which runs the task in a PID namespace.
+    for (auto& o : strace_options(seccomp_bpf_, raw_constants_, cmd.record_lookups && cmd.record_probes,
+                                  cmd.record_denials))
         req.argv.push_back(std::move(o));
     for (const std::string& a : {std::string("-o"), fifo->path(), std::string("--")})
         req.argv.push_back(a);

@@ -228,6 +228,26 @@ TEST_CASE("strace: opens, execs and changes refused with EACCES or EPERM are den
     }
 }
 
+TEST_CASE("strace --pidns-translation: a child forked in a PID namespace meets its lines", "[record][strace]")
+{
+    // Enforce runs the task in a PID namespace: clone returns the child's pid there (2), and strace
+    // adds the pid every later line names it by (14734).
+    auto p = parse({
+        R"(14733 execve("/bin/sh", ["sh", "-c", "cat x"], 0x7ffc /* 3 vars */) = 0)",
+        R"(14733 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 2 /* 14734 in strace's PID NS */)",
+        R"(14734 execve("/bin/cat", ["cat", "x"], 0x7ffc /* 3 vars */) = 0)",
+        R"(14734 openat(AT_FDCWD</qkt/w>, "x", O_RDONLY) = 3</qkt/w/x>)",
+        R"(14734 +++ exited with 0 +++)",
+        R"(14733 +++ exited with 0 +++)",
+    });
+    CHECK(p.errors.empty());
+    CHECK(p.rec.processes().at(14734).ppid == 14733);
+    CHECK(p.rec.command_chain(p.rec.first_pid("/qkt/w/x")) == Paths{"cat x", "sh -c cat x"});
+    CHECK_FALSE(p.rec.processes().contains(2));
+    CHECK(strace::parse_return("2 /* 14734 in strace's PID NS */")->value == 14734);
+    CHECK_FALSE(strace::parse_return("2 /* x in strace's PID NS */"));
+}
+
 TEST_CASE("strace -X raw constants decode like the symbolic ones", "[record][strace]")
 {
     auto p = parse({
