@@ -262,7 +262,7 @@ Result<TaskCgroup> TaskCgroup::create(std::string_view label)
         std::lock_guard lock(g_live_mutex);
         g_live.insert(cg.path_);
     }
-    guardian::watch_cgroup(cg.path_);
+    QK_TRY_STATUS(guardian::watch_cgroup(cg.path_));  // on failure the cgroup is removed as cg goes
     struct stat st {};
     if (::fstat(cg.dir_.get(), &st) != 0)
         return sys_error("cannot open the cgroup " + cg.path_);

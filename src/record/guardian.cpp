@@ -16,6 +16,8 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <set>
+#include <string>
 
 #include <fmt/core.h>
 
@@ -316,6 +318,9 @@ void start()
 }
 
 std::atomic<bool> g_used{false};
+// The cgroups registered and not yet forgotten, on qk's side (the guardian never touches them).
+std::mutex g_watched_mutex;
+std::set<std::string> g_watched;
 
 void send(char kind, char op, const std::string& what)
 {
@@ -336,8 +341,34 @@ void send(char kind, char op, const std::string& what)
 
 void watch_process_group(pid_t pgid) { send('G', '+', std::to_string(pgid)); }
 void forget_process_group(pid_t pgid) { send('G', '-', std::to_string(pgid)); }
-void watch_cgroup(const std::string& path) { send('C', '+', path); }
-void forget_cgroup(const std::string& path) { send('C', '-', path); }
+Status watch_cgroup(const std::string& path)
+{
+    // Counted on qk's side: the guardian cannot answer, and would drop what does not fit without a word.
+    if (path.size() >= static_cast<std::size_t>(kPathMax))
+        return error(fmt::format("the cgroup path {} is {} bytes; qk's guardian holds paths under {} bytes, to "
+                                 "kill a task's processes should qk be killed: mount cgroup2 at a shorter path",
+                                 path, path.size(), kPathMax));
+    {
+        std::lock_guard lock(g_watched_mutex);
+        if (g_watched.size() >= static_cast<std::size_t>(kMaxCgroups))
+            return error(fmt::format("{} task cgroups at once is the most qk's guardian holds, to kill their "
+                                     "processes should qk be killed: run fewer tasks at once (--parallel)",
+                                     kMaxCgroups));
+        g_watched.insert(path);
+    }
+    send('C', '+', path);
+    return {};
+}
+
+void forget_cgroup(const std::string& path)
+{
+    {
+        std::lock_guard lock(g_watched_mutex);
+        if (g_watched.erase(path) == 0)
+            return;  // never registered: nothing to tell
+    }
+    send('C', '-', path);
+}
 
 std::string guardian_status()
 {

@@ -12,14 +12,18 @@
 
 #include <string>
 
+#include "qk/util/result.hpp"
+
 namespace qk::record::guardian {
 
 // A task's process group (its leader's pid), from spawn until it has been reaped.
 void watch_process_group(pid_t pgid);
 void forget_process_group(pid_t pgid);
 
-// A task's cgroup directory, from its creation until it is empty and removed.
-void watch_cgroup(const std::string& path);
+// A task's cgroup directory, from its creation until it is empty and removed. An Error when the
+// guardian could not hold it (its tables are static, forked from a threaded qk: 512 cgroups at once, a
+// path under 512 bytes): a task whose cgroup nothing would kill if qk died must not run.
+Status watch_cgroup(const std::string& path);
 void forget_cgroup(const std::string& path);
 
 // Empty when the guardian runs (or was never needed), else why it could not be started.
