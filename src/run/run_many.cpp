@@ -230,7 +230,13 @@ Result<int> RunMany::run()
             fd_sink(request_.output_fd)(notice);
 
     if (remote_client_) {
-        remote_ = std::make_unique<RemoteShare>(std::move(remote_client_), *remote_policy_, *cache_, *display_);
+        auto share = std::make_unique<RemoteShare>(std::move(remote_client_), *remote_policy_, *cache_, *display_);
+        {
+            std::lock_guard l(parts_mutex_);
+            remote_ = std::move(share);
+            if (cancelled_)
+                remote_->cancel();
+        }
         prefetch_remote();
     }
     if (sandbox_ && request_.sandbox != sandbox::SandboxMode::off) {
@@ -241,9 +247,13 @@ Result<int> RunMany::run()
     }
 
     unsigned parallel = parallel_;
-    scheduler_ = std::make_unique<Scheduler>(std::move(nodes), parallel);
-    if (cancelled_)
-        scheduler_->cancel();
+    {
+        // A cancel() from now on reaches the scheduler; one before it is passed on here.
+        std::lock_guard l(parts_mutex_);
+        scheduler_ = std::make_unique<Scheduler>(std::move(nodes), parallel);
+        if (cancelled_)
+            scheduler_->cancel();
+    }
     auto results = scheduler_->run([this](std::size_t i) { return run_task(i); },
                                    [this, &tasks](std::size_t i, const NodeResult& r) {
                                        if (r.state == NodeResult::State::skipped)
@@ -313,10 +323,13 @@ void RunMany::prefetch_remote()
 void RunMany::cancel()
 {
     cancelled_ = true;
-    if (remote_)
-        remote_->cancel();
-    if (scheduler_)
-        scheduler_->cancel();
+    {
+        std::lock_guard l(parts_mutex_);
+        if (remote_)
+            remote_->cancel();
+        if (scheduler_)
+            scheduler_->cancel();
+    }
     std::lock_guard l(running_mutex_);
     for (CommandRunner* r : running_)
         r->cancel();

@@ -154,6 +154,8 @@ private:
     std::vector<std::vector<std::string>> scratch_;
 
     std::atomic<bool> cancelled_{false};
+    // Guards scheduler_ and remote_ being set in run() against cancel() from the interrupt's thread.
+    std::mutex parts_mutex_;
     std::mutex running_mutex_;
     std::set<CommandRunner*> running_;
 };
