@@ -3,11 +3,13 @@
 // refused with a kind the caller branches on, and leaves no entry and no build directory behind.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -418,4 +420,26 @@ TEST_CASE("a 64 MiB output goes through export and import in bounded memory", "[
     REQUIRE(hit->has_value());
     REQUIRE((*hit)->files.size() == 1);
     CHECK((*hit)->files[0].size == std::uint64_t{64} << 20);
+}
+
+TEST_CASE("an archive that would leave the disk nearly full is refused before anything is written",
+          "[key][cache][archive]")
+{
+    // meta.json says a file as large as what the file system has free: no byte of it need be sent.
+    Workspace ws;
+    struct statvfs fs {};
+    REQUIRE(::statvfs(ws.cache.dir().c_str(), &fs) == 0);
+    const std::uint64_t avail = static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+    Hostile a;
+    CachedFile big = file("dist/big", "x");
+    big.size = avail;
+    a.files = {big};
+    ArchiveLimits unlimited;
+    unlimited.file_bytes = std::numeric_limits<std::uint64_t>::max();
+    Status s = import_string(ws.cache, a.hash, gzip(a.plain()), 5, unlimited);
+    REQUIRE_FALSE(s);
+    INFO(s.error().message);
+    CHECK(s.error().sys_errno == ENOSPC);
+    CHECK_THAT(s.error().message, Catch::Contains("kept free: the entry is not written"));
+    CHECK(ws.untouched(a.hash));
 }

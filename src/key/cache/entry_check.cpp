@@ -1,5 +1,9 @@
 #include "entry_check.hpp"
 
+#include <sys/statvfs.h>
+
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "cache_fs.hpp"
@@ -24,6 +28,26 @@ const char* kind_word(OutputFile::Kind k)
 }
 
 }  // namespace
+
+Status room(int fd, const cache_meta::Parsed& meta)
+{
+    struct statvfs fs {};
+    if (::fstatvfs(fd, &fs) != 0)
+        return sys_error("cannot tell how much room the cache's file system has");
+    std::uint64_t need = meta.terminal_size;
+    for (const CachedFile& f : meta.hit.files)
+        if (f.kind == OutputFile::Kind::file)
+            need += f.size;
+    const std::uint64_t unit = fs.f_frsize ? fs.f_frsize : fs.f_bsize;
+    const std::uint64_t avail = static_cast<std::uint64_t>(fs.f_bavail) * unit;
+    const std::uint64_t kept = std::min<std::uint64_t>(std::uint64_t{1} << 30, fs.f_blocks * unit / 20);
+    if (need > avail || avail - need < kept)
+        return Error{fmt::format("the entry holds {} bytes, and its file system has {} free, of which {} are kept "
+                                 "free: the entry is not written",
+                                 need, avail, kept),
+                     ENOSPC};
+    return {};
+}
 
 bool target_stays_inside(std::string_view path, std::string_view target)
 {

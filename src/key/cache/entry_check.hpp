@@ -14,6 +14,11 @@ namespace qk::key::entry_check {
 // not its target's.
 Status check(const cache_meta::Parsed& meta, const ArchiveLimits& limits);
 
+// Whether the file system of the directory `fd` has room for the entry `meta` describes (its files and
+// terminal output) and then some: what a server sends must not fill the disk the workspace is on. The
+// room kept is 5% of the file system, at most 1 GiB. An Error with errno ENOSPC when there is not.
+Status room(int fd, const cache_meta::Parsed& meta);
+
 // A symbolic link at `path` (workspace-relative) pointing at `target` names, read as text, something
 // inside the workspace: relative, and never above the root however many ".." it holds.
 bool target_stays_inside(std::string_view path, std::string_view target);

@@ -153,6 +153,7 @@ Status EntryImport::State::on_meta()
         return corrupt(parsed.error().message);
     meta = std::move(*parsed);
     QK_TRY_STATUS(entry_check::check(meta, limits));
+    QK_TRY_STATUS(entry_check::room(cache_fd, meta));
 
     // Checked: from here on the entry is built.
     build.emplace(cache_fd, build_name);
