@@ -18,13 +18,16 @@ namespace {
 constexpr std::size_t kContext = 3;
 constexpr std::size_t kMaxCells = std::size_t{1} << 24;
 
+// Each line with its '\n': a last line without one differs from the same text with one, as diff -u and
+// git apply see it ("\ No newline at end of file").
 std::vector<std::string_view> lines_of(std::string_view text)
 {
     std::vector<std::string_view> lines;
     while (!text.empty()) {
         std::size_t end = text.find('\n');
+        end = end == std::string_view::npos ? text.size() : end + 1;
         lines.push_back(text.substr(0, end));
-        text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
+        text.remove_prefix(end);
     }
     return lines;
 }
@@ -118,8 +121,12 @@ std::string unified_diff(std::string_view before, std::string_view after, std::s
             b_count += ops[h].kind != '-';
         }
         out += fmt::format("@@ -{} +{} @@\n", range(ops[first].a_line, a_count), range(ops[first].b_line, b_count));
-        for (std::size_t h = first; h < end; ++h)
-            out += fmt::format("{}{}\n", ops[h].kind, ops[h].text);
+        for (std::size_t h = first; h < end; ++h) {
+            out += ops[h].kind;
+            out += ops[h].text;
+            if (!ops[h].text.ends_with('\n'))
+                out += "\n\\ No newline at end of file\n";
+        }
         k = end;
     }
     return out;

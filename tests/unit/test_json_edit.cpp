@@ -102,6 +102,15 @@ TEST_CASE("unified_diff: a hunk with three lines of context, nothing for the sam
     CHECK(qk::unified_diff("x\n", "y\n", "p.json") == "--- a/p.json\n+++ b/p.json\n@@ -1,1 +1,1 @@\n-x\n+y\n");
 }
 
+TEST_CASE("unified_diff: a last line without a newline is marked, as diff -u marks it", "[util][json-edit]")
+{
+    CHECK(qk::unified_diff("a\nb", "a\nb\nc", "p.json") ==
+          "--- a/p.json\n+++ b/p.json\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+c\n"
+          "\\ No newline at end of file\n");
+    CHECK(qk::unified_diff("a\n", "a", "p.json") ==
+          "--- a/p.json\n+++ b/p.json\n@@ -1,1 +1,1 @@\n-a\n+a\n\\ No newline at end of file\n");
+}
+
 TEST_CASE("unified_diff: edits far apart are a hunk each, close ones one", "[util][json-edit]")
 {
     std::string before;
