@@ -387,11 +387,10 @@ Result<workspace::GlobSet> InputCache::compile(const std::vector<std::string>& p
 std::shared_ptr<const DependencyPart> InputCache::dependency_part(const workspace::ProjectGraph& graph,
                                                                 std::size_t project, const std::string& input)
 {
-    std::string key = std::to_string(project) + '\n' + input;
     {
         std::lock_guard l(mutex_);
-        if (auto it = parts_.find(key); it != parts_.end())
-            return it->second;
+        if (auto it = parts_.find(input); it != parts_.end() && project < it->second.size() && it->second[project])
+            return it->second[project];
     }
     auto part = std::make_shared<DependencyPart>();
     Expander ex(graph, project, "", *this);
@@ -406,7 +405,12 @@ std::shared_ptr<const DependencyPart> InputCache::dependency_part(const workspac
         part->runtime = std::move(plan->runtime);
     }
     std::lock_guard l(mutex_);
-    return parts_.emplace(std::move(key), std::move(part)).first->second;
+    auto& by_project = parts_[input];
+    if (by_project.size() <= project)
+        by_project.resize(std::max(project + 1, graph.workspace().projects().size()));
+    if (!by_project[project])  // another thread made it meanwhile: the first is kept
+        by_project[project] = std::move(part);
+    return by_project[project];
 }
 
 const std::vector<std::size_t>& InputCache::transitive_dependencies(const workspace::ProjectGraph& graph,

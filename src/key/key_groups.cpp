@@ -8,13 +8,18 @@
 
 namespace qk::key {
 
-Result<GroupResult> KeyBuilder::State::group(const FilesetGroup& g)
+Result<GroupResult> KeyBuilder::State::group(const std::shared_ptr<const FilesetGroup>& shared)
 {
+    const FilesetGroup& g = *shared;
     const std::string& cache_key = g.cache_key;
     {
         std::lock_guard l(mutex);
-        if (auto it = groups.find(cache_key); it != groups.end())
+        if (auto it = by_group.find(&g); it != by_group.end())
+            return it->second.second;
+        if (auto it = groups.find(cache_key); it != groups.end()) {
+            by_group.try_emplace(&g, shared, it->second);
             return it->second;
+        }
     }
     auto matched = std::make_shared<std::vector<std::uint32_t>>();
     auto consider = [&](std::uint32_t f) {
@@ -45,7 +50,9 @@ Result<GroupResult> KeyBuilder::State::group(const FilesetGroup& g)
     if (!trees.empty())
         r.trees = std::make_shared<const std::vector<LinkedTreeRef>>(std::move(trees));
     std::lock_guard l(mutex);
-    return groups.emplace(cache_key, r).first->second;
+    const GroupResult& kept = groups.emplace(cache_key, r).first->second;
+    by_group.try_emplace(&g, shared, kept);
+    return kept;
 }
 
 Result<Hash128> KeyBuilder::State::runtime(const std::string& command)

@@ -202,7 +202,7 @@ Result<Hash128> KeyBuilder::State::part_digest(std::size_t project, const std::s
     Hasher h;
     h.field("qk part").field(std::uint64_t{part->groups.size()});
     for (const auto& g : part->groups) {
-        QK_TRY(r, group(*g));
+        QK_TRY(r, group(g));
         h.field(r->hash);
         h.field(std::uint64_t{r->trees ? r->trees->size() : 0});
         if (r->trees)

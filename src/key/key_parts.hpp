@@ -47,6 +47,9 @@ struct KeyBuilder::State {
     std::mutex mutex;  // guards what follows
     std::vector<std::shared_ptr<const TaskKey>> keys;
     std::unordered_map<std::string, GroupResult> groups;
+    // The same by the group object, which a dependency's part shares with every task that depends on
+    // it: found without hashing its patterns. Each object is held, so its address names only it.
+    std::unordered_map<const FilesetGroup*, std::pair<std::shared_ptr<const FilesetGroup>, GroupResult>> by_group;
     std::map<std::string, Hash128, std::less<>> runtimes;
     std::map<std::string, KeyPackages, std::less<>> package_sets;
     std::optional<std::string> canonical_root;  // the workspace root, realpath'ed when a link first needs it
@@ -54,8 +57,8 @@ struct KeyBuilder::State {
     std::unordered_map<std::uint32_t, std::shared_ptr<const KeyLinkedTree>> linked;
     std::unordered_map<std::string, std::shared_ptr<const LinkedTreeWalk>> trees;
 
-    // The files a fileset group selects, and their hash; cached by project and patterns.
-    Result<GroupResult> group(const FilesetGroup& g);
+    // The files a fileset group selects, and their hash; cached by project and patterns, and by object.
+    Result<GroupResult> group(const std::shared_ptr<const FilesetGroup>& g);
     // The tree the link `file` (a symbolic link of the index) leads to, walked once per run; null when
     // it leads to no directory.
     Result<std::shared_ptr<const KeyLinkedTree>> linked_tree(std::uint32_t file);

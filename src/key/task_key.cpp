@@ -101,7 +101,7 @@ Result<std::shared_ptr<TaskKey>> KeyBuilder::build(std::size_t i, Expansion expa
 
     std::vector<LinkedTreeRef> trees;  // what the links among the files held whole lead to
     for (std::size_t g = 0; g < key.inputs.filesets.size(); ++g) {
-        auto group = s.group(*key.inputs.filesets[g]);
+        auto group = s.group(key.inputs.filesets[g]);
         if (!group)
             return error(fmt::format("task {}: {}", task.id, group.error().message));
         key.groups.push_back(KeyGroup{g, group->files, group->hash});

@@ -46,7 +46,9 @@ struct Rules::Data {
     std::vector<DependencyOutputs> dependency_outputs;
     // Where each dependency's outputs start (their roots), so a read looks up its own directories
     // rather than testing every dependency: a task may depend on hundreds.
-    PathMap<std::vector<std::size_t>> dependency_roots;
+    // Keyed by views of the roots' paths, which the shared OutputSets in dependency_outputs hold: a task
+    // depending on hundreds copies no path.
+    std::unordered_map<std::string_view, std::vector<std::size_t>, StringHash, std::equal_to<>> dependency_roots;
     PatternSet ignore_reads;             // workspace globs
     PatternSet ignore_dependency_reads;  // "^" globs, matched from each dependency project's root
     std::vector<bool> dependency_project;  // by project index: the task's project depends on it

@@ -93,7 +93,9 @@ private:
     std::mutex mutex_;
     std::map<std::size_t, workspace::Json> named_;  // node-based: references stay valid
     std::unordered_map<std::string, workspace::GlobSet> globs_;
-    std::unordered_map<std::string, std::shared_ptr<const DependencyPart>> parts_;  // "<project>\n<input>"
+    // By input, then by project index: asked once per dependency of every task, so found without a key
+    // made for each question.
+    std::unordered_map<std::string, std::vector<std::shared_ptr<const DependencyPart>>> parts_;
     std::map<std::size_t, std::vector<std::size_t>> closures_;
 };
 
