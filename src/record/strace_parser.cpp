@@ -170,6 +170,23 @@ Status StraceParser::dispatch(pid_t tid, std::string_view body)
     return on_call(tid, body);
 }
 
+void StraceParser::name_unfinished_exec(pid_t tgid, std::string_view call_text)
+{
+    // A process killed in execve before strace printed its return: a leftover the run kills as its exec
+    // ends (its parent saw a close-on-exec descriptor close, so the exec had taken). What it read is not
+    // known and is not recorded; its command line still names it beside what it did, when it had none.
+    std::string_view name = strace::call_name(call_text);
+    if (name != "execve" && name != "execveat")
+        return;
+    auto call = strace::parse_call(std::string(call_text) + ") = ?");  // its arguments are whole: printed at entry
+    if (!call || call->args.size() < (name == "execveat" ? 3u : 2u))
+        return;
+    auto argv = strace::parse_string_array(call->args[name == "execveat" ? 2 : 1]);
+    Process& p = sink_.recording().process(tgid);
+    if (argv && p.argv.empty())
+        p.argv = std::move(*argv);
+}
+
 Status StraceParser::on_status(pid_t tid, std::string_view body)
 {
     if (!body.ends_with(" +++") || body.size() < 8)
@@ -202,8 +219,12 @@ Status StraceParser::on_status(pid_t tid, std::string_view body)
 
 void StraceParser::on_exit(pid_t tid, int wait_status)
 {
-    unfinished_.erase(tid);
+    auto pending = unfinished_.find(tid);
     auto it = tasks_.find(tid);
+    if (pending != unfinished_.end() && it != tasks_.end())
+        name_unfinished_exec(it->second.tgid, pending->second);
+    if (pending != unfinished_.end())
+        unfinished_.erase(pending);
     if (it == tasks_.end())
         return;
     if (it->second.tgid == tid) {

@@ -65,6 +65,8 @@ private:
     Status on_status(pid_t tid, std::string_view body);
     Status on_call(pid_t tid, std::string_view text);
     void on_exit(pid_t tid, int wait_status);
+    // An execve left unfinished by a process that died: its command line names the process.
+    void name_unfinished_exec(pid_t tgid, std::string_view call_text);
     Task& add_task(pid_t tid, pid_t tgid, pid_t ppid, std::shared_ptr<std::string> cwd);
     static bool is_fork_call(std::string_view name);
     bool fork_pending() const;

@@ -248,6 +248,23 @@ TEST_CASE("strace --pidns-translation: a child forked in a PID namespace meets i
     CHECK_FALSE(strace::parse_return("2 /* x in strace's PID NS */"));
 }
 
+TEST_CASE("strace: a process killed in execve before its return is named by it, and reads nothing",
+          "[record][strace]")
+{
+    // The leftover daemon: its parent saw the exec take (a close-on-exec pipe closed) and the run ended
+    // and killed it before strace printed execve's return.
+    auto p = parse({
+        R"(100 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD, child_tidptr=0x7f) = 101)",
+        R"(101 execve("/qkt/bin/sleep", ["sleep", "300"], 0x7ffc /* 3 vars */ <unfinished ...>)",
+        R"(100 +++ exited with 0 +++)",
+        R"(101 +++ killed by SIGKILL +++)",
+    });
+    CHECK(p.errors.empty());
+    CHECK(p.rec.processes().at(101).argv == Paths{"sleep", "300"});
+    CHECK(p.rec.processes().at(101).signal == SIGKILL);
+    CHECK(paths_with(p.rec, kRead).empty());
+}
+
 TEST_CASE("strace -X raw constants decode like the symbolic ones", "[record][strace]")
 {
     auto p = parse({
