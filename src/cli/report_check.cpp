@@ -44,10 +44,7 @@ bool has_findings(const audit::TaskAudit& t)
 {
     if (t.status != audit::TaskStatus::audited && t.status != audit::TaskStatus::enforced)
         return false;
-    audit::TaskFindings f = t.findings;
-    f.temporary_files.clear();
-    f.replaced_reads.clear();
-    return !f.empty();
+    return !t.findings.empty_but({&audit::TaskFindings::temporary_files, &audit::TaskFindings::replaced_reads});
 }
 
 struct Wanted {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +59,10 @@ struct TaskFindings {
     // Each list sorted and unique.
     void normalise();
     bool empty() const;
+    // empty() but for the kinds `forgiven`: what a caller does not count against the task (temporary
+    // files, replaced reads...), without a copy of the findings to clear them in.
+    using List = std::vector<std::string> TaskFindings::*;
+    bool empty_but(std::initializer_list<List> forgiven) const;
     // Whether the task did what enforce would refuse (rules::enforce_allows by kind): anything but
     // unkeyed reads, writes in .git and installed packages.
     bool went_beyond() const;
