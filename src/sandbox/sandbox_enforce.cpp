@@ -10,6 +10,7 @@
 #include "qk/audit/classify.hpp"
 #include "qk/enforce/apply.hpp"
 #include "qk/enforce/probe.hpp"
+#include "qk/key/cache.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/workspace/glob.hpp"
@@ -261,7 +262,7 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
     // qk's machinery, kept from the task whatever it may touch: the directories holding every run's
     // sandboxes, and the cache (entries, read sets, file hashes) in qk's state.
     plan.cover = covers_;
-    plan.read_only = {".qk/cache"};
+    plan.read_only = {key::LocalCache::kRelativeDirectory};
     if (overlay_ && read_mask_) {
         // What the task may read (its grants) and what is bound through stay in its view; the rest is
         // masked by the helper, and so is what the run's other tasks may write there meanwhile.

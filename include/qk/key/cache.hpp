@@ -62,10 +62,11 @@ public:
     // Opens (creating) <workspace_root>/.qk/cache; a new .qk gets a .gitignore of "*". Removes the build
     // directories left in .qk/cache/tmp by processes that died.
     static Result<LocalCache> open(const std::filesystem::path& workspace_root);
-    // Where open() keeps the cache of the workspace at `workspace_root`: <workspace_root>/.qk/cache.
+    // Where open() keeps the cache, relative to the workspace root; the sandbox keeps it read-only.
+    static constexpr const char* kRelativeDirectory = ".qk/cache";
     static std::filesystem::path directory(const std::filesystem::path& workspace_root)
     {
-        return workspace_root / ".qk" / "cache";
+        return workspace_root / kRelativeDirectory;
     }
 
     // The entry for `hash`, or nullopt. An entry that cannot be used (meta.json missing or corrupt, a file

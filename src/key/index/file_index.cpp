@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "file_index_hashing.hpp"
+#include "qk/key/cache.hpp"
 #include "qk/util/path_within.hpp"
 
 namespace qk::key {
@@ -86,7 +87,7 @@ void FileIndex::assign_owners(const workspace::Workspace& ws)
 
 std::filesystem::path FileIndex::hash_cache_path(const std::filesystem::path& root)
 {
-    return root / ".qk" / "cache" / "file-hashes";
+    return LocalCache::directory(root) / "file-hashes";
 }
 
 std::optional<std::size_t> FileIndex::find(std::string_view path) const
