@@ -58,7 +58,7 @@ struct KeyBuilder::State {
     std::unordered_map<std::string, std::shared_ptr<const LinkedTreeWalk>> trees;
 
     // The files a fileset group selects, and their hash; cached by project and patterns, and by object.
-    Result<GroupResult> group(const std::shared_ptr<const FilesetGroup>& g);
+    Result<GroupResult> group(const std::shared_ptr<const FilesetGroup>& shared);
     // The tree the link `file` (a symbolic link of the index) leads to, walked once per run; null when
     // it leads to no directory.
     Result<std::shared_ptr<const KeyLinkedTree>> linked_tree(std::uint32_t file);
