@@ -178,7 +178,9 @@ void StraceParser::name_unfinished_exec(pid_t tgid, std::string_view call_text)
     std::string_view name = strace::call_name(call_text);
     if (name != "execve" && name != "execveat")
         return;
-    auto call = strace::parse_call(std::string(call_text) + ") = ?");  // its arguments are whole: printed at entry
+    // Its arguments are whole (printed at entry); the call's views point into `text`, kept meanwhile.
+    const std::string text = std::string(call_text) + ") = ?";
+    auto call = strace::parse_call(text);
     if (!call || call->args.size() < (name == "execveat" ? 3u : 2u))
         return;
     auto argv = strace::parse_string_array(call->args[name == "execveat" ? 2 : 1]);
