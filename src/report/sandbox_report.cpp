@@ -205,9 +205,10 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
             }
             w.end_array();
         }
-        if (!t.inputs_never_read.empty())
-            w.key("inputsNeverRead").strings(t.inputs_never_read);
     }
+    // For a task recorded now, or restored with the counts earlier recorded runs left.
+    if (!t.inputs_never_read.empty())
+        w.key("inputsNeverRead").strings(t.inputs_never_read);
     w.end_object();
 }
 

@@ -20,6 +20,20 @@ std::vector<std::string> declared_input_files(const key::TaskKey& key, const key
     return out;
 }
 
+std::vector<std::string> never_read_so_far(key::Session& session, std::size_t i)
+{
+    std::shared_ptr<const key::TaskKey> key = session.keys().shared(i);
+    if (!key)
+        return {};
+    auto store = key::InputUseStore::open(key::LocalCache::directory(session.workspace().root()));
+    std::vector<std::string> listed =
+        key::never_read(store.load(session.tasks().tasks()[i].id), session.workspace().nx().inputs_never_read_after_runs);
+    // A file counted then and gone from the key since is no candidate now.
+    const std::vector<std::string> declared = declared_input_files(*key, session.files());
+    std::erase_if(listed, [&](const std::string& f) { return !std::binary_search(declared.begin(), declared.end(), f); });
+    return listed;
+}
+
 Result<std::vector<std::string>> count_input_use(key::Session& session, std::size_t i,
                                                  const record::Recording& recording, const rules::Rules& rules)
 {

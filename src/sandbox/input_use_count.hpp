@@ -20,6 +20,10 @@ namespace qk::sandbox {
 Result<std::vector<std::string>> count_input_use(key::Session& session, std::size_t i,
                                                  const record::Recording& recording, const rules::Rules& rules);
 
+// The files no counted run read, from the counts as earlier runs left them (for a task restored from the
+// cache, which this run does not record), among those its key holds now.
+std::vector<std::string> never_read_so_far(key::Session& session, std::size_t i);
+
 // The key's own input files (what its fileset groups select; not `^` inputs, which are the
 // dependencies'), workspace-relative, sorted and unique.
 std::vector<std::string> declared_input_files(const key::TaskKey& key, const key::FileIndex& files);

@@ -39,7 +39,9 @@ void Sandbox::add(audit::TaskAudit audit)
 
 void Sandbox::restored(std::size_t i)
 {
-    add({task(i).id, audit::TaskStatus::restored, {}, {}});
+    audit::TaskAudit record{task(i).id, audit::TaskStatus::restored, {}, {}};
+    add_to_restored(i, record);
+    add(std::move(record));
 }
 
 void Sandbox::restored_remote(std::size_t i, audit::TaskAudit record)

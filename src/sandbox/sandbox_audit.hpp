@@ -24,6 +24,7 @@ public:
     std::optional<Result<key::ReadSet>> take_read_set(std::size_t i) override;
     bool records_for_cache(std::size_t i) const override { return for_cache(i) && recorder_; }
     std::string notice() const override;
+    void add_to_restored(std::size_t i, audit::TaskAudit& record) override;
 
 private:
     SandboxAudit(key::Session& session, bool record, bool audit)

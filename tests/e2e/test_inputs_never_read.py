@@ -43,6 +43,9 @@ def test_declared_inputs_no_recorded_run_read_are_listed_after_enough_runs(recor
     r, task = recorded(ws, recorder, tmp_path, 1)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "inputsNeverRead" not in task, task  # one run counted: too few to say
+    # Restored, it ran nothing: no second run is counted.
+    r, doc = sandbox(ws, "build", recorder, tmp_path / "restored-early.json", "--record")
+    assert doc["tasks"]["app:build"]["status"] == "restored" and "inputsNeverRead" not in doc["tasks"]["app:build"]
 
     # The second run reads src/sometimes.txt: it is used, though the first run did not read it.
     r, task = recorded(ws, recorder, tmp_path, 2, env={"SOMETIMES": "1"})
@@ -51,9 +54,19 @@ def test_declared_inputs_no_recorded_run_read_are_listed_after_enough_runs(recor
     assert "declared inputs no recorded run read, which its key could leave out (inputsNeverRead in " \
            "--sandbox-report): app:build (2 files)" in r.stdout, r.stdout
 
-    # A run without --record reads nothing into the counts, and lists nothing.
+    # Restored from the cache under --record, it ran nothing: the counts earlier runs kept still list
+    # them, and add nothing.
+    r, doc = sandbox(ws, "build", recorder, tmp_path / "restored.json", "--record")
+    task = doc["tasks"]["app:build"]
+    assert task["status"] == "restored" and task["inputsNeverRead"] == ["src/deep/also-unused.txt", "src/unused.txt"], task
+    r, doc = sandbox(ws, "build", recorder, tmp_path / "restored-2.json", "--record")
+    assert doc["tasks"]["app:build"]["inputsNeverRead"] == task["inputsNeverRead"]
+
+    # A run without --record reads nothing into the counts, and lists nothing, run or restored.
     r, doc = sandbox(ws, "build", recorder, tmp_path / "plain.json", "--skip-nx-cache")
     assert "inputsNeverRead" not in doc["tasks"]["app:build"], doc["tasks"]["app:build"]
+    r, doc = sandbox(ws, "build", recorder, tmp_path / "plain-restored.json")
+    assert doc["tasks"]["app:build"]["status"] == "restored" and "inputsNeverRead" not in doc["tasks"]["app:build"]
 
 
 @pytest.mark.parametrize("recorder", h.RECORDERS)

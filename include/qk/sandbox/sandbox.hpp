@@ -56,6 +56,9 @@ public:
 
     // Task `i` was restored from the cache: it ran nothing, so it is neither checked nor refused.
     void restored(std::size_t i);
+    // What a restored task's record adds beyond its status (SandboxAudit under --record: the inputs no
+    // recorded run read, from the counts earlier runs kept).
+    virtual void add_to_restored(std::size_t /*i*/, audit::TaskAudit& /*record*/) {}
     // Task `i` was restored from a remote cache whose entry carries `record`, the sandbox's record of it
     // where it ran: it joins this run's audit as that machine saw it (TaskAudit::from_remote_cache).
     void restored_remote(std::size_t i, audit::TaskAudit record);
