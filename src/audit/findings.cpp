@@ -128,14 +128,25 @@ std::vector<SharedRead> shared_reads_of(const Tally& reads, const std::set<std::
 }
 }  // namespace
 
+namespace {
+
+// Every kind held as a list (dependencyReads is a map): what normalise() sorts and empty() asks.
+constexpr TaskFindings::List kKinds[] = {
+    &TaskFindings::reads_outside_inputs, &TaskFindings::tsconfig_reads,   &TaskFindings::stray_writes,
+    &TaskFindings::git_writes,           &TaskFindings::temporary_files,  &TaskFindings::unkeyed_reads,
+    &TaskFindings::manifest_reads,       &TaskFindings::toolchain_reads,  &TaskFindings::unkeyed_packages,
+    &TaskFindings::hoisted_packages,     &TaskFindings::refused_reads,    &TaskFindings::refused_writes,
+    &TaskFindings::discarded_writes,     &TaskFindings::replaced_reads,   &TaskFindings::refused_unplaced,
+    &TaskFindings::refused_outside,      &TaskFindings::refused_calls,
+};
+
+}  // namespace
+
 void TaskFindings::normalise()
 {
-    for (auto* list : {&reads_outside_inputs, &tsconfig_reads, &stray_writes, &git_writes, &temporary_files,
-                       &created_directories, &unkeyed_reads,
-                       &manifest_reads, &toolchain_reads, &unkeyed_packages, &hoisted_packages, &refused_reads,
-                       &refused_writes, &discarded_writes, &replaced_reads, &refused_unplaced, &refused_outside,
-                       &refused_calls})
-        sort_unique(*list);
+    for (List kind : kKinds)
+        sort_unique(this->*kind);
+    sort_unique(created_directories);  // what strayWrites holds, grouped: no kind of its own
     drop_reads_of_writes(*this);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
         sort_unique(it->second);
@@ -150,15 +161,6 @@ bool TaskFindings::empty() const
 
 bool TaskFindings::empty_but(std::initializer_list<List> forgiven) const
 {
-    // Every kind but dependencyReads (a map) and created_directories (what strayWrites holds, grouped).
-    static constexpr List kKinds[] = {
-        &TaskFindings::reads_outside_inputs, &TaskFindings::tsconfig_reads,   &TaskFindings::stray_writes,
-        &TaskFindings::git_writes,           &TaskFindings::temporary_files,  &TaskFindings::unkeyed_reads,
-        &TaskFindings::manifest_reads,       &TaskFindings::toolchain_reads,  &TaskFindings::unkeyed_packages,
-        &TaskFindings::hoisted_packages,     &TaskFindings::refused_reads,    &TaskFindings::refused_writes,
-        &TaskFindings::discarded_writes,     &TaskFindings::replaced_reads,   &TaskFindings::refused_unplaced,
-        &TaskFindings::refused_outside,      &TaskFindings::refused_calls,
-    };
     for (List kind : kKinds)
         if (!(this->*kind).empty() && std::find(forgiven.begin(), forgiven.end(), kind) == forgiven.end())
             return false;
