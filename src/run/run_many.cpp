@@ -374,6 +374,18 @@ Outcome RunMany::run_task(std::size_t i)
     run.ran_because = !cacheable ? "caching is off for its target" : "--skip-cache";
     if (cacheable && !skip_cache_) {
         auto hit = lookup(i, **key, run.ran_because);
+        // An entry names the outputs it restores, and restoring first clears what they name: an entry
+        // whose outputs are not the task's own (one a server made up: "libs/lib/src") is refused, or it
+        // would remove and replace files the task never declared.
+        if (hit && hit->outputs != (*key)->outputs.paths) {
+            std::string why = fmt::format("its cache entry restores other outputs ({}) than the task declares ({})",
+                                          printable(fmt::format("{}", fmt::join(hit->outputs, ", "))),
+                                          printable(fmt::format("{}", fmt::join((*key)->outputs.paths, ", "))));
+            display_->note(t.id, why + "; the entry is removed and the task runs");
+            cache_->remove(hit->hash);
+            run.ran_because = std::move(why);
+            hit.reset();
+        }
         if (hit) {
             // Outputs nobody touched since they were made or restored need no writing.
             bool in_place = key::outputs_in_place(*cache_, *hit, &session_->files());

@@ -288,6 +288,37 @@ def test_an_archive_that_would_write_outside_is_refused(servers, tmp_path, kind,
     assert not list((b / ".qk" / "cache" / "tmp").iterdir())
 
 
+@pytest.mark.parametrize("kind", ["turbo", "bazel"])
+def test_an_archive_naming_outputs_the_task_does_not_declare_is_refused(servers, tmp_path, kind):
+    # Restoring first clears what an entry's outputs name: an entry that names the task's sources as an
+    # output would remove and replace them. Its paths are plain and within the outputs it names.
+    srv = servers(kind)
+    a = checkout(tmp_path / "a")
+    run(a, srv)
+    lib_hash = task_hash(a, "lib:build")
+
+    def widen(meta):
+        meta["outputs"] = ["libs/lib/src", *meta["outputs"]]
+        first = next(f for f in meta["files"] if f["kind"] == "file")
+        first["path"] = "libs/lib/src/" + first["path"].rsplit("/", 1)[-1]
+
+    hostile = tmp_path / "hostile.bin"
+    hostile.write_bytes(reframed(srv.stored(lib_hash).read_bytes(), widen))
+    put = subprocess.run([str(QK_REMOTE), "put", lib_hash, str(hostile)], env=srv.env(), capture_output=True,
+                         text=True, timeout=60)
+    assert put.returncode == 0, put.stderr
+
+    b = checkout(tmp_path / "w" / "b")
+    sources_before = {p.name: p.read_bytes() for p in (b / "libs/lib/src").iterdir()}
+    r, sources = run(b, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources["lib:build"] == "ran", r.stdout
+    assert "its cache entry restores other outputs (libs/lib/src, libs/lib/dist) than the task declares " \
+           "(libs/lib/dist); the entry is removed and the task runs" in r.stdout, r.stdout
+    assert {p.name: p.read_bytes() for p in (b / "libs/lib/src").iterdir()} == sources_before
+    assert (b / "libs/lib/dist/out.txt").read_text() == "lib source\n"
+
+
 def test_a_task_never_sees_the_remote_caches_token_or_key(servers, tmp_path):
     # With them a hostile task could put on the shared server what no sandbox verified. Its environment
     # never holds them; under enforce neither does any process it can read the environment of, up its
