@@ -85,6 +85,12 @@ int run_report_fix(const ReportFixOptions& options)
         }
         if (text == before)
             continue;
+        // What is written must still be what it was: JSON that qk and Nx read (never a half-made edit).
+        if (auto still = workspace::parse_json(text, file, workspace::TrailingCommas::allow); !still) {
+            plan.by_hand.push_back(fmt::format("{}: the edits would not leave valid JSON ({}); nothing written",
+                                               printable(file), printable(still.error().message)));
+            continue;
+        }
         if (options.write) {
             if (auto st = write_file_atomically(path, text); !st)
                 throw FatalError(st.error());

@@ -116,7 +116,7 @@ void Planner::gather(const audit::RunAudit& report)
         const bool takes_shared = takes_shared_globals(ws_, *project, *target);
         for (const audit::Suggestion& s : *t.given_suggestions) {
             if (s.declare != "inputs" && s.declare != "outputs") {
-                by_hand_.push_back(fmt::format("{}: declare {} {}", printable(t.task), s.declare,
+                by_hand_.push_back(fmt::format("{}: declare {} {}", printable(t.task), printable(s.declare),
                                                printable(fmt::format("{}", fmt::join(s.values, ", ")))));
                 continue;
             }

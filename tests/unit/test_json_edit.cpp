@@ -48,6 +48,17 @@ std::string inserted(const std::string& text, const std::vector<std::string>& pa
 
 }  // namespace
 
+TEST_CASE("append_to_array: after a comment on the last element, or in a container holding only a comment",
+          "[workspace][json-edit]")
+{
+    // The comma goes after the value, never into the comment that follows it (the result parses: still_json).
+    CHECK(appended("{\n  \"inputs\": [\n    \"default\",\n    \"^default\" // ours\n  ]\n}\n", {"inputs"}, {"\"x\""}) ==
+          "{\n  \"inputs\": [\n    \"default\",\n    \"^default\",\n    \"x\" // ours\n  ]\n}\n");
+    CHECK(appended("{\"o\": [\"a\" /* last */]}", {"o"}, {"\"b\""}) == "{\"o\": [\"a\", \"b\" /* last */]}");
+    CHECK(appended("{\"o\": [ /* none */ ]}", {"o"}, {"\"b\""}) == "{\"o\": [\"b\" /* none */ ]}");
+    CHECK(inserted("{\"t\": { /* none */ }}", {"t"}, "inputs", "[]").find("/* none */") != std::string::npos);
+}
+
 TEST_CASE("append_to_array: multi-line, inline, empty, with a trailing comma and comments", "[workspace][json-edit]")
 {
     CHECK(appended("{\n  \"inputs\": [\n    \"default\", // ours\n    \"^default\"\n  ]\n}\n", {"inputs"},
@@ -59,7 +70,7 @@ TEST_CASE("append_to_array: multi-line, inline, empty, with a trailing comma and
     CHECK(appended("{\n\t\"o\": [\n\t\t\"a\",\n\t]\n}", {"o"}, {"\"b\""}) == "{\n\t\"o\": [\n\t\t\"a\",\n\t\t\"b\",\n\t]\n}");
     // A bracket inside a string or a comment is not the array's end; a name with é counts as one column.
     CHECK(appended("{\"é\": 1, \"o\": [\"]\" /* ] */]}", {"o"}, {"\"b\""}) ==
-          "{\"é\": 1, \"o\": [\"]\" /* ] */, \"b\"]}");
+          "{\"é\": 1, \"o\": [\"]\", \"b\" /* ] */]}");
 }
 
 TEST_CASE("insert_member: first in the object, indented as its members", "[workspace][json-edit]")

@@ -28,16 +28,25 @@ Result<std::size_t> offset_of(std::string_view text, std::uint32_t line, std::ui
     return pos;
 }
 
-// The offset of the bracket closing the one at `open`, past strings and comments.
-Result<std::size_t> closing(std::string_view text, std::size_t open)
+// A container in the text: where its closing bracket is, and the last byte before it that is neither
+// whitespace nor in a comment (the opening bracket itself when it holds nothing): where an insertion goes,
+// so that one after `"x" // note` lands after the value, not in the comment.
+struct Span {
+    std::size_t close = 0, last = 0;
+};
+
+// The span of the container opened at `open`, past strings and comments.
+Result<Span> span_of(std::string_view text, std::size_t open)
 {
     int depth = 0;
+    std::size_t last = open;
     for (std::size_t i = open; i < text.size(); ++i) {
         char c = text[i];
         if (c == '"') {
             for (++i; i < text.size() && text[i] != '"'; ++i)
                 if (text[i] == '\\')
                     ++i;
+            last = i;
         } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
             i = text.find('\n', i);
             if (i == std::string_view::npos)
@@ -49,9 +58,13 @@ Result<std::size_t> closing(std::string_view text, std::size_t open)
             ++i;
         } else if (c == '[' || c == '{') {
             ++depth;
+            last = i;
         } else if (c == ']' || c == '}') {
             if (--depth == 0)
-                return i;
+                return Span{i, last};
+            last = i;
+        } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+            last = i;
         }
     }
     return error("the value's closing bracket is missing");
@@ -66,14 +79,6 @@ std::string indent_of(std::string_view text, std::size_t pos)
     while (end < text.size() && (text[end] == ' ' || text[end] == '\t'))
         ++end;
     return std::string(text.substr(start, end - start));
-}
-
-// The last offset before `pos` holding something other than whitespace.
-std::size_t last_before(std::string_view text, std::size_t pos)
-{
-    while (pos > 0 && (text[pos - 1] == ' ' || text[pos - 1] == '\t' || text[pos - 1] == '\n' || text[pos - 1] == '\r'))
-        --pos;
-    return pos - 1;
 }
 
 // The indentation one level deeper than `indent`, in the file's own unit (a tab, else two spaces).
@@ -100,12 +105,12 @@ Result<std::string> append_to_array(std::string_view text, const Json& array, co
     QK_TRY(open, offset_of(text, array.line(), array.column()));
     if (*open >= text.size() || text[*open] != '[')
         return error(fmt::format("no '[' at line {} column {}", array.line(), array.column()));
-    QK_TRY(close, closing(text, *open));
-    std::string out(text.substr(0, *close));
-    std::size_t last = last_before(text, *close);
+    QK_TRY(span, span_of(text, *open));
+    const std::size_t close = span->close, last = span->last;
+    std::string out(text.substr(0, close));
     bool empty = last == *open;
     bool comma = text[last] == ',';  // a trailing comma, which the configuration files may hold
-    bool multiline = text.substr(*open, *close - *open).find('\n') != std::string_view::npos;
+    bool multiline = text.substr(*open, close - *open).find('\n') != std::string_view::npos;
     std::string added;
     if (multiline) {
         std::string indent = empty ? deeper(indent_of(text, *open)) : indent_of(text, last);
@@ -139,10 +144,10 @@ Result<std::string> insert_nested_member(std::string_view text, const Json& obje
     QK_TRY(open, offset_of(text, object.line(), object.column()));
     if (*open >= text.size() || text[*open] != '{')
         return error(fmt::format("no '{{' at line {} column {}", object.line(), object.column()));
-    QK_TRY(close, closing(text, *open));
-    std::size_t last = last_before(text, *close);
+    QK_TRY(span, span_of(text, *open));
+    const std::size_t close = span->close, last = span->last;
     bool empty = last == *open;
-    bool multiline = text.substr(*open, *close - *open).find('\n') != std::string_view::npos;
+    bool multiline = text.substr(*open, close - *open).find('\n') != std::string_view::npos;
     std::string indent, unit;
     if (multiline) {
         std::size_t next = *open + 1;
