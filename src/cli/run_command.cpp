@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include "interrupt.hpp"
 #include "qk/util/result.hpp"
 #include "qk/run/run_many.hpp"
@@ -13,6 +15,10 @@ int run_tasks(const RunOptions& options)
 {
     run::RunRequest request;
     request.settings = or_fatal(Settings::read());
+    // Read once, held in the settings: gone from qk's environment, so that nothing qk starts (git, strace,
+    // a task through any path that copies qk's environment) is handed the remote cache's secrets.
+    ::unsetenv("QK_REMOTE_CACHE_TOKEN");
+    ::unsetenv("QK_REMOTE_CACHE_SIGNATURE_KEY");
     request.tasks.targets = options.targets;
     request.tasks.projects = options.projects;
     request.tasks.exclude = options.exclude;

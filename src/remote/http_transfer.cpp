@@ -28,6 +28,7 @@ struct Transfer {
     HttpResponse response;
     std::uint64_t sent = 0;
     std::optional<Error> callback_error;  // the sink's or source's, returned as it is
+    bool error_page_cut = false;          // an error page was not read to its end: its status stands
 };
 
 constexpr std::string_view kTagHeader = "x-artifact-tag:";
@@ -63,7 +64,13 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     auto* t = static_cast<Transfer*>(user);
     const std::size_t n = size * count;
     t->response.body_bytes += n;
-    // An error page (404's HTML, 500's JSON) is nobody's entry.
+    // An error page (404's HTML, 500's JSON) is nobody's entry, and is not read past 64 KiB: a server
+    // sending one without end would hold the run (the status is known already, and kept).
+    constexpr std::uint64_t kErrorPage = std::uint64_t{64} << 10;
+    if (!(t->response.status >= 200 && t->response.status < 300) && t->response.body_bytes > kErrorPage) {
+        t->error_page_cut = true;
+        return 0;
+    }
     if (t->request->sink && t->response.status >= 200 && t->response.status < 300) {
         if (auto s = (*t->request->sink)(std::string_view(data, n)); !s) {
             t->callback_error = s.error();
@@ -245,6 +252,8 @@ Result<HttpResponse> perform(const HttpClient& client, const HttpRequest& reques
     const CURLcode code = curl_easy_perform(c);
     if (t.callback_error)
         return *t.callback_error;
+    if (t.error_page_cut)
+        return t.response;  // answered by its status, as a short error page would be
     if (code != CURLE_OK) {
         curl_off_t connect_us = 0;
         (void)curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connect_us);

@@ -131,8 +131,9 @@ void RemoteShare::cancel()
 {
     std::lock_guard lock(mutex_);
     stop_prefetching_locked();
-    // A stopped run ends without sending what it had not started to: each upload could take a stall
-    // timeout, and the user asked it to stop.
+    // A stopped run ends without sending what it had not started to, nor what tasks ending meanwhile
+    // would queue: each upload could take a stall timeout, and the user asked it to stop.
+    cancelled_ = true;
     queue_.clear();
     if (busy_ == 0)
         idle_.notify_all();
@@ -198,7 +199,7 @@ std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& h
 void RemoteShare::upload(const key::Hash128& hash, const std::string& id, bool verified)
 {
     std::lock_guard lock(mutex_);
-    if (!policy_.write || forbidden_ || stopping_)
+    if (!policy_.write || forbidden_ || stopping_ || cancelled_)
         return;
     if (!policy_.upload_any && !verified) {
         ++counts_.not_uploaded;

@@ -42,7 +42,11 @@ public:
     RemoteShare(const RemoteShare&) = delete;
     RemoteShare& operator=(const RemoteShare&) = delete;
 
-    bool reads() const { return policy_.read; }
+    bool reads() const
+    {
+        std::lock_guard lock(mutex_);  // a fault on another thread may turn reading off
+        return policy_.read;
+    }
 
     // The entry for `hash` from the server into the local cache, for task `id`: nullopt on a miss, a
     // fault (said once) or an entry the trust policy refuses (said once). Called from task threads.
@@ -96,6 +100,7 @@ private:
     std::size_t busy_ = 0;
     bool stopping_ = false;
     bool forbidden_ = false;  // a read-only token: nothing more is uploaded
+    bool cancelled_ = false;  // the run was stopped: nothing more is sent
     std::set<ErrorKind> said_;
     bool said_untrusted_ = false;
     Counts counts_;

@@ -145,6 +145,9 @@ http {{
             create_full_put_path on;
         }}
         location /fail/ {{ return 500; }}
+        # A failure whose error page has no end worth reading (a sparse file of 1 TiB): a hostile server.
+        location /endless/ {{ error_page 500 /endless-page; return 500; }}
+        location = /endless-page {{ root {store}; internal; }}
     }}
 }}
 """
@@ -162,6 +165,8 @@ class NginxServer(Server):
             h.skip_or_fail("nginx is missing (scripts/setup installs Debian's nginx)")
         self.store = tmp / "store"
         (self.store / "rw").mkdir(parents=True, exist_ok=True)
+        with open(self.store / "endless-page", "wb") as page:  # sparse: no disk is used
+            page.truncate(1 << 40)
         self.location = location
         conf = tmp / "nginx.conf"
         conf.write_text(NGINX_CONF.format(tmp=tmp, port=self.port, store=self.store, token=TOKEN))

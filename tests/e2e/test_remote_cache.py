@@ -169,6 +169,15 @@ def test_nginx_server_failing_is_a_server_error(servers, tmp_path):
         assert r.returncode == SERVER, (args, r.stderr)
 
 
+def test_an_error_page_without_end_is_not_read_to_its_end(servers, tmp_path):
+    # The status says what the answer is: a server sending a page of 1 TiB with it cannot hold the run.
+    srv = servers("bazel", location="endless")
+    started = time.monotonic()
+    r = remote("get", KEY, tmp_path / "out", env=srv.env(), timeout=60)
+    assert r.returncode == SERVER, r.stderr
+    assert time.monotonic() - started < 30
+
+
 def test_turbo_read_only_and_wrong_tokens(servers, tmp_path):
     storage = tmp_path / "shared-storage"
     body = entry(tmp_path, 2000)

@@ -154,6 +154,12 @@ CachedFile file(std::string path, std::string_view content)
 {
     return CachedFile{std::move(path), OutputFile::Kind::file, 0644, content.size(), {}, hash_bytes(content)};
 }
+CachedFile setuid_file(std::string path, std::string_view content)
+{
+    CachedFile f = file(std::move(path), content);
+    f.mode = 04755;
+    return f;
+}
 CachedFile symlink_entry(std::string path, std::string target)
 {
     auto size = target.size();
@@ -271,6 +277,9 @@ TEST_CASE("an archive listing paths the cache must not write is refused before a
          "lists as a symbolic link"},
         {"a path below a file", {"dist"}, {file("dist/f", ""), file("dist/f/x", "")}, "lists as a file"},
         {"a path listed twice", {"dist"}, {file("dist/a", "x"), file("dist/a", "x")}, "twice"},
+        {"a setuid file", {"dist"}, {setuid_file("dist/su", "x")}, "sets an id or the sticky bit"},
+        {"a link through a sibling link", {"dist"}, {symlink_entry("dist/a", ".."), symlink_entry("dist/b", "a/../x")},
+         "outside the workspace"},
         {"a link climbing out", {"dist"}, {symlink_entry("dist/l", "../../etc/passwd")}, "outside the workspace"},
         {"an absolute link", {"dist"}, {symlink_entry("dist/l", "/etc/passwd")}, "outside the workspace"},
     };
@@ -291,7 +300,10 @@ TEST_CASE("a link target is inside the workspace by its text from the link's dir
     CHECK(entry_check::target_stays_inside("dist/l", "main.js"));
     CHECK(entry_check::target_stays_inside("dist/l", "../src/x"));
     CHECK(entry_check::target_stays_inside("dist/a/b/l", "../../.././x"));
-    CHECK(entry_check::target_stays_inside("dist/l", "a/../../x"));
+    // A ".." after a name climbs out of whatever the name is: "a" may itself be a link ("a" -> ".."),
+    // of the entry or of the workspace, so the text alone cannot say it stays inside.
+    CHECK_FALSE(entry_check::target_stays_inside("dist/l", "a/../../x"));
+    CHECK_FALSE(entry_check::target_stays_inside("dist/b", "a/../x"));
     CHECK_FALSE(entry_check::target_stays_inside("dist/l", "../../x"));
     CHECK_FALSE(entry_check::target_stays_inside("dist/l", "a/../../../x"));
     CHECK_FALSE(entry_check::target_stays_inside("l", ".."));

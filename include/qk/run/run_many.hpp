@@ -142,7 +142,8 @@ private:
     std::unique_ptr<remote::RemoteCache> remote_client_;
     std::unique_ptr<RemoteShare> remote_;
     // Per task: restored from the remote cache, and the record its entry carried.
-    std::vector<bool> from_remote_;
+    // Bytes, not vector<bool>: tasks on different threads set their own, which bits of one word would race.
+    std::vector<std::uint8_t> from_remote_;
     std::vector<std::optional<audit::TaskAudit>> remote_records_;
     // What a stored entry's record says of this machine and run (set in run() when the sandbox is on).
     std::optional<audit::Provenance> machine_;

@@ -54,13 +54,17 @@ bool target_stays_inside(std::string_view path, std::string_view target)
     if (target.empty() || target.front() == '/' || target.find('\0') != std::string_view::npos)
         return false;
     // Depth below the root of the directory the kernel resolves the target from: the link's own.
+    // A ".." only before any name: after one ("a/../x") it climbs out of whatever "a" is, which may be
+    // another link of the entry ("a" -> "..") or of the workspace, so the text alone says nothing.
     std::size_t depth = cache_fs::split_path(cache_fs::parent_of(path)).size();
+    bool named = false;
     for (std::string_view part : cache_fs::split_path(target)) {
         if (part == ".")
             continue;
         if (part != "..") {
             ++depth;
-        } else if (depth-- == 0) {
+            named = true;
+        } else if (named || depth-- == 0) {
             return false;
         }
     }
@@ -84,6 +88,8 @@ Status check(const cache_meta::Parsed& meta, const ArchiveLimits& limits)
             return unsafe(fmt::format("it lists \"{}\", which is not a plain relative path", shown));
         if (!outputs->contains(f.path))
             return unsafe(fmt::format("it lists {}, which its outputs do not name", shown));
+        if (f.mode & 07000)  // setuid, setgid, sticky: nothing a task's output needs from another machine
+            return unsafe(fmt::format("it lists {} with mode {:o}, which sets an id or the sticky bit", shown, f.mode));
         if (!listed.emplace(f.path, f.kind).second)
             return unsafe(fmt::format("it lists {} twice", shown));
         if (f.kind == OutputFile::Kind::symlink) {
