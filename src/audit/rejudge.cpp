@@ -1,6 +1,8 @@
 // rejudge (qk/audit/rejudge.hpp): each kind of finding asked again as the access it was, a read or a write.
 #include "qk/audit/rejudge.hpp"
 
+#include "qk/util/special_names.hpp"
+
 namespace qk::audit {
 
 namespace {
@@ -11,7 +13,9 @@ using List = std::vector<std::string> TaskFindings::*;
 constexpr List kReads[] = {&TaskFindings::reads_outside_inputs, &TaskFindings::tsconfig_reads,
                            &TaskFindings::unkeyed_reads,        &TaskFindings::manifest_reads,
                            &TaskFindings::toolchain_reads,      &TaskFindings::refused_reads};
-constexpr List kWrites[] = {&TaskFindings::stray_writes, &TaskFindings::git_writes, &TaskFindings::discarded_writes,
+// Writes in .git (git_writes) are left out, as reads in .git are below: enforce allows them and no
+// declaration can cover them, so counted they would keep a task from ever being ok.
+constexpr List kWrites[] = {&TaskFindings::stray_writes, &TaskFindings::discarded_writes,
                             &TaskFindings::refused_writes};
 
 }  // namespace
@@ -26,7 +30,8 @@ Rejudged rejudge(const TaskFindings& found, const rules::Rules& rules, const std
     };
     for (List list : kReads)
         for (const std::string& path : found.*list)
-            ((judge(path, false) ? out.covered : out.still).*list).push_back(path);
+            if (special_tree(path) != SpecialDir::git)  // allowed, never keyed: nothing to declare
+                ((judge(path, false) ? out.covered : out.still).*list).push_back(path);
     for (List list : kWrites)
         for (const std::string& path : found.*list)
             ((judge(path, true) ? out.covered : out.still).*list).push_back(path);

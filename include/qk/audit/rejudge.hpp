@@ -21,7 +21,8 @@ struct Rejudged {
 };
 
 // `found` as a report gives it (workspace-relative paths); `root` is the workspace's canonical root.
-// Temporary files and replaced reads are not the task's going beyond: they are left out of both.
+// Temporary files and replaced reads are not the task's going beyond, nor are reads and writes in .git
+// (enforce allows them; no declaration covers them): they are left out of both.
 Rejudged rejudge(const TaskFindings& found, const rules::Rules& rules, const std::string& root);
 
 }  // namespace qk::audit
