@@ -213,6 +213,7 @@ int run_report_check(const ReportCheckOptions& options)
     for (auto& [configuration, group] : groups) {
         std::unique_ptr<key::Session> s = first ? std::move(first) : or_fatal(key::Session::open(options.directory));
         or_fatal(check_group(*s, group, configuration, checked));
+        (void)s->files().save_hash_cache();  // the next check reads the hashes; one not written costs time only
     }
     std::sort(checked.begin(), checked.end(), [](const Checked& a, const Checked& b) { return a.id < b.id; });
     std::size_t unexpected = 0;

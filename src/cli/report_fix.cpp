@@ -3,6 +3,7 @@
 // to do by hand.
 #include "report_fix.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -92,7 +93,13 @@ int run_report_fix(const ReportFixOptions& options)
             continue;
         }
         if (options.write) {
-            if (auto st = write_file_atomically(path, text); !st)
+            // The file keeps its mode; one that is a link is not replaced by a file of its own.
+            struct stat st_before {};
+            if (::lstat(path.c_str(), &st_before) != 0 || !S_ISREG(st_before.st_mode)) {
+                plan.by_hand.push_back(fmt::format("{}: not a regular file (a link?); nothing written", printable(file)));
+                continue;
+            }
+            if (auto st = write_file_atomically(path, text, {.mode = static_cast<mode_t>(st_before.st_mode & 07777)}); !st)
                 throw FatalError(st.error());
             out += fmt::format("qk report fix: wrote {}\n", printable(file));
         } else {

@@ -28,6 +28,8 @@ std::vector<std::string> never_read_so_far(key::Session& session, std::size_t i)
     auto store = key::InputUseStore::open(key::LocalCache::directory(session.workspace().root()));
     std::vector<std::string> listed =
         key::never_read(store.load(session.tasks().tasks()[i].id), session.workspace().nx().inputs_never_read_after_runs);
+    if (listed.empty())
+        return listed;  // the usual case: no list of the key's files to make
     // A file counted then and gone from the key since is no candidate now.
     const std::vector<std::string> declared = declared_input_files(*key, session.files());
     std::erase_if(listed, [&](const std::string& f) { return !std::binary_search(declared.begin(), declared.end(), f); });

@@ -119,8 +119,21 @@ def test_fix_prints_the_edits_writes_them_and_then_check_is_ok_and_enforce_passe
                          capture_output=True, text=True)
     assert git.returncode == 0, git.stderr
 
+    # A project.json that is a link is not replaced by a file of its own: said, left as it is.
+    project = ws / "packages/app/project.json"
+    real = ws / "packages/app/project.real.json"
+    project.rename(real)
+    project.symlink_to("project.real.json")
+    r = qk(ws, "report", "fix", str(report), "--write")
+    assert "packages/app/project.json: not a regular file (a link?); nothing written" in r.stderr, r.stderr
+    assert project.is_symlink() and real.read_text() == before
+    project.unlink()
+    real.rename(project)
+
+    project.chmod(0o600)  # its mode is kept
     r = qk(ws, "report", "fix", str(report), "--write")
     assert r.returncode == 0 and "qk report fix: wrote packages/app/project.json" in r.stdout, r.stdout + r.stderr
+    assert project.stat().st_mode & 0o777 == 0o600
     written = (ws / "packages/app/project.json").read_text()
     assert written == (applied / "packages/app/project.json").read_text()
     doc = json.loads(written)["targets"]["build"]
