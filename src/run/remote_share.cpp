@@ -155,29 +155,30 @@ std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& h
     }
     if (*got == remote::Lookup::miss)
         return std::nullopt;
-    if (auto st = import.finish(); !st) {
-        fault(id, st.error(), Direction::fetch);
-        return std::nullopt;
-    }
-    std::string unusable;
-    auto hit = cache_.find(hash, &unusable);
-    if (!hit || !*hit) {
-        fault(id, hit ? error(unusable) : hit.error(), Direction::fetch);
-        return std::nullopt;
-    }
+    // The record is read and judged before the entry is put in place: one the trust policy refuses never
+    // becomes an entry, not even for the moment a kill could leave it in for a later run to restore.
     Fetched out;
     std::string why_unverified = "it carries no sandbox record";
-    if (const std::string& doc = (*hit)->provenance; !doc.empty()) {
-        if (auto record = report::read_entry_report(doc, "its sandbox record")) {
-            out.record = std::move(*record);
-            why_unverified = "its sandbox record is not verified (" + std::string(audit::status_name(out.record->status)) +
-                             (out.record->findings.empty() ? ")" : ", with findings)");
-        } else {
-            why_unverified = record.error().message;
+    bool refused = false;
+    auto accept = [&](std::string_view doc) -> Status {
+        if (!doc.empty()) {
+            if (auto record = report::read_entry_report(std::string(doc), "its sandbox record")) {
+                out.record = std::move(*record);
+                why_unverified = "its sandbox record is not verified (" +
+                                 std::string(audit::status_name(out.record->status)) +
+                                 (out.record->findings.empty() ? ")" : ", with findings)");
+            } else {
+                why_unverified = record.error().message;
+            }
         }
-    }
-    if (!policy_.trust_any && !(out.record && audit::verified(*out.record))) {
-        cache_.remove(hash);
+        refused = !policy_.trust_any && !(out.record && audit::verified(*out.record));
+        return refused ? error("refused by the trust policy") : Status();
+    };
+    if (auto st = import.finish(accept); !st) {
+        if (!refused) {
+            fault(id, st.error(), Direction::fetch);
+            return std::nullopt;
+        }
         bool first = false;
         {
             std::lock_guard lock(mutex_);
@@ -189,6 +190,12 @@ std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& h
             display_.note(id, fmt::format("remote cache {}: trust is \"verified\", and this task's entry is not: {}; "
                                           "it runs (said once)",
                                           server_->describe(), why_unverified));
+        return std::nullopt;
+    }
+    std::string unusable;
+    auto hit = cache_.find(hash, &unusable);
+    if (!hit || !*hit) {
+        fault(id, hit ? error(unusable) : hit.error(), Direction::fetch);
         return std::nullopt;
     }
     std::lock_guard lock(mutex_);

@@ -455,3 +455,31 @@ TEST_CASE("an archive that would leave the disk nearly full is refused before an
     CHECK_THAT(s.error().message, Catch::Contains("kept free: the entry is not written"));
     CHECK(ws.untouched(a.hash));
 }
+
+TEST_CASE("an archive its reader refuses, judged on its provenance before it is put in place, leaves nothing",
+          "[key][cache][archive]")
+{
+    Workspace from, to;
+    from.write("out/a.txt", "a");
+    const Hash128 h = hash_bytes("judged");
+    auto rec = record({"out"});
+    rec.provenance = R"({"status": "audited"})";
+    REQUIRE(from.cache.store(h, rec));
+    const std::string archive = export_to_string(from.cache, h);
+    std::string seen;
+    EntryImport refused = to.cache.begin_import(h);
+    REQUIRE(refused.write(archive));
+    Status s = refused.finish([&](std::string_view provenance) {
+        seen = provenance;
+        return Status(qk::error("not verified"));
+    });
+    REQUIRE_FALSE(s);
+    CHECK_THAT(s.error().message, Catch::EndsWith(": not verified"));
+    CHECK(seen == R"({"status": "audited"})");
+    CHECK_FALSE(to.cache.find(h)->has_value());
+    CHECK(fs::is_empty(to.cache.dir() / "tmp"));
+    EntryImport accepted = to.cache.begin_import(h);
+    REQUIRE(accepted.write(archive));
+    REQUIRE(accepted.finish([](std::string_view) { return Status(); }));
+    CHECK(to.cache.find(h)->has_value());
+}

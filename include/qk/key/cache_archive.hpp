@@ -38,9 +38,14 @@ public:
     EntryImport& operator=(EntryImport&&) noexcept;
 
     Status write(std::string_view chunk);
-    // The archive is over: refused if it ended early; else the entry is renamed into place (when an entry
-    // for the hash appeared meanwhile, it is kept and this one dropped, as store() does).
-    Status finish();
+    // Asked of a whole archive before its entry is put in place, with its provenance document ("" for
+    // none): an Error refuses it, and nothing becomes an entry (a reader's trust policy, judged before
+    // a kill could leave an entry it refuses for a later run to restore).
+    using Accept = std::function<Status(std::string_view provenance)>;
+    // The archive is over: refused if it ended early or `accept` refuses it; else the entry is renamed
+    // into place (when an entry for the hash appeared meanwhile, it is kept and this one dropped, as
+    // store() does).
+    Status finish(const Accept& accept = {});
 
     struct State;
 

@@ -61,6 +61,7 @@ struct EntryImport::State {
     std::string pending;      // the magic line, a length prefix, meta.json or provenance, as they gather
     std::uint64_t need = 0;   // bytes left of the current part
     cache_meta::Parsed meta;  // from on_meta()
+    std::string provenance;   // from on_provenance(), for finish()'s acceptance
     std::string meta_text;
 
     std::optional<cache_fs::BuildDir> build;
@@ -189,6 +190,7 @@ Status EntryImport::State::on_provenance()
             return corrupt(s.error().message);
         QK_TRY_STATUS(cache_fs::write_file_at(entry.get(), "provenance.json", text, 0644));
     }
+    provenance = std::move(text);
     file = 0;
     stage = Stage::files;
     return next_file();
@@ -291,11 +293,14 @@ Status EntryImport::write(std::string_view chunk)
     return s_->failed ? Status(*s_->failed) : Status();
 }
 
-Status EntryImport::finish()
+Status EntryImport::finish(const Accept& accept)
 {
     State& s = *s_;
     if (!s.failed && (!s.gzip.ended() || s.stage != State::Stage::done))
         s.fail(corrupt("the archive ends early: it was cut short"));
+    if (!s.failed && accept)
+        if (Status st = accept(s.provenance); !st)
+            s.fail(st.error());
     if (!s.failed) {
         if (Status st = s.commit(); !st)
             s.fail(st.error());
