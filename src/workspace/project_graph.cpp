@@ -27,10 +27,7 @@ std::optional<std::size_t> project_at(const Workspace& ws, const Project& from, 
     while (dir.size() > 1 && dir.back() == '/')
         dir.pop_back();
     bool root = dir.empty() || dir == "." || dir == "./";
-    for (std::size_t i = 0; i < ws.projects().size(); ++i)
-        if (root ? ws.projects()[i].root == "." : ws.projects()[i].root == dir)
-            return i;
-    return std::nullopt;
+    return ws.project_at(root ? std::string_view() : std::string_view(dir));
 }
 
 // The workspace package a dependency entry points at, if any.
