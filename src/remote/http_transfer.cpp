@@ -225,7 +225,9 @@ Result<HttpResponse> perform(const HttpClient& client, const HttpRequest& reques
     (void)curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     (void)curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);  // timeouts without SIGALRM: safe with threads
     (void)curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, static_cast<long>(client.connect_timeout_s));
-    (void)curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);  // fewer than 1 byte/s for the stall time
+    // Under 1 KiB/s on average over the stall time is a stall too: a server sending a byte now and then
+    // would otherwise hold a transfer, and the run, for ever.
+    (void)curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
     (void)curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(client.stall_timeout_s));
     (void)curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
     (void)curl_easy_setopt(c, CURLOPT_USERAGENT, "qk-remote-cache");

@@ -145,6 +145,8 @@ http {{
             create_full_put_path on;
         }}
         location /fail/ {{ return 500; }}
+        # The store served at 100 bytes a second: a server dripping an entry.
+        location /drip/ {{ alias {store}/rw/; limit_rate 100; }}
         # A failure whose error page has no end worth reading (a sparse file of 1 TiB): a hostile server.
         location /endless/ {{ error_page 500 /endless-page; return 500; }}
         location = /endless-page {{ root {store}; internal; }}

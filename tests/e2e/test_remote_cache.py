@@ -154,6 +154,18 @@ def test_stalled_server_times_out_within_the_stall_timeout(servers, tmp_path, ki
     assert remote("get", KEY, tmp_path / "out", env=srv.env()).returncode == HIT
 
 
+def test_a_server_dripping_an_entry_is_a_stall(servers, tmp_path):
+    # 20 KB at 100 bytes a second would take 200 s: under 1 KiB/s over the stall time, it gives up.
+    srv = servers("bazel")
+    assert remote("put", KEY, entry(tmp_path, 20_000), env=srv.env()).returncode == HIT
+    drip = srv.env(QK_REMOTE_CACHE_STALL_TIMEOUT=2)
+    drip["QK_REMOTE_CACHE_URL"] = drip["QK_REMOTE_CACHE_URL"].replace("/rw", "/drip")
+    start = time.monotonic()
+    r = remote("get", KEY, tmp_path / "out", env=drip, timeout=120)
+    assert r.returncode == TIMEOUT, r.stderr
+    assert time.monotonic() - start < 20
+
+
 def test_turbo_server_failing_is_a_server_error(servers, tmp_path):
     srv = servers("turbo", signature_key=None)
     # The stored artifact made a directory: the server's read fails (EISDIR) and it answers 500.
