@@ -258,6 +258,16 @@ def reframed(archive: bytes, edit) -> bytes:
     return gzip.compress(body)
 
 
+def put_reframed(srv, key: str, edit, tmp_path: Path) -> None:
+    """The server's entry for `key` with its meta.json changed by `edit`, stored back as the server stores
+    any entry (signed with the key, where turbo has one)."""
+    hostile = tmp_path / "hostile.bin"
+    hostile.write_bytes(reframed(srv.stored(key).read_bytes(), edit))
+    put = subprocess.run([str(QK_REMOTE), "put", key, str(hostile)], env=srv.env(), capture_output=True, text=True,
+                         timeout=60)
+    assert put.returncode == 0, put.stderr
+
+
 @pytest.mark.parametrize("kind", ["turbo", "bazel"])
 @pytest.mark.parametrize("path", ["../escape.txt", "/tmp/qk-e2e-escape.txt", "libs/lib/dist/../../../escape.txt"])
 def test_an_archive_that_would_write_outside_is_refused(servers, tmp_path, kind, path):
@@ -270,12 +280,7 @@ def test_an_archive_that_would_write_outside_is_refused(servers, tmp_path, kind,
         first = next(f for f in meta["files"] if f["kind"] == "file")
         first["path"] = path
 
-    hostile = tmp_path / "hostile.bin"
-    hostile.write_bytes(reframed(srv.stored(lib_hash).read_bytes(), escape))
-    # Stored as the server stores any entry (signed with the key, where turbo has one).
-    put = subprocess.run([str(QK_REMOTE), "put", lib_hash, str(hostile)], env=srv.env(), capture_output=True,
-                         text=True, timeout=60)
-    assert put.returncode == 0, put.stderr
+    put_reframed(srv, lib_hash, escape, tmp_path)
 
     b = checkout(tmp_path / "w" / "b")
     r, sources = run(b, srv)
@@ -302,11 +307,7 @@ def test_an_archive_naming_outputs_the_task_does_not_declare_is_refused(servers,
         first = next(f for f in meta["files"] if f["kind"] == "file")
         first["path"] = "libs/lib/src/" + first["path"].rsplit("/", 1)[-1]
 
-    hostile = tmp_path / "hostile.bin"
-    hostile.write_bytes(reframed(srv.stored(lib_hash).read_bytes(), widen))
-    put = subprocess.run([str(QK_REMOTE), "put", lib_hash, str(hostile)], env=srv.env(), capture_output=True,
-                         text=True, timeout=60)
-    assert put.returncode == 0, put.stderr
+    put_reframed(srv, lib_hash, widen, tmp_path)
 
     b = checkout(tmp_path / "w" / "b")
     sources_before = {p.name: p.read_bytes() for p in (b / "libs/lib/src").iterdir()}
