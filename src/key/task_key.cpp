@@ -9,10 +9,45 @@
 #include <fmt/format.h>
 
 #include "key_parts.hpp"
+#include "qk/key/output_files.hpp"
+#include "qk/key/warm_state.hpp"
 
 namespace qk::key {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// A group less the files under the task's own warm paths, hashed as State::group hashes a group: warm
+// state is what the tool left, put back by the cache, and never part of the key (a tool rewriting its
+// cache would otherwise move its own key on every run, and its result would never be stored). The
+// group as it is when none of its files is warm state, so a task whose inputs miss its warm paths, and
+// every task without any, shares the run's groups.
+GroupResult without_warm(const GroupResult& group, const OutputSet& warm, const FileIndex& files)
+{
+    auto kept = std::make_shared<std::vector<std::uint32_t>>();
+    for (std::uint32_t f : *group.files)
+        if (!warm.contains(files.files()[f]))
+            kept->push_back(f);
+    if (kept->size() == group.files->size())
+        return group;
+    Hasher h;
+    h.field(std::uint64_t(kept->size()));
+    for (std::uint32_t f : *kept)
+        h.field(files.files()[f]).field(files.hash_of(f));
+    GroupResult out{std::move(kept), h.digest(), nullptr};
+    if (group.trees) {
+        std::vector<LinkedTreeRef> trees;
+        for (const LinkedTreeRef& t : *group.trees)
+            if (!warm.contains(files.files()[t.link]))
+                trees.push_back(t);
+        if (!trees.empty())
+            out.trees = std::make_shared<const std::vector<LinkedTreeRef>>(std::move(trees));
+    }
+    return out;
+}
+
+}  // namespace
 
 Result<KeyBuilder> KeyBuilder::create(const workspace::ProjectGraph& graph, const workspace::TaskGraph& tasks,
                                       FileIndex& files)
@@ -99,11 +134,19 @@ Result<std::shared_ptr<TaskKey>> KeyBuilder::build(std::size_t i, Expansion expa
     key.outputs = std::move(*outputs);
     key.command_hash = command_hash(task, project);
 
+    // Only a task with warm paths compiles them; a bad one is said where the cache would keep them.
+    std::optional<OutputSet> warm;
+    if (!target.warm.empty())
+        if (auto paths = resolve_warm_paths(project, target); paths && !paths->empty())
+            if (auto set = OutputSet::compile(*paths))
+                warm = std::move(*set);
     std::vector<LinkedTreeRef> trees;  // what the links among the files held whole lead to
     for (std::size_t g = 0; g < key.inputs.filesets.size(); ++g) {
         auto group = s.group(key.inputs.filesets[g]);
         if (!group)
             return error(fmt::format("task {}: {}", task.id, group.error().message));
+        if (warm)
+            group = without_warm(*group, *warm, s.files);
         key.groups.push_back(KeyGroup{g, group->files, group->hash});
         if (group->trees)
             trees.insert(trees.end(), group->trees->begin(), group->trees->end());

@@ -121,6 +121,8 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     prehash_project_files(s);
     self->rekey_.assign(tasks.size(), false);
     self->scratch_.resize(tasks.size());
+    self->warm_.resize(tasks.size());
+    self->warm_problem_.resize(tasks.size());
     std::vector<TaskScratch> scratch;
     for (std::size_t i = 0; i < tasks.size(); ++i) {
         const workspace::Task& t = tasks[i];
@@ -131,6 +133,13 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
             return error(fmt::format("{}: {}", t.id, st.error().message));
         scratch.emplace_back(t.id, *dirs);
         self->scratch_[i] = std::move(*dirs);
+        if (!t.target->warm.empty()) {
+            auto warm = key::resolve_warm_paths(s.workspace().projects()[t.project], *t.target);
+            if (warm)
+                self->warm_[i] = std::move(*warm);
+            else
+                self->warm_problem_[i] = warm.error().message;
+        }
         QK_TRY(k, s.keys().key(i));
         bool rekey = !(*k)->inputs.dependent_outputs.empty();
         for (std::size_t d : t.deps)
@@ -391,6 +400,7 @@ Outcome RunMany::run_task(std::size_t i)
             bool in_place = key::outputs_in_place(*cache_, *hit, &session_->files());
             Status restored = in_place ? Status{} : cache_->restore(*hit);
             if (restored) {
+                put_warm(i, &*hit);
                 display_->restored(t.id, hit->terminal_output);
                 if (sandbox_ && from_remote_[i] && remote_records_[i])
                     sandbox_->restored_remote(i, std::move(*remote_records_[i]));
@@ -413,6 +423,9 @@ Outcome RunMany::run_task(std::size_t i)
     for (const std::string& dir : scratch_[i])
         if (auto st = empty_scratch(session_->workspace().root(), dir); !st)
             return failed(fmt::format("cannot empty scratch directory {}: {}", dir, st.error().message));
+    // Before the sandbox starts: what its rules walk, and what an overlay shows, is the workspace warm.
+    if (cacheable && !skip_cache_)
+        put_warm(i, nullptr);
 
     sandbox::Sandbox::Start sandboxed = sandbox_ ? sandbox_->start(i, scratch_[i]) : sandbox::Sandbox::Start{};
     if (sandboxed.refused)
@@ -446,7 +459,7 @@ Outcome RunMany::run_task(std::size_t i)
         return failed(result.error().message);
     run.duration_ms = result->wall.count();
     if (result->succeeded && cacheable && store_refused_.empty())
-        store(i, **key, {t.id, (*key)->outputs.paths, result->output, result->wall, kMadeBy, {}});
+        store(i, **key, {t.id, (*key)->outputs.paths, result->output, result->wall, kMadeBy, {}, warm_[i]});
     display_->finished(t.id, result->succeeded, result->status, result->wall);
     return result->succeeded ? Outcome::succeeded : Outcome::failed;
 }

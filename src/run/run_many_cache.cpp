@@ -110,6 +110,8 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
     auto not_cached = [&](const std::string& why) { display_->note(id, "the result was not cached: " + why); };
     if (auto changed = changed_while_running(i, key))
         return not_cached(*changed);
+    if (std::optional<std::string> why = sandbox_ ? sandbox_->withheld(i) : std::nullopt)
+        return not_cached(*why);
     (void)history_->remember(id, key::key_parts(key, session_->files()));  // a hint: never fails a task
     std::optional<Result<key::ReadSet>> recorded = sandbox_ ? sandbox_->take_read_set(i) : std::nullopt;
     if (recorded) {
@@ -118,8 +120,11 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
         key::ReadSet set = std::move(**recorded);
         set.result = set.result_key(key.hash);
         // The entry first: a manifest naming a missing entry is a miss, an entry nobody names is litter.
-        if (auto st = cache_->store(set.result, record); !st)
+        std::string warm_note;
+        if (auto st = cache_->store(set.result, record, &warm_note); !st)
             return not_cached(st.error().message);
+        if (!warm_note.empty())
+            display_->note(id, warm_note);
         if (auto st = read_sets_->add(key.hash, id, std::move(set)); !st)
             return not_cached("its recorded reads could not be saved: " + st.error().message);
         // Its results are keyed by reads now: an entry under the declared key alone, from a run without
@@ -132,8 +137,11 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
         return not_cached("its results are keyed by what it read, which only --record saves");
     key::CacheRecord with_record = record;
     bool verified = add_record(i, with_record);
-    if (auto st = cache_->store(key.hash, with_record); !st)
+    std::string warm_note;
+    if (auto st = cache_->store(key.hash, with_record, &warm_note); !st)
         return not_cached(st.error().message);
+    if (!warm_note.empty())
+        display_->note(id, warm_note);
     if (remote_)
         remote_->upload(key.hash, id, verified);
 }

@@ -13,6 +13,7 @@
 #include "qk/key/cache_archive.hpp"
 #include "qk/key/hash.hpp"
 #include "qk/key/output_files.hpp"
+#include "qk/key/warm_state.hpp"
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
 
@@ -28,6 +29,10 @@ struct CacheRecord {
     // How the result was produced (sandbox mode, recorder, findings): a JSON object kept as given, in
     // provenance.json and in archives; empty for none.
     std::string provenance;
+    // The task's resolved warm paths (warm_state.hpp): what lies there as the task left it is kept with
+    // the entry, apart from its outputs (a path the outputs name is an output, never warm state). Empty:
+    // the task has none, and storing costs nothing more.
+    std::vector<std::string> warm;
 };
 
 // One stored output, as listed in the entry's meta.json.
@@ -74,8 +79,21 @@ public:
     Result<std::optional<CacheHit>> find(const Hash128& hash, std::string* miss_reason = nullptr) const;
 
     // Stores the outputs and terminal output of a task that succeeded. When an entry for `hash` exists
-    // already (another run stored it first), it is kept and this one dropped.
-    Status store(const Hash128& hash, const CacheRecord& record);
+    // already (another run stored it first), it is kept and this one dropped. With warm paths, what they
+    // hold is kept too, and the entry becomes the task's newest warm state (last_warm); warm state that
+    // cannot be kept (a link on the way to it) leaves the entry without it, and `warm_note` says why.
+    Status store(const Hash128& hash, const CacheRecord& record, std::string* warm_note = nullptr);
+
+    // The entry holding `task`'s newest warm state, or nullopt (none stored, or the entry is gone).
+    std::optional<Hash128> last_warm(const std::string& task) const;
+
+    // Puts the warm state kept with entry `hash` in place, for `task`, under each of its warm paths
+    // `warm` (declared now) that the workspace does not hold: one it holds is kept, as the newer, and
+    // one with a symbolic link at or on the way to it is left alone. Every path the entry lists must be
+    // among `warm` and none among `outputs`, and every copy must match its hash, before anything is
+    // written. nullopt: the entry keeps no warm state for `task` (stored without, from a shared cache).
+    Result<std::optional<WarmRestored>> restore_warm(const Hash128& hash, const std::string& task,
+                                                     const OutputSet& warm, const OutputSet& outputs) const;
 
     // Replaces the hit's outputs in the workspace with the stored ones: what the output patterns name now
     // is removed (a directory named whole, the files a glob matches), then the stored files are copied back
@@ -103,6 +121,9 @@ public:
 private:
     LocalCache(std::filesystem::path root, std::filesystem::path dir, UniqueFd root_fd, UniqueFd dir_fd);
     void remove_entry(const std::string& hex) const;
+    // Copies what the warm paths hold into `entry` (warm/, warm.json); false when it kept none.
+    bool keep_warm(int entry, const CacheRecord& record, const OutputSet& outputs, std::string* note) const;
+    void remember_warm(const std::string& task, const Hash128& hash) const;
     std::string tmp_name(const std::string& hex) const;
 
     std::filesystem::path root_, dir_;

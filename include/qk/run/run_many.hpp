@@ -116,6 +116,9 @@ private:
     // Task i's sandbox record for its cache entry (report/entry_report.hpp) into `record`; whether it is
     // verified (audit::verified). Empty and false when the sandbox did not see it run.
     bool add_record(std::size_t i, key::CacheRecord& record);
+    // Puts task i's warm state in place where its warm paths are absent: `hit`'s when it keeps some, else
+    // that of the task's newest stored entry (run_many_warm.cpp). Never fails the task.
+    void put_warm(std::size_t i, const key::CacheHit* hit);
     // Why task i's result may not be what its key says, if it may: a file its key holds, its own or a
     // dependency's through a `^` input, changed while it ran ("src/a.ts changed while it ran: ..."). Such a
     // result is not stored (as Bazel guards against a concurrent edit).
@@ -153,6 +156,10 @@ private:
     std::vector<bool> rekey_;
     // Each task's scratch directories, emptied before it runs.
     std::vector<std::vector<std::string>> scratch_;
+    // Each task's warm paths, resolved (empty: none), and why they could not be, when they could not:
+    // such a task keeps no warm state, and says so when it runs.
+    std::vector<std::vector<std::string>> warm_;
+    std::vector<std::string> warm_problem_;
 
     std::atomic<bool> cancelled_{false};
     // Guards scheduler_ and remote_ being set in run() against cancel() from the interrupt's thread.

@@ -107,6 +107,41 @@ Result<CachedFile> read_file_entry(const Json& item, std::size_t index)
     return f;
 }
 
+// The list of copies, meta.json's and warm.json's alike; `str` appends a JSON string.
+template <class Str> void append_files(std::string& out, std::span<const CachedFile> files, Str&& str)
+{
+    auto it = std::back_inserter(out);
+    for (std::size_t i = 0; i < files.size(); ++i) {
+        const CachedFile& f = files[i];
+        out += i ? ",\n    {\"path\": " : "\n    {\"path\": ";
+        str(f.path);
+        fmt::format_to(it, ", \"kind\": \"{}\"", kind_name(f.kind));
+        if (f.kind == OutputFile::Kind::symlink) {
+            out += ", \"target\": ";
+            str(f.target);
+        } else {
+            fmt::format_to(it, ", \"mode\": \"{:04o}\"", f.mode);
+        }
+        if (f.kind != OutputFile::Kind::directory)
+            fmt::format_to(it, ", \"size\": {}", f.size);
+        if (f.kind == OutputFile::Kind::file)
+            fmt::format_to(it, ", \"hash\": \"{}\"", f.hash.hex());
+        out += '}';
+    }
+    out += files.empty() ? "]" : "\n  ]";
+}
+
+Result<std::vector<CachedFile>> read_files(const Reader& r)
+{
+    QK_TRY(files, r.member("files", Json::Kind::array, "an array"));
+    std::vector<CachedFile> out;
+    for (const Json& item : (*files)->as_array()) {
+        QK_TRY(f, read_file_entry(item, out.size()));
+        out.push_back(std::move(*f));
+    }
+    return out;
+}
+
 }  // namespace
 
 Result<std::string> write(const Hash128& hash, const CacheRecord& record, std::span<const CachedFile> files,
@@ -126,24 +161,7 @@ Result<std::string> write(const Hash128& hash, const CacheRecord& record, std::s
         str(record.outputs[i]);
     }
     out += "],\n  \"files\": [";
-    for (std::size_t i = 0; i < files.size(); ++i) {
-        const CachedFile& f = files[i];
-        out += i ? ",\n    {\"path\": " : "\n    {\"path\": ";
-        str(f.path);
-        fmt::format_to(it, ", \"kind\": \"{}\"", kind_name(f.kind));
-        if (f.kind == OutputFile::Kind::symlink) {
-            out += ", \"target\": ";
-            str(f.target);
-        } else {
-            fmt::format_to(it, ", \"mode\": \"{:04o}\"", f.mode);
-        }
-        if (f.kind != OutputFile::Kind::directory)
-            fmt::format_to(it, ", \"size\": {}", f.size);
-        if (f.kind == OutputFile::Kind::file)
-            fmt::format_to(it, ", \"hash\": \"{}\"", f.hash.hex());
-        out += '}';
-    }
-    out += files.empty() ? "]" : "\n  ]";
+    append_files(out, files, str);
     fmt::format_to(it, ",\n  \"terminalOutputSize\": {},\n  \"durationMs\": {},\n  \"created\": ", terminal_size,
                    record.duration.count());
     str(created);
@@ -181,11 +199,8 @@ Result<Parsed> read(std::string_view text, const Hash128& hash)
             return error(fmt::format("outputs should hold strings, found {}", o.describe()));
         p.hit.outputs.push_back(o.as_string());
     }
-    QK_TRY(files, r.member("files", Json::Kind::array, "an array"));
-    for (const Json& item : (*files)->as_array()) {
-        QK_TRY(f, read_file_entry(item, p.hit.files.size()));
-        p.hit.files.push_back(std::move(*f));
-    }
+    QK_TRY(files, read_files(r));
+    p.hit.files = std::move(*files);
     auto duration = r.count("durationMs");
     auto terminal = r.count("terminalOutputSize");
     if (!duration)
@@ -195,6 +210,49 @@ Result<Parsed> read(std::string_view text, const Hash128& hash)
     p.hit.duration = std::chrono::milliseconds(*duration);
     p.terminal_size = *terminal;
     return p;
+}
+
+Result<std::string> write_warm(const WarmDoc& doc)
+{
+    std::string out;
+    bool utf8 = true;
+    auto str = [&](std::string_view s) { utf8 = append_string(out, s) && utf8; };
+    fmt::format_to(std::back_inserter(out), "{{\n  \"schemaVersion\": {},\n  \"task\": ", LocalCache::schema_version);
+    str(doc.task);
+    out += ",\n  \"warm\": [";
+    for (std::size_t i = 0; i < doc.warm.size(); ++i) {
+        out += i ? ", " : "";
+        str(doc.warm[i]);
+    }
+    out += "],\n  \"files\": [";
+    append_files(out, doc.files, str);
+    out += "\n}\n";
+    if (!utf8)
+        return error("a path of its warm state is not valid UTF-8, which warm.json cannot record");
+    return out;
+}
+
+Result<WarmDoc> read_warm(std::string_view text)
+{
+    QK_TRY(doc, workspace::parse_json(text, "warm.json"));
+    if (!doc->is_object())
+        return error(fmt::format("warm.json should hold an object, found {}", doc->describe()));
+    Reader r{*doc, ""};
+    QK_TRY(schema, r.count("schemaVersion"));
+    if (*schema != LocalCache::schema_version)
+        return error(fmt::format("warm.json has schemaVersion {}, this qk reads {}", *schema, LocalCache::schema_version));
+    WarmDoc w;
+    QK_TRY(task, r.string("task"));
+    w.task = std::move(*task);
+    QK_TRY(warm, r.member("warm", Json::Kind::array, "an array"));
+    for (const Json& o : (*warm)->as_array()) {
+        if (!o.is_string())
+            return error(fmt::format("warm should hold strings, found {}", o.describe()));
+        w.warm.push_back(o.as_string());
+    }
+    QK_TRY(files, read_files(r));
+    w.files = std::move(*files);
+    return w;
 }
 
 Status check_provenance(std::string_view text)

@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "qk/key/cache.hpp"
 
@@ -21,6 +22,16 @@ struct Parsed {
 };
 // Reads a document write() made for `hash`. The Error says what is wrong, for the miss reason.
 Result<Parsed> read(std::string_view text, const Hash128& hash);
+
+// warm.json of an entry that keeps its task's warm state (the copies are in warm/ beside files/): kept
+// apart from meta.json, so the archive a shared cache carries (meta.json and files/) never holds it.
+struct WarmDoc {
+    std::string task;
+    std::vector<std::string> warm;  // the resolved warm paths it was kept under
+    std::vector<CachedFile> files;  // sorted by path
+};
+Result<std::string> write_warm(const WarmDoc& doc);
+Result<WarmDoc> read_warm(std::string_view text);
 
 // Whether `text` can be an entry's provenance document: a JSON object (what else it holds is not ours).
 Status check_provenance(std::string_view text);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cache_copy.hpp"
 #include "cache_fs.hpp"
 #include "qk/key/cache.hpp"
 
@@ -18,6 +19,7 @@ namespace qk::key {
 
 namespace {
 
+using cache_copy::open_failure;
 using cache_fs::name_of;
 using cache_fs::open_dir_beneath;
 using cache_fs::OpenedDir;
@@ -69,15 +71,6 @@ Status prune(const OutputSet& set, UniqueFd fd, const std::string& rel, bool who
     return {};
 }
 
-Error open_failure(std::string_view output, const OpenedDir& d)
-{
-    if (d.err == ELOOP)
-        return cache_fs::link_on_the_way(output, d.at);
-    if (d.err == ENOTDIR)
-        return error(fmt::format("{} is not a directory, and output {} lies under it; remove {}", d.at, output, d.at));
-    return sys_error(fmt::format("cannot open {} to restore output {}", d.at.empty() ? "." : d.at, output), d.err);
-}
-
 // Removes what the outputs name in the workspace now: the root's own path when it is a file or a link, what
 // the outputs match under it when it is a directory.
 Status remove_current(int root_fd, const OutputSet& set)
@@ -116,67 +109,6 @@ Status remove_current(int root_fd, const OutputSet& set)
     return {};
 }
 
-// Creates `name` in `dir` with `make`; what stands there (a path the outputs name, left by something
-// else since) is removed first.
-template <class Make> Result<int> create_replacing(int dir, const std::string& name, const std::string& path, Make make)
-{
-    int r = make();
-    if (r < 0 && errno == EEXIST) {
-        QK_TRY_STATUS(cache_fs::remove_tree(dir, name, path));
-        r = make();
-    }
-    if (r < 0)
-        return sys_error(fmt::format("cannot create {}", path));
-    return r;
-}
-
-// Puts the stored files back, each directory on the way opened without following a link.
-class Restorer {
-public:
-    Restorer(int root_fd, int files_fd) : root_fd_(root_fd), to_(root_fd, true), from_(files_fd, false) {}
-
-    Status put_back(const CachedFile& f)
-    {
-        if (f.kind == OutputFile::Kind::directory) {
-            auto dir = open_dir_beneath(root_fd_, f.path, true);
-            if (!dir.fd.valid())
-                return open_failure(f.path, dir);
-            if (::fchmod(dir.fd.get(), f.mode) != 0)
-                return sys_error(fmt::format("cannot set the mode of {}", f.path));
-            return {};
-        }
-        const OpenedDir& to = to_.open(parent_of(f.path));
-        if (!to.fd.valid())
-            return open_failure(f.path, to);
-        const int dir = to.fd.get();
-        std::string name(name_of(f.path));
-        if (f.kind == OutputFile::Kind::symlink) {
-            auto made =
-                create_replacing(dir, name, f.path, [&] { return ::symlinkat(f.target.c_str(), dir, name.c_str()); });
-            return made ? Status() : Status(made.error());
-        }
-        const OpenedDir& from = from_.open(parent_of(f.path));
-        UniqueFd in(from.fd.valid() ? ::openat(from.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1);
-        if (!in.valid())
-            return sys_error(fmt::format("cannot read the cached copy of {}", f.path), from.err ? from.err : errno);
-        auto made = create_replacing(dir, name, f.path, [&] {
-            return ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        });
-        if (!made)
-            return made.error();
-        UniqueFd out(*made);
-        QK_TRY_STATUS(cache_fs::copy_data(in.get(), out.get(), f.path));
-        // After the data: the mode may deny us writing, and writing clears set-id bits.
-        if (::fchmod(out.get(), f.mode) != 0)
-            return sys_error(fmt::format("cannot set the mode of {}", f.path));
-        return {};
-    }
-
-private:
-    int root_fd_;
-    cache_fs::DirCursor to_, from_;
-};
-
 }  // namespace
 
 Status LocalCache::restore(const CacheHit& hit) const
@@ -199,20 +131,13 @@ Status LocalCache::restore(const CacheHit& hit) const
             return fail(error(fmt::format("{} is not among the outputs {}", f.path, fmt::join(hit.outputs, ", "))));
     // Every cached copy checked against the hash stored with it before anything in the workspace is
     // touched: a copy changed since (on disk, by hand) would replace good outputs with bad ones.
-    for (const CachedFile& f : hit.files) {
-        if (f.kind != OutputFile::Kind::file)
-            continue;
-        UniqueFd copy(::openat(files.get(), f.path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY));
-        auto hash = copy.valid() ? hash_fd(copy.get(), f.path) : Result<Hash128>(sys_error("cannot open " + f.path));
-        if (!hash || *hash != f.hash) {
-            remove_entry(hex);
-            return fail(error(fmt::format("the cached copy of {} {} since it was stored, so the entry was removed",
-                                          f.path, hash ? "changed" : "cannot be read (" + hash.error().message + ")")));
-        }
+    if (Status s = cache_copy::check_copies(files.get(), hit.files); !s) {
+        remove_entry(hex);
+        return fail(error(s.error().message + ", so the entry was removed"));
     }
     if (Status s = remove_current(root_fd_.get(), *outputs); !s)
         return fail(s.error());
-    Restorer restorer(root_fd_.get(), files.get());
+    cache_copy::Restorer restorer(root_fd_.get(), files.get());
     for (const CachedFile& f : hit.files) {
         if (Status s = restorer.put_back(f); !s)
             return fail(s.error());

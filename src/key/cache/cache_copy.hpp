@@ -1,0 +1,44 @@
+// Copies between the workspace and an entry's directory of copies (files/ for outputs, warm/ for warm
+// state), both ways, every directory on the way opened with O_NOFOLLOW so that nothing is read or written
+// through a symbolic link. The store, the restore and warm state share them.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "cache_fs.hpp"
+#include "qk/key/cache.hpp"
+
+namespace qk::key::cache_copy {
+
+// Copies workspace paths into a directory of copies, each file hashed as it lies in the cache.
+class EntryWriter {
+public:
+    EntryWriter(int root_fd, int copies_fd) : from_(root_fd, false), to_(copies_fd, true), copies_fd_(copies_fd) {}
+    Result<CachedFile> add(const OutputFile& out);
+
+private:
+    cache_fs::DirCursor from_, to_;
+    int copies_fd_;
+};
+
+// Puts copies back into the workspace, replacing what stands at each path.
+class Restorer {
+public:
+    Restorer(int root_fd, int copies_fd) : root_fd_(root_fd), to_(root_fd, true), from_(copies_fd, false) {}
+    Status put_back(const CachedFile& f);
+
+private:
+    int root_fd_;
+    cache_fs::DirCursor to_, from_;
+};
+
+// Why `path` cannot be reached in the workspace (a link, a file where a directory should be, an errno).
+Error open_failure(std::string_view path, const cache_fs::OpenedDir& d);
+
+// Each regular file's copy under `copies_fd` checked against the hash stored with it; the Error names the
+// first that differs or cannot be read (the caller decides what a damaged copy costs).
+Status check_copies(int copies_fd, std::span<const CachedFile> files);
+
+}  // namespace qk::key::cache_copy
