@@ -73,6 +73,23 @@ def lint(ws: Path, mode: str, *more: str):
     return r
 
 
+def landlock_alone_dirs(ws: Path, mode: str, warm: bool) -> None:
+    """Held by Landlock alone, the sandbox cannot let a task make a missing warm path (see
+    test_landlock_alone_lets_a_task_make_its_missing_warm_path), and a result for which qk made the
+    missing output directory is not cached: there the directories stand empty beforehand, as in a checkout
+    that holds them."""
+    if mode == "landlock":
+        (ws / "packages/app/dist").mkdir(exist_ok=True)
+        if warm:
+            (ws / "packages/app/.lintcache").mkdir(exist_ok=True)
+
+
+def first_lint(ws: Path, mode: str):
+    """The first run, with no warm state anywhere."""
+    landlock_alone_dirs(ws, mode, warm=True)
+    return lint(ws, mode)
+
+
 def tool_said(r) -> str:
     m = re.search(r"checked \d+, from cache \d+", r.stdout)
     return m.group(0) if m else ""
@@ -89,7 +106,7 @@ def entries_with_warm_state(ws: Path) -> list[Path]:
 @MODES
 def test_a_run_stores_its_warm_state_and_a_fresh_copy_starts_warm(tmp_path, mode):
     ws = workspace(tmp_path / "ws")
-    first = lint(ws, mode)
+    first = first_lint(ws, mode)
     assert tool_said(first) == "checked 2, from cache 0", first.stdout
     [entry] = entries_with_warm_state(ws)
     kept = entry / "warm/packages/app/.lintcache/cache.json"
@@ -104,6 +121,7 @@ def test_a_run_stores_its_warm_state_and_a_fresh_copy_starts_warm(tmp_path, mode
     shutil.rmtree(fresh / "packages/app/.lintcache")
     shutil.rmtree(fresh / "packages/app/dist")
     (fresh / "packages/app/src/b.js").write_text("export const b = 3;\n")
+    landlock_alone_dirs(fresh, mode, warm=False)  # the warm path is put in place by qk
     second = lint(fresh, mode)
     assert "warm state put in place before it runs: packages/app/.lintcache" in second.stdout, second.stdout
     # The tool found its cache: only the edited file was checked again.
@@ -116,7 +134,7 @@ def test_a_run_stores_its_warm_state_and_a_fresh_copy_starts_warm(tmp_path, mode
 @MODES
 def test_a_hit_restores_the_warm_state_with_the_outputs_and_keeps_the_workspaces(tmp_path, mode):
     ws = workspace(tmp_path / "ws")
-    lint(ws, mode)
+    first_lint(ws, mode)
     stored = cache_json(ws)
     shutil.rmtree(ws / "packages/app/.lintcache")
     shutil.rmtree(ws / "packages/app/dist")
@@ -140,7 +158,7 @@ def test_a_hit_restores_the_warm_state_with_the_outputs_and_keeps_the_workspaces
 @MODES
 def test_a_warm_path_that_is_a_link_is_never_followed(tmp_path, mode):
     ws = workspace(tmp_path / "ws")
-    lint(ws, mode)
+    first_lint(ws, mode)
     outside = tmp_path / "outside"
     outside.mkdir()
     shutil.rmtree(ws / "packages/app/.lintcache")
@@ -182,3 +200,12 @@ def test_a_task_without_warm_paths_keeps_none(tmp_path):
     (ws / "packages/app/src/a.js").write_text("2\n")
     r = lint(ws, "plain")
     assert tool_said(r) == "checked 1, from cache 0", r.stdout
+
+
+@pytest.mark.privileged
+@pytest.mark.xfail(strict=True, reason="the spec lets a task write its warm paths, but held by Landlock alone one "
+                   "that does not exist yet is refused: the sandbox makes only the missing directories of outputs "
+                   "(src/sandbox, src/rules)")
+def test_landlock_alone_lets_a_task_make_its_missing_warm_path(tmp_path):
+    ws = workspace(tmp_path / "ws")
+    lint(ws, "landlock")

@@ -397,3 +397,33 @@ TEST_CASE("key: a dependency cycle holds every project of the cycle but the task
     CHECK(edited["e:build"].dependency_inputs[0].second == before["e:build"].dependency_inputs[0].second);
     CHECK(edited["d:build"].hash == before["d:build"].hash);
 }
+
+TEST_CASE("key: a task's own warm paths are never in its key, even where its inputs select them", "[key]")
+{
+    TempCopy ws;
+    std::string project = ws.read("packages/a/project.json");
+    const std::string lint = R"("lint": {)";
+    REQUIRE(project.find(lint) != std::string::npos);
+    project.replace(project.find(lint), lint.size(), R"("lint": { "qk:warm": ["{projectRoot}/.lintcache"],)");
+    ws.write("packages/a/project.json", project);
+    // Not git-ignored, so `default` ({projectRoot}/**/*) selects it.
+    ws.write("packages/a/.lintcache/cache.json", R"({"src/index.ts": "ok"})");
+    Keys before(ws.root, {"lint", "test"}, {"a"});
+    auto holds = [&](const Keys& k, const std::string& id) {
+        Strings files = k.input_files(id);
+        return std::find(files.begin(), files.end(), "packages/a/.lintcache/cache.json") != files.end();
+    };
+    CHECK_FALSE(holds(before, "a:lint"));
+    CHECK(holds(before, "a:test"));  // another task's key is its own business
+
+    // The tool rewriting its cache, or the cache putting it back, moves neither the key nor a run's verdict.
+    ws.write("packages/a/.lintcache/cache.json", R"({"src/index.ts": "ok", "src/other.ts": "ok"})");
+    Keys rewritten(ws.root, {"lint", "test"}, {"a"});
+    CHECK(rewritten["a:lint"].hash == before["a:lint"].hash);
+    CHECK(rewritten["a:test"].hash != before["a:test"].hash);
+    fs::remove_all(ws.root / "packages/a/.lintcache");
+    CHECK(Keys(ws.root, {"lint"}, {"a"})["a:lint"].hash == before["a:lint"].hash);
+    // Its other inputs still count.
+    ws.write("packages/a/src/index.ts", "export const a = 3;\n");
+    CHECK(Keys(ws.root, {"lint"}, {"a"})["a:lint"].hash != before["a:lint"].hash);
+}
