@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 8
+#define QK_ABI_VERSION 9
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -53,11 +53,11 @@ enum qk_kind {
  *             open_tree's clone) that succeeded: from then on paths through it name an alias.
  * A "base" for an absolute name is empty, unless the task's root is not qk's (chroot): then it is
  * that root, and the name is sent without its leading '/'.
- *   LOOK      [base, name]: a stat, statx, access or faccessat that found nothing (ENOENT); sent only
- *             for a task with QK_TASK_LOOKUPS, never when it succeeded
+ *   LOOK      [base, name]: a stat, statx, access or faccessat that found nothing (ENOENT) or was
+ *             refused (EACCES); sent only for a task with QK_TASK_LOOKUPS, never when it succeeded
  * Failed calls are sent for OPEN and EXEC: ENOENT unless the task has QK_TASK_NO_PROBES, EACCES,
  * EPERM and EROFS when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. LOOK is sent only
- * as a failure (ENOENT). RENAME, UNLINK, RMDIR, MKDIR, LINK, SYMLINK, TRUNCATE and MKNOD are sent
+ * as a failure: ENOENT as OPEN's, EACCES when the task has QK_TASK_DENIALS. RENAME, UNLINK, RMDIR, MKDIR, LINK, SYMLINK, TRUNCATE and MKNOD are sent
  * failed only with EACCES, EPERM or EROFS, when the task has QK_TASK_DENIALS: a change refused. */
 enum qk_op {
     QK_OP_OPEN = 1,
@@ -160,9 +160,9 @@ struct qk_task_stats {
  * when asked for too (enforce over a read mask), are sent once per task for each name and the directory
  * it was looked up from, however often it is looked up. */
 #define QK_TASK_DENIALS_ONLY 4ULL
-/* Lookups that only look (stat, statx, access, faccessat) and found nothing are sent as LOOK: for
- * enforce over a read mask, where a file the task may not read is not there and tools look before they
- * open. Without QK_TASK_NO_PROBES. */
+/* Lookups that only look (stat, statx, access, faccessat) are sent as LOOK when they found nothing (as
+ * probes: without QK_TASK_NO_PROBES) or were refused (EACCES, with QK_TASK_DENIALS): for enforce over a
+ * read mask, where a file the task may not read stands there unreadable and tools check before they open. */
 #define QK_TASK_LOOKUPS 8ULL
 
 /* The programs' globals (.bss), written by userspace through the mmapped map

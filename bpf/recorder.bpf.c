@@ -215,7 +215,7 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     int looks = p->op == QK_OP_OPEN || p->op == QK_OP_EXEC || p->op == QK_OP_LOOK;
     if (ret == -ENOENT && !looks)
         return 0;
-    if (p->op == QK_OP_LOOK && ret != -ENOENT)
+    if (p->op == QK_OP_LOOK && ret != -ENOENT && ret != -EACCES)
         return 0;
     if (ret < 0 && (p->op == QK_OP_REMAP || p->op == QK_OP_CHDIR || p->op == QK_OP_FCHDIR ||
                     p->op == QK_OP_FTRUNCATE || p->op == QK_OP_OPEN_HANDLE))

@@ -187,6 +187,12 @@ bool TaskFindings::went_beyond() const
     return any_dependency_read(dependency_reads) && !rules::enforce_allows(Finding::dependency_read);
 }
 
+bool TaskFindings::refused() const
+{
+    return !refused_reads.empty() || !refused_writes.empty() || !replaced_reads.empty() || !refused_unplaced.empty() ||
+           !refused_calls.empty();
+}
+
 bool verified(const TaskAudit& task)
 {
     if (task.status != TaskStatus::audited && task.status != TaskStatus::enforced)

@@ -66,11 +66,86 @@ void insert_hidden(Node& root, std::string_view path)
     }
 }
 
+// A directory of the view shows its own mode, owner and times where the workspace's is merged with it or
+// stands behind it: those of the real one.
+void look_like(int fd, const struct stat& real)
+{
+    (void)::fchmod(fd, real.st_mode & 07777);
+    if (::geteuid() == 0)
+        (void)::fchown(fd, real.st_uid, real.st_gid);
+    const struct timespec times[2] = {real.st_atim, real.st_mtim};
+    (void)::futimens(fd, times);
+}
+
 class Builder {
 public:
-    explicit Builder(ReadMaskCounts& counts) : counts_(counts) {}
+    Builder(ReadMaskCounts& counts, std::optional<StandInOwner> owner) : counts_(counts), owner_(owner) {}
 
+    // A directory partly readable: merged with the workspace's, a stand-in for each file beside what may
+    // be read, a refused tree for each directory of which nothing may be.
     Status directory(const Node& node, int real_fd, int mask_fd, const std::string& rel)
+    {
+        std::set<std::string, std::less<>> seen;
+        Status walked = each_entry(real_fd, rel, [&](std::string_view name, const struct stat& st) -> Status {
+            seen.emplace(name);
+            auto child = node.children.find(name);
+            if ((child != node.children.end() && child->second.whole) || is_special_dir(name) || S_ISLNK(st.st_mode))
+                return {};  // readable, bound through, or resolving through this same view
+            const std::string path = join(rel, name);
+            const std::string c_name(name);
+            if (!S_ISDIR(st.st_mode))
+                return stand_in(mask_fd, c_name, st, path);
+            QK_TRY(made, make_dir(mask_fd, c_name, path));
+            UniqueFd real(::openat(real_fd, c_name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+            if (!real.valid())
+                return {};  // replaced since it was listed: what is there now is not what the rules walked
+            if (child == node.children.end()) {
+                // Nothing beneath it may be read: the names as they are, none of the content, and nothing
+                // that appears in the workspace's meanwhile (opaque).
+                if (::fsetxattr(made->get(), "user.overlay.opaque", "y", 1, 0) != 0)
+                    return sys_error(fmt::format("cannot mark {} opaque in the sandbox's view (the sandbox "
+                                                 "directory's filesystem must take user.* extended attributes)",
+                                                 path));
+                ++counts_.refused_dirs;
+                QK_TRY_STATUS(refused_tree(real.get(), made->get(), path));
+            } else {
+                ++counts_.kept_dirs;
+                QK_TRY_STATUS(directory(child->second, real.get(), made->get(), path));
+            }
+            look_like(made->get(), st);
+            return {};
+        });
+        QK_TRY_STATUS(walked);
+        for (const std::string& name : node.hide)
+            if (!seen.contains(name))
+                QK_TRY_STATUS(whiteout(mask_fd, name.c_str(), join(rel, name)));
+        return {};
+    }
+
+private:
+    // A directory of which nothing may be read, below an opaque one: every name again, links as they are.
+    Status refused_tree(int real_fd, int mask_fd, const std::string& rel)
+    {
+        return each_entry(real_fd, rel, [&](std::string_view name, const struct stat& st) -> Status {
+            const std::string path = join(rel, name);
+            const std::string c_name(name);
+            if (S_ISLNK(st.st_mode))
+                return copy_link(real_fd, mask_fd, c_name, st, path);
+            if (!S_ISDIR(st.st_mode))
+                return stand_in(mask_fd, c_name, st, path);
+            QK_TRY(made, make_dir(mask_fd, c_name, path));
+            if (!is_special_dir(name)) {  // .git, .qk, node_modules: an empty place for the bind
+                UniqueFd real(::openat(real_fd, c_name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (real.valid())
+                    QK_TRY_STATUS(refused_tree(real.get(), made->get(), path));
+            }
+            look_like(made->get(), st);
+            return {};
+        });
+    }
+
+    template <typename F>
+    Status each_entry(int real_fd, const std::string& rel, F&& f)
     {
         UniqueFd listing(::openat(real_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         DIR* d = listing.valid() ? ::fdopendir(listing.get()) : nullptr;
@@ -78,83 +153,85 @@ public:
             return sys_error(fmt::format("cannot list {} to build the sandbox's view of it", where(rel)));
         listing.release();
         std::unique_ptr<DIR, int (*)(DIR*)> closer(d, ::closedir);
-        std::set<std::string, std::less<>> seen;
         while (dirent* e = ::readdir(d)) {
             std::string_view name(e->d_name);
             if (name == "." || name == "..")
                 continue;
-            seen.emplace(name);
-            auto child = node.children.find(name);
-            if (child != node.children.end() && child->second.whole)
-                continue;
-            if (is_special_dir(name))
-                continue;  // bound through from the real workspace
             struct stat st {};
             if (::fstatat(real_fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
                 continue;  // gone since it was listed
-            if (S_ISLNK(st.st_mode))
-                continue;  // resolves through this same view
-            const std::string path = rel.empty() ? std::string(name) : rel + "/" + std::string(name);
-            if (!S_ISDIR(st.st_mode)) {
-                QK_TRY_STATUS(whiteout(mask_fd, e->d_name, path));
-                continue;
-            }
-            if (::mkdirat(mask_fd, e->d_name, 0700) != 0)
-                return sys_error(fmt::format("cannot make {} in the sandbox's view", path));
-            UniqueFd made(::openat(mask_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            if (!made.valid())
-                return sys_error(fmt::format("cannot open {} in the sandbox's view", path));
-            if (child == node.children.end()) {
-                // Nothing beneath it is visible: its contents are left out whole.
-                if (::fsetxattr(made.get(), "user.overlay.opaque", "y", 1, 0) != 0)
-                    return sys_error(fmt::format("cannot mark {} opaque in the sandbox's view (the sandbox directory's "
-                                                 "filesystem must take user.* extended attributes)",
-                                                 path));
-                ++counts_.hidden_dirs;
-            } else {
-                UniqueFd real(::openat(real_fd, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-                if (!real.valid())
-                    continue;  // replaced since: what is there now is not what the rules walked
-                ++counts_.kept_dirs;
-                QK_TRY_STATUS(directory(child->second, real.get(), made.get(), path));
-            }
-            look_like(made.get(), st);
+            QK_TRY_STATUS(f(name, st));
         }
-        for (const std::string& name : node.hide)
-            if (!seen.contains(name))
-                QK_TRY_STATUS(whiteout(mask_fd, name.c_str(), rel.empty() ? name : rel + "/" + name));
         return {};
     }
 
-private:
+    // Mode 000 and an owner the task has no capability over: opening it fails with EACCES, as the spec
+    // says a refused read does. Its size and times are the file's, so stat answers as without the sandbox
+    // but for the mode and owner; a stand-in takes no space (sparse, on a tmpfs).
+    Status stand_in(int dir_fd, const std::string& name, const struct stat& real, const std::string& path)
+    {
+        UniqueFd fd(::openat(dir_fd, name.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0));
+        if (!fd.valid())
+            return sys_error(fmt::format("cannot put a stand-in for {} in the sandbox's view", path));
+        if (S_ISREG(real.st_mode) && real.st_size > 0 && ::ftruncate(fd.get(), real.st_size) != 0)
+            return sys_error(fmt::format("cannot size the stand-in for {} in the sandbox's view", path));
+        if (owner_ && ::fchown(fd.get(), owner_->uid, owner_->gid) != 0)
+            return sys_error(fmt::format("cannot give the stand-in for {} an owner the task has no right over", path));
+        (void)::fchmod(fd.get(), 0);  // a umask cannot add bits, but be plain about it
+        const struct timespec times[2] = {real.st_atim, real.st_mtim};
+        (void)::futimens(fd.get(), times);
+        ++counts_.stand_ins;
+        return {};
+    }
+
+    Status copy_link(int real_fd, int mask_fd, const std::string& name, const struct stat& st, const std::string& path)
+    {
+        std::string target(static_cast<std::size_t>(st.st_size) + 1, '\0');
+        ssize_t n = ::readlinkat(real_fd, name.c_str(), target.data(), target.size());
+        if (n < 0 || static_cast<std::size_t>(n) >= target.size())
+            return {};  // changed since it was listed
+        target.resize(static_cast<std::size_t>(n));
+        if (::symlinkat(target.c_str(), mask_fd, name.c_str()) != 0)
+            return sys_error(fmt::format("cannot copy the link {} into the sandbox's view", path));
+        const struct timespec times[2] = {st.st_atim, st.st_mtim};
+        (void)::utimensat(mask_fd, name.c_str(), times, AT_SYMLINK_NOFOLLOW);
+        return {};
+    }
+
+    Result<UniqueFd> make_dir(int mask_fd, const std::string& name, const std::string& path)
+    {
+        if (::mkdirat(mask_fd, name.c_str(), 0700) != 0)
+            return sys_error(fmt::format("cannot make {} in the sandbox's view", path));
+        UniqueFd made(::openat(mask_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!made.valid())
+            return sys_error(fmt::format("cannot open {} in the sandbox's view", path));
+        return made;
+    }
+
     Status whiteout(int dir_fd, const char* name, const std::string& path)
     {
         if (::mknodat(dir_fd, name, S_IFCHR, ::makedev(0, 0)) != 0)
             return sys_error(fmt::format("cannot hide {} in the sandbox's view (an overlay whiteout)", path));
-        ++counts_.hidden_files;
+        ++counts_.hidden;
         return {};
     }
 
-    // A directory of the view shows its own mode, owner and times where the workspace's is merged with
-    // it or hidden behind it: those of the real one.
-    static void look_like(int fd, const struct stat& real)
+    static std::string join(const std::string& rel, std::string_view name)
     {
-        (void)::fchmod(fd, real.st_mode & 07777);
-        if (::geteuid() == 0)
-            (void)::fchown(fd, real.st_uid, real.st_gid);
-        const struct timespec times[2] = {real.st_atim, real.st_mtim};
-        (void)::futimens(fd, times);
+        return rel.empty() ? std::string(name) : rel + "/" + std::string(name);
     }
 
     std::string where(const std::string& rel) const { return rel.empty() ? std::string("the workspace") : rel; }
 
     ReadMaskCounts& counts_;
+    std::optional<StandInOwner> owner_;
 };
 
 }  // namespace
 
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
-                                       const std::vector<std::string>& visible, const std::vector<std::string>& also_hidden)
+                                       const std::vector<std::string>& visible, const std::vector<std::string>& also_hidden,
+                                       std::optional<StandInOwner> owner)
 {
     Node tree;
     for (const std::string& v : visible)
@@ -170,16 +247,11 @@ Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::files
     UniqueFd mask_fd(::open(mask.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!mask_fd.valid())
         return sys_error(fmt::format("cannot open {}", mask.string()));
-    Builder builder(counts);
+    Builder builder(counts, owner);
     QK_TRY_STATUS(builder.directory(tree, root_fd.get(), mask_fd.get(), ""));
     struct stat st {};
-    if (::fstat(root_fd.get(), &st) == 0) {
-        (void)::fchmod(mask_fd.get(), st.st_mode & 07777);
-        if (::geteuid() == 0)
-            (void)::fchown(mask_fd.get(), st.st_uid, st.st_gid);
-        const struct timespec times[2] = {st.st_atim, st.st_mtim};
-        (void)::futimens(mask_fd.get(), times);
-    }
+    if (::fstat(root_fd.get(), &st) == 0)
+        look_like(mask_fd.get(), st);
     return counts;
 }
 

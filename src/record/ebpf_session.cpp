@@ -212,7 +212,7 @@ Status EbpfSession::track(std::uint64_t id, int level, RecordingSink* sink, Trac
     zero.options = (options.probes ? 0 : QK_TASK_NO_PROBES) |
                    (options.denials || options.only_denials ? QK_TASK_DENIALS : 0) |
                    (options.only_denials ? QK_TASK_DENIALS_ONLY : 0) |
-                   (options.probes && options.lookups ? QK_TASK_LOOKUPS : 0);
+                   (options.lookups ? QK_TASK_LOOKUPS : 0);
     if (bpf_map_update_elem(object_.tracked_fd, &id, &zero, BPF_ANY) != 0)
         return sys_error("cannot add the task's cgroup to the BPF recorder");
     sinks_[id] = sink;

@@ -38,7 +38,7 @@ struct TrackOptions {
     bool probes = true;    // opens and execs that failed with ENOENT
     bool denials = false;  // opens and execs refused with EACCES or EPERM
     bool only_denials = false;  // no success: the refusals, and the probes when `probes` asks
-    bool lookups = false;  // with probes: stat-family calls that found nothing (QK_TASK_LOOKUPS)
+    bool lookups = false;  // stat-family calls that found nothing (with probes) or were refused (with denials)
 };
 
 // What to tell a user whose kernel release is too old for the recorder's programs; empty otherwise.

@@ -154,7 +154,8 @@ void RecordingSink::on_fs(const FsOp& op)
         return;
     }
     if (op.kind == FsOpKind::look) {
-        if (op.result == -ENOENT)  // only asked for (record_lookups): a probe, as an open's
+        // Only asked for (record_lookups): a probe, or a refusal, as an open's; never what it found.
+        if (op.result == -ENOENT || op.result == -EACCES)
             on_failed_lookup(op);
         return;
     }

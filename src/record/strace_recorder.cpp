@@ -165,7 +165,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
     // Denials are recorded under enforce alone, which runs the task in a PID namespace. An strace with
     // -X raw (5.15) has --pidns-translation (5.9): no probe of its own. An older one names no process
     // under enforce, as the parser then cannot tie a child to its parent.
-    for (auto& o : strace_options(seccomp_bpf_, raw_constants_, cmd.record_lookups && cmd.record_probes,
+    for (auto& o : strace_options(seccomp_bpf_, raw_constants_, cmd.record_lookups && (cmd.record_probes || cmd.record_denials),
                                   cmd.record_denials && raw_constants_))
         req.argv.push_back(std::move(o));
     for (const std::string& a : {std::string("-o"), fifo->path(), std::string("--")})

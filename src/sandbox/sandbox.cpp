@@ -62,6 +62,15 @@ std::optional<audit::TaskAudit> Sandbox::record_of(std::size_t i)
     return std::nullopt;
 }
 
+std::optional<std::string> Sandbox::withheld(std::size_t i)
+{
+    std::optional<audit::TaskAudit> seen = record_of(i);
+    if (!seen || seen->status != audit::TaskStatus::enforced || !seen->findings.refused())
+        return std::nullopt;
+    return std::string("the sandbox refused it what it asked, and a task that goes on without it may give "
+                       "another result than without the sandbox");
+}
+
 audit::RunAudit Sandbox::header()
 {
     std::lock_guard lock(mutex_);

@@ -112,10 +112,12 @@ public:
              enforce::SandboxPlan plan, const std::string& helper, bool private_tmp)
         : TaskSandbox(task, std::move(rules))
     {
-        // Over a read mask a refused read finds nothing (ENOENT): the probes are what it was refused.
+        // Refusals only: opens and execs refused, and over a read mask the looks refused too (access(R_OK)
+        // of a stand-in says EACCES: a tool that checks before it opens is refused there). Lookups that
+        // found nothing matter only where the mask hides what the run's other tasks may write meanwhile.
         if (recorder)
             recording.emplace(*recorder, RecordingOptions{.only_denials = true,
-                                                                    .probes = plan.read_mask,
+                                                                    .probes = plan.read_mask && !plan.hidden.empty(),
                                                                     .lookups = plan.read_mask,
                                                                     .wrapped = true});
         record::Launcher& inner = recording ? static_cast<record::Launcher&>(*recording) : plain;
@@ -129,6 +131,9 @@ public:
     record::ProcessLauncher plain;
     std::optional<EnforceLauncher> enforced;
     struct timespec started {};
+    // Outputs qk made as directories before the task (Landlock alone, or no read mask): a tool that
+    // renames or copies into one then gives another tree than without the sandbox.
+    std::vector<std::string> outputs_qk_made;
 };
 
 Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, key::Session& session,
@@ -210,6 +215,34 @@ void SandboxEnforce::janitor()
     }
 }
 
+void SandboxEnforce::withhold_if_outputs_made(std::size_t i, const std::vector<std::string>& made)
+{
+    const std::string& root = session_.workspace().root();
+    std::vector<std::string> left;
+    for (const std::string& d : made) {
+        std::error_code ec;
+        if (std::filesystem::is_directory(root + "/" + d, ec))  // removed again when the task left it empty
+            left.push_back(d);
+    }
+    if (left.empty())
+        return;
+    std::lock_guard lock(mutex_);
+    withheld_[i] = fmt::format("qk made its output {} as a directory before it ran ({}), which changes what a tool "
+                               "that renames or copies into it leaves; over an overlay with a read mask qk makes none",
+                               fmt::join(left, ", "),
+                               overlay_ ? "its reads held by Landlock's list" : "held by Landlock alone");
+}
+
+std::optional<std::string> SandboxEnforce::withheld(std::size_t i)
+{
+    if (auto refused = Sandbox::withheld(i))
+        return refused;
+    std::lock_guard lock(mutex_);
+    if (auto it = withheld_.find(i); it != withheld_.end())
+        return it->second;
+    return std::nullopt;
+}
+
 std::string SandboxEnforce::notice() const
 {
     std::string recording = Sandbox::notice();
@@ -235,16 +268,23 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
         return {nullptr, why};
     }
     const std::string& root = session_.workspace().root();
-    // Made before the grants are walked, so that Landlock can allow them: the directories outputs lie
-    // in, and the outputs named without an extension, taken for directories. Over an overlay they are
-    // made in the command's upper layer, so that a run killed in the middle leaves no trace of them.
+    // The directories outputs lie in are made as the task starts, as the audit makes them (the spec). An
+    // output itself is made only where Landlock must allow it by its inode: held by Landlock alone, or
+    // over an overlay without a read mask, where its grants are Landlock's list. Over a read mask nothing
+    // is: a task's `mv out.tmp out` or `cp -r src out` gives the tree it gives without the sandbox. Over
+    // an overlay they are made in the command's upper layer, so a run killed midway leaves no trace.
     std::vector<std::string> dirs = rules->output_directories();
-    std::vector<std::string> directory_outputs = rules->directory_outputs();
+    const bool outputs_made = !(overlay_ && read_mask_);
+    std::vector<std::string> directory_outputs = outputs_made ? rules->directory_outputs() : std::vector<std::string>{};
     dirs.insert(dirs.end(), directory_outputs.begin(), directory_outputs.end());
     std::sort(dirs.begin(), dirs.end());  // parents first
     dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
     OutputDirectories made = overlay_ ? OutputDirectories::missing(root, dirs)
                                        : OutputDirectories::create(root, dirs, made_directories_);
+    std::vector<std::string> outputs_qk_made;
+    for (const std::string& d : directory_outputs)
+        if (std::find(made.created().begin(), made.created().end(), d) != made.created().end())
+            outputs_qk_made.push_back(d);
 
     enforce::SandboxPlan plan;
     plan.root = root;
@@ -253,9 +293,8 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
     if (overlay_) {
         plan.binds = rules->pass_through();
         plan.make_dirs = made.created();
-        for (const std::string& d : directory_outputs)
-            if (std::find(made.created().begin(), made.created().end(), d) != made.created().end())
-                plan.grants.push_back({d, Access::read_write});
+        for (const std::string& d : outputs_qk_made)
+            plan.grants.push_back({d, Access::read_write});
     }
     for (const rules::Grant& g : rules->grants())
         plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
@@ -274,6 +313,7 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
     auto run = std::make_unique<Enforced>(i, std::move(rules).value(), recorder_.get(), *dir_, std::move(plan),
                                           helper_, private_tmp_);
     run->directories = std::move(made);
+    run->outputs_qk_made = std::move(outputs_qk_made);
     return {std::move(run), std::nullopt};
 }
 
@@ -313,8 +353,15 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
                 kept = applied.error();
                 break;
             }
-            for (const auto& d : applied->discarded)
+            // A directory qk made for the task's outputs, which it left empty, is qk's doing, not a write.
+            const auto& made = run.directories.created();
+            for (const auto& d : applied->discarded) {
+                std::error_code ec;
+                if (std::find(made.begin(), made.end(), d.path) != made.end() &&
+                    std::filesystem::is_empty(layer.upper / d.path, ec))
+                    continue;
                 audit.findings.discarded_writes.push_back(d.path);
+            }
         }
         if (run.recording)
             audit::refused_accesses(run.recording->recording(), run.rules,
@@ -328,6 +375,7 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
         audit.provenance.lost_events = run.recording->recording().lost_events();
     }
     run.directories.remove_empty();
+    withhold_if_outputs_made(run.task, run.outputs_qk_made);
     for (const auto& layer : run.enforced->layers())
         remove_later(layer);
     {

@@ -110,7 +110,8 @@ UniqueFd open_beneath(int root_fd, const std::string& rel)
 
 namespace {
 
-// Root's user namespace maps every id to itself, so files of any owner copy up and stay theirs. Writing a
+// Root's user namespace maps every id to itself but kStandInOwner (ids 0 to 4294967293), so files of any owner
+// copy up and stay theirs, while the read mask's stand-ins stay out of every capability's reach. Writing a
 // map wider than the writer's own id takes CAP_SETUID over the parent namespace, which the process inside
 // no longer has: a child forked before unshare, still outside, writes both maps once told.
 Step map_every_id_by_a_child(int flags)
@@ -130,7 +131,7 @@ Step map_every_id_by_a_child(int flags)
             ::_exit(1);  // the parent could not unshare: nothing to map
         for (const char* map : {"uid_map", "gid_map"}) {
             UniqueFd fd(::open(fmt::format("/proc/{}/{}", parent, map).c_str(), O_WRONLY | O_CLOEXEC));
-            if (!fd.valid() || !write_all(fd.get(), "0 0 4294967295\n"))
+            if (!fd.valid() || !write_all(fd.get(), fmt::format("0 0 {}\n", enforce::kStandInOwner)))
                 ::_exit(2);
         }
         ::_exit(0);
@@ -160,6 +161,15 @@ Step map_every_id_by_a_child(int flags)
 }
 
 }  // namespace
+
+Step enter_mount_namespace()
+{
+    if (::unshare(CLONE_NEWNS) != 0)
+        return setup_error("unshare", "cannot make a mount namespace");
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0)
+        return setup_error("mount-private", "cannot make the mount tree private");
+    return std::nullopt;
+}
 
 Step enter_namespaces(bool pid_namespace)
 {
@@ -193,13 +203,14 @@ Step enter_namespaces(bool pid_namespace)
 }
 
 Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
-                         const std::vector<std::string>& hidden)
+                         const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner)
 {
-    // A tmpfs rather than the sandbox directory's disk: freeing a few dozen directories on ext4 mounted
-    // with discard costs milliseconds each, a tmpfs costs nothing and takes user.* xattrs (Linux 6.6).
-    if (::mount("qk-mask", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=16m") != 0)
+    // A tmpfs rather than the sandbox directory's disk: freeing the mask's entries on ext4 mounted with
+    // discard costs milliseconds a directory, a tmpfs costs nothing and takes user.* xattrs (Linux 6.6).
+    // Stand-ins are sparse: they take inodes, not pages.
+    if (::mount("qk-mask", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=64m") != 0)
         return setup_error("read-mask", "cannot mount a tmpfs on " + dir + " for the read mask");
-    auto built = enforce::build_read_mask(root, dir, visible, hidden);
+    auto built = enforce::build_read_mask(root, dir, visible, hidden, owner);
     if (!built)
         return SetupError{"read-mask", built.error().sys_errno, built.error().message};
     return std::nullopt;
@@ -290,12 +301,9 @@ Step mount_overlay(const OverlaySpec& s)
             return setup_error("bind", fmt::format("cannot clone {}/{} to bind it through", s.root, rel));
         trees.emplace_back(rel, std::move(tree));
     }
-    if (!s.mask.empty()) {
-        std::vector<std::string> visible = s.visible;
-        visible.insert(visible.end(), s.binds.begin(), s.binds.end());
-        if (auto e = build_mask_on_tmpfs(s.mask, s.root, visible, s.hidden))
+    if (!s.mask.empty() && !s.mask_built)
+        if (auto e = build_mask_on_tmpfs(s.mask, s.root, s.mask_visible(), s.hidden, std::nullopt))
             return e;
-    }
     if (auto e = mount_overlay_layers({s.root, s.upper, s.work, s.root, s.mask}))
         return e;
     UniqueFd merged(::open(s.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));

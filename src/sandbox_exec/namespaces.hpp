@@ -2,9 +2,11 @@
 // first steps of an overlay-mode sandbox, taken in the forced order (research: landlock-overlay.md §0).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "qk/enforce/read_mask.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "setup_error.hpp"
 
@@ -15,18 +17,32 @@ namespace qk::sandbox_exec {
 // caller's next child is pid 1 of the new pid namespace.
 Step enter_namespaces(bool pid_namespace);
 
+// unshare(mount) alone, the tree made private: where root builds the read mask before enter_namespaces,
+// so that the stand-ins' owner can be the id the user namespace leaves unmapped (a tmpfs mounted inside
+// a user namespace can hold only ids it maps).
+Step enter_mount_namespace();
+
 struct OverlaySpec {
     std::string root;                 // the workspace, lower layer and mount point at once
     std::string upper, work;
     // When set: an empty directory where a tmpfs is mounted and the read mask built (read_mask.hpp),
     // leaving in view `visible` (and the binds) less `hidden`; it is the lower layer above the workspace.
     std::string mask;
+    bool mask_built = false;  // built already, before the user namespace (root)
     std::vector<std::string> visible, hidden;
     std::vector<std::string> binds;   // workspace-relative, bound through from the real workspace
     std::vector<std::string> make_dirs;  // workspace-relative, made on the merged tree (parents first)
     // qk's machinery (SandboxPlan::cover, read_only): covered and made read-only last.
     std::vector<std::string> read_only, cover;
     std::string tmpdir;  // bound back in when a cover hides it
+
+    // What the mask leaves readable: the grants, and what is bound through (the binds cover it).
+    std::vector<std::string> mask_visible() const
+    {
+        std::vector<std::string> out = visible;
+        out.insert(out.end(), binds.begin(), binds.end());
+        return out;
+    }
 };
 
 struct OverlayLayers {
@@ -47,9 +63,10 @@ Step mount_overlay(const OverlaySpec& spec);
 Step protect_machinery(const OverlaySpec& spec);
 
 // Mounts a tmpfs on `dir` (in this mount namespace) and builds there the read mask of `root` that
-// leaves `visible` in view, less `hidden`. Nothing is left to remove: the tmpfs goes with the namespace.
+// leaves `visible` readable, less `hidden`, its stand-ins owned by `owner` (read_mask.hpp). Nothing is
+// left to remove: the tmpfs goes with the namespace.
 Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
-                         const std::vector<std::string>& hidden);
+                         const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner);
 
 // Opens `rel` beneath `root_fd` refusing every link on the way and the last component too (O_PATH).
 UniqueFd open_beneath(int root_fd, const std::string& rel);

@@ -38,8 +38,10 @@ std::string mount_below(const std::string& root)
     return {};
 }
 
-// A read mask over a lower holding `shown`, `hidden` and `dir/inside`, visible: `shown` only. The
-// merged tree must show `shown`, not `hidden`, and `dir` empty.
+// A read mask over a lower holding `shown`, `refused` and `dir/inside`, readable: `shown` only, and `gen`
+// to stay out of view should it appear. The merged tree must show `shown` as it is, `refused` and
+// `dir/inside` as stand-ins (there, mode 000, the real size, none of the real content), and not `gen`,
+// made in the lower after the mask was built.
 Step try_read_mask(const std::string& base)
 {
     const std::string lower = base + "/lower", mask = base + "/mask", upper = base + "/upper", work = base + "/work",
@@ -47,26 +49,42 @@ Step try_read_mask(const std::string& base)
     for (const std::string& d : {base, lower, lower + "/dir", mask, upper, work, merged})
         if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
             return setup_error("read-mask", "cannot make " + d);
-    for (const char* f : {"shown", "hidden", "dir/inside"})
-        if (!UniqueFd(::open((lower + "/" + f).c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600)).valid())
+    auto make = [&](const char* name, std::string_view content) {
+        UniqueFd fd(::open((lower + "/" + name).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+        return fd.valid() && write_all(fd.get(), content);
+    };
+    for (const char* f : {"shown", "refused", "dir/inside"})
+        if (!make(f, "probe"))
             return setup_error("read-mask", fmt::format("cannot make {}/{}", lower, f));
-    // Built as a command's is: on a tmpfs of this namespace.
-    if (auto e = build_mask_on_tmpfs(mask, lower, {"shown"}, {}))
+    // Built as a command's is, on a tmpfs of this namespace (owned here by the prober, who may read it).
+    if (auto e = build_mask_on_tmpfs(mask, lower, {"shown"}, {"gen"}, std::nullopt))
         return e;
+    if (!make("gen", "probe"))
+        return setup_error("read-mask", fmt::format("cannot make {}/gen", lower));
     OverlayLayers layers{lower, upper, work, merged, mask};
     if (auto e = mount_overlay_layers(layers)) {
         e->stage = "read-mask";
         return e;
     }
+    auto stand_in = [&](const char* name) {
+        struct stat st {};
+        if (::stat((merged + "/" + name).c_str(), &st) != 0 || (st.st_mode & 07777) != 0 || st.st_size != 5)
+            return false;
+        UniqueFd fd(::open((merged + "/" + name).c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd.valid())
+            return errno == EACCES;
+        char buf[8] {};
+        return ::read(fd.get(), buf, sizeof buf) == 5 && std::string_view(buf, 5) != "probe";
+    };
     struct stat st {};
-    const bool right = ::stat((merged + "/shown").c_str(), &st) == 0 && ::stat((merged + "/hidden").c_str(), &st) != 0 &&
-                       errno == ENOENT && ::stat((merged + "/dir/inside").c_str(), &st) != 0 && errno == ENOENT &&
-                       ::stat((merged + "/dir").c_str(), &st) == 0;
+    const bool right = ::stat((merged + "/shown").c_str(), &st) == 0 && (st.st_mode & 0777) == 0600 &&
+                       stand_in("refused") && stand_in("dir/inside") && ::stat((merged + "/gen").c_str(), &st) != 0 &&
+                       errno == ENOENT;
     // A mount left behind goes with this child's mount namespace.
     (void)::umount2(merged.c_str(), MNT_DETACH);
     (void)::umount2(mask.c_str(), MNT_DETACH);
     if (!right)
-        return setup_error("read-mask", "an overlay whiteout or opaque directory in a lower layer hid nothing");
+        return setup_error("read-mask", "an overlay's lower layer did not stand in front of the workspace's files");
     return std::nullopt;
 }
 

@@ -23,7 +23,7 @@ MODE = pytest.mark.parametrize("mode", MODES)
 def test_a_file_made_beside_the_inputs_is_read_back_and_leaves_nothing(tmp_path):
     # vite 5 bundles vite.config.ts to vite.config.ts.timestamp-<ms>-<hash>.mjs beside it, imports it
     # and removes it.
-    command = ("echo 'export default 1' > vite.config.ts.timestamp-1796405520738-3f2a.mjs && "
+    command = ("mkdir -p dist && echo 'export default 1' > vite.config.ts.timestamp-1796405520738-3f2a.mjs && "
                "cat vite.config.ts.timestamp-1796405520738-3f2a.mjs > dist/out.txt && "
                "rm vite.config.ts.timestamp-1796405520738-3f2a.mjs")
     ws = escape_workspace(tmp_path / "ws", {"t": target(command)}, {"vite.config.ts": "export default {}\n"})
@@ -62,7 +62,8 @@ def test_an_output_removed_whole_and_made_again_is_read_back(tmp_path):
 
 
 def test_an_undeclared_output_is_read_back_and_not_kept(tmp_path):
-    command = "mkdir -p lib/cjs && echo 'module.exports = 1' > lib/cjs/index.cjs && cat lib/cjs/index.cjs > dist/copy.cjs"
+    command = ("mkdir -p lib/cjs dist && echo 'module.exports = 1' > lib/cjs/index.cjs && "
+               "cat lib/cjs/index.cjs > dist/copy.cjs")
     ws = escape_workspace(tmp_path / "ws", {"t": target(command)})
     r, doc = enforce(ws, "t", tmp_path / "r.json")
     assert r.returncode == 0, r.stdout + r.stderr
@@ -71,13 +72,13 @@ def test_an_undeclared_output_is_read_back_and_not_kept(tmp_path):
     assert doc["tasks"]["app:t"]["findings"] == {"discardedWrites": ["lib"]}, doc
 
 
-@pytest.mark.parametrize("how", ["cat other/secret.txt", "test -f other/secret.txt", "cat notes.txt",
-                                 "node -e \"require('fs').statSync('other/secret.txt')\"",
-                                 "node other/secret.txt"])
+@pytest.mark.parametrize("how", ["cat other/secret.txt", "cat notes.txt", "node other/secret.txt",
+                                 "test -r other/secret.txt"])
 def test_what_existed_and_is_not_declared_stays_refused_and_is_named(how, tmp_path):
-    # An open, a stat (a tool that looks before it opens), a file beside the inputs and one in a
-    # directory of which nothing is declared: each fails the task and is named.
-    ws = escape_workspace(tmp_path / "ws", {"t": target(f"{how} > dist/leak.txt")}, {"notes.txt": SECRET + "\n"})
+    # An open, a file beside the inputs and one in a directory of which nothing is declared, node running
+    # it, a check of the right to read before the open: each fails the task and is named.
+    ws = escape_workspace(tmp_path / "ws", {"t": target(f"mkdir -p dist && {how} > dist/leak.txt")},
+                          {"notes.txt": SECRET + "\n"})
     r, doc = enforce(ws, "t", tmp_path / "r.json")
     assert r.returncode != 0, r.stdout + r.stderr
     assert SECRET not in (ws / "dist/leak.txt").read_text() if (ws / "dist/leak.txt").exists() else True
@@ -88,16 +89,28 @@ def test_what_existed_and_is_not_declared_stays_refused_and_is_named(how, tmp_pa
     assert f"  app:t (failed)\n    1 read refused; declare it as an input:\n      {path}\n" in summary, summary
 
 
-def test_directories_stay_listable_and_show_what_the_task_may_read(tmp_path):
-    # The spec lets a task list any directory: a directory of which it may read nothing lists empty,
-    # one it may read in part lists that part, and what it makes there.
-    command = "ls -a . > dist/root.txt && ls -a other > dist/other.txt && touch made.txt && ls > dist/after.txt"
+@pytest.mark.parametrize("how", ["test -f other/secret.txt", "node -e \"require('fs').statSync('other/secret.txt')\"",
+                                 "ls -l other"])
+def test_a_look_at_what_is_not_declared_answers_as_without_the_sandbox(how, tmp_path):
+    # stat and a listing read nothing: the file is there, as in the workspace, and nothing is refused.
+    ws = escape_workspace(tmp_path / "ws", {"t": target(f"mkdir -p dist && {how} > dist/look.txt")})
+    r, doc = enforce(ws, "t", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert SECRET not in (ws / "dist/look.txt").read_text()
+    assert doc["tasks"]["app:t"]["findings"] == {}, doc
+
+
+def test_directories_list_what_they_hold(tmp_path):
+    # The spec lets a task list any directory: it lists what the workspace holds there, what the task may
+    # read or not, and what it makes there.
+    command = ("mkdir -p dist && ls -a . > dist/root.txt && ls -a other > dist/other.txt && touch made.txt && "
+               "ls > dist/after.txt")
     ws = escape_workspace(tmp_path / "ws", {"t": target(command)}, {"notes.txt": "n\n"})
     r, doc = enforce(ws, "t", tmp_path / "r.json")
     assert r.returncode == 0, r.stdout + r.stderr
     root = (ws / "dist/root.txt").read_text().split()
-    assert "src" in root and "other" in root and "dist" in root and "notes.txt" not in root, root
-    assert (ws / "dist/other.txt").read_text().split() == [".", ".."]
+    assert {"src", "other", "dist", "notes.txt"} <= set(root), root
+    assert (ws / "dist/other.txt").read_text().split() == [".", "..", "secret.txt"]
     assert "made.txt" in (ws / "dist/after.txt").read_text().split()
     assert doc["tasks"]["app:t"]["findings"] == {"discardedWrites": ["made.txt"]}, doc
 
@@ -110,7 +123,8 @@ def test_an_output_another_task_writes_meanwhile_stays_out_of_view(tmp_path):
     targets = {
         "writer": {"command": f"mkdir -p gen && echo {SECRET} > gen/out.txt && touch {gate}/written",
                    "inputs": ["{projectRoot}/src"], "outputs": ["{projectRoot}/gen"], "cache": False},
-        "reader": target(f"while [ ! -e {gate}/applied ]; do sleep 0.05; done; cat gen/out.txt > dist/leak.txt"),
+        "reader": target(f"mkdir -p dist; while [ ! -e {gate}/applied ]; do sleep 0.05; done; "
+                         "cat gen/out.txt > dist/leak.txt"),
     }
     ws = escape_workspace(tmp_path / "ws", targets)
 

@@ -1,6 +1,8 @@
-// build_read_mask: the lower layer that hides what a task may not read, checked as files on disk (what
-// overlayfs reads): whiteouts, opaque directories, merged directories, and what is left alone. The
-// mount itself is tried by qk-sandbox-exec's probe and the e2e tests.
+// build_read_mask: the lower layer that stands an unreadable stand-in in front of what a task may not
+// read, checked as files on disk (what overlayfs reads): stand-ins, opaque mirrored directories, merged
+// directories, whiteouts for what may appear, and what is left alone. The mount itself is tried by
+// qk-sandbox-exec's probe and the e2e tests.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
@@ -20,7 +22,8 @@ using qk::enforce::build_read_mask;
 
 namespace {
 
-// Every entry of the mask: 'w' whiteout, 'o' opaque directory, 'd' merged directory, 'f' anything else.
+// Every entry of the mask: 'w' whiteout, 'o' opaque directory, 'd' merged directory, 's' stand-in (a
+// regular file of mode 000), 'l' link, 'f' anything else.
 std::map<std::string, char> layout(const fs::path& mask)
 {
     std::map<std::string, char> out;
@@ -30,6 +33,10 @@ std::map<std::string, char> layout(const fs::path& mask)
         char kind = 'f';
         if (S_ISCHR(st.st_mode) && st.st_rdev == ::makedev(0, 0)) {
             kind = 'w';
+        } else if (S_ISREG(st.st_mode) && (st.st_mode & 07777) == 0) {
+            kind = 's';
+        } else if (S_ISLNK(st.st_mode)) {
+            kind = 'l';
         } else if (S_ISDIR(st.st_mode)) {
             char v = 0;
             kind = ::getxattr(it->path().c_str(), "user.overlay.opaque", &v, 1) == 1 && v == 'y' ? 'o' : 'd';
@@ -41,33 +48,55 @@ std::map<std::string, char> layout(const fs::path& mask)
 
 }  // namespace
 
-TEST_CASE("read mask: beside what may be read, files are whiteouts and directories opaque", "[enforce][read-mask]")
+TEST_CASE("read mask: beside what may be read, files are stand-ins and refused directories mirrored opaque",
+          "[enforce][read-mask]")
 {
     qk::test::TempDir ws("qk-mask-ws"), base("qk-mask");
     for (const char* f : {"src/a.ts", "src/deep/b.ts", "notes.txt", "other/secret.txt", "other/sub/x",
-                          "pkg/project.json", "pkg/src/c.ts", "pkg/spec/c.spec.ts", "pkg/README.md",
-                          "node_modules/dep/index.js", "pkg/node_modules/x/i.js", ".git/HEAD", ".qk/state"})
+                          "other/node_modules/dep/i.js", "pkg/project.json", "pkg/src/c.ts", "pkg/spec/c.spec.ts",
+                          "pkg/README.md", "node_modules/dep/index.js", "pkg/node_modules/x/i.js", ".git/HEAD",
+                          ".qk/state"})
         ws.write(f, "x\n");
+    ws.write("other/big.bin", std::string(100000, 'b'));
     fs::create_symlink("src/a.ts", ws.path / "link.ts");
+    fs::create_symlink("secret.txt", ws.path / "other/alias");
     fs::permissions(ws.path / "pkg", fs::perms(0750));
+    struct timespec old_times[2] = {{1000000000, 0}, {1000000000, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (ws.path / "notes.txt").c_str(), old_times, 0) == 0);
     fs::path mask = base.path / "mask";
     fs::create_directory(mask);
 
     auto counts = build_read_mask(ws.path.string(), mask, {"src", "pkg/src", "pkg/README.md"}, {"gen/out", "src/made"});
     REQUIRE(counts);
     CHECK(layout(mask) == std::map<std::string, char>{
-                              {"notes.txt", 'w'},        // a file beside what it may read
-                              {"other", 'o'},            // nothing of it may be read: its contents hidden whole
-                              {"pkg", 'd'},              // in part: merged with the workspace's
-                              {"pkg/project.json", 'w'},
+                              {"notes.txt", 's'},             // a file beside what it may read: there, unreadable
+                              {"other", 'o'},                 // nothing of it may be read: mirrored whole
+                              {"other/alias", 'l'},           // links as they are, resolving through the view
+                              {"other/big.bin", 's'},
+                              {"other/node_modules", 'd'},    // an empty place for the bind
+                              {"other/secret.txt", 's'},
+                              {"other/sub", 'd'},             // opaque above it: nothing of the workspace's shows
+                              {"other/sub/x", 's'},
+                              {"pkg", 'd'},                   // in part: merged with the workspace's
+                              {"pkg/project.json", 's'},
                               {"pkg/spec", 'o'},
-                              {"gen", 'w'},              // another task's output, not there yet
+                              {"pkg/spec/c.spec.ts", 's'},
+                              {"gen", 'w'},                   // another task's output, not there yet
                           });
-    CHECK(counts->hidden_files == 3);
-    CHECK(counts->hidden_dirs == 2);
+    CHECK(counts->stand_ins == 6);
+    CHECK(counts->refused_dirs == 2);
     CHECK(counts->kept_dirs == 1);
+    CHECK(counts->hidden == 1);
+    // stat answers as without the sandbox but for the mode: the size and times are the file's.
+    CHECK(fs::file_size(mask / "other/big.bin") == 100000);
+    struct stat st {};
+    REQUIRE(::stat((mask / "notes.txt").c_str(), &st) == 0);
+    CHECK(st.st_mtim.tv_sec == 1000000000);
+    CHECK(fs::read_symlink(mask / "other/alias") == "secret.txt");
     // A merged directory shows the real one's mode, since overlayfs shows the topmost layer's.
     CHECK((fs::status(mask / "pkg").permissions() & fs::perms::all) == fs::perms(0750));
+    // A stand-in holds nothing of the file, whoever reads it: a sparse file of zeros.
+    CHECK(st.st_blocks == 0);
 }
 
 TEST_CASE("read mask: nothing to hide when the workspace may be read whole", "[enforce][read-mask]")
@@ -90,7 +119,7 @@ TEST_CASE("read mask: a link on the way hides nothing beneath it and is not foll
     // "via/secret.txt" is visible by the rules' walk only if no link stands on the way: here one does.
     auto counts = build_read_mask(ws.path.string(), mask, {"via/secret.txt"});
     REQUIRE(counts);
-    CHECK(layout(mask) == std::map<std::string, char>{{"keep.txt", 'w'}});
+    CHECK(layout(mask) == std::map<std::string, char>{{"keep.txt", 's'}});
     CHECK(fs::exists(outside.path / "real/secret.txt"));
 }
 

@@ -66,6 +66,9 @@ struct TaskFindings {
     // Whether the task did what enforce would refuse (rules::enforce_allows by kind): anything but
     // unkeyed reads, writes in .git and installed packages.
     bool went_beyond() const;
+    // Whether enforce refused it anything in the workspace (a read, a write, a call, a read of a file made
+    // again): a task that goes on after a refusal may take another branch, so its result is not cached.
+    bool refused() const;
     bool read_packages() const { return !unkeyed_packages.empty() || !hoisted_packages.empty(); }
 };
 

@@ -1,12 +1,16 @@
 // ReadMask: the overlay layer laid between a task's upper layer and the workspace under
-// --sandbox=enforce, which leaves out of the task's view what existed before it started and that it may
-// not read. Landlock can then allow the workspace whole, so what the task creates anywhere (vite's
-// config.timestamp file beside its config, vitest's coverage/.tmp in a directory it made again) is
-// its own to read back, while undeclared files stay out of reach.
+// --sandbox=enforce, which puts an unreadable stand-in where the workspace holds a file the task may not
+// read. The task sees the workspace as it is (every name listed, stat answering with the file's size and
+// times), opening a refused file fails with EACCES, and Landlock can allow the workspace whole, so what
+// the task creates anywhere (vite's config.timestamp file beside its config, vitest's coverage/.tmp in a
+// directory it made again) is its own to read back. docs/architecture.md, "Enforce", says why.
 #pragma once
+
+#include <sys/types.h>
 
 #include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,24 +18,41 @@
 
 namespace qk::enforce {
 
+// The owner of every stand-in when qk runs as root: the one id that the sandbox's user namespace leaves
+// unmapped (it maps 0..4294967293), so no capability the task holds there reaches it (capabilities over a
+// file need its owner mapped) and its mode 000 refuses the task as it refuses anyone.
+inline constexpr uid_t kStandInOwner = 4294967294u;
+
 struct ReadMaskCounts {
-    std::size_t hidden_files = 0;  // whiteouts: files (and fifos, sockets) left out
-    std::size_t hidden_dirs = 0;   // opaque empty directories: a directory's contents left out whole
-    std::size_t kept_dirs = 0;     // directories partly visible, merged with the workspace's
+    std::size_t stand_ins = 0;     // files the task may not read: unreadable stand-ins (mode 000) in their place
+    std::size_t refused_dirs = 0;  // directories of which nothing may be read: mirrored whole, opaque, of stand-ins
+    std::size_t kept_dirs = 0;     // directories partly readable, merged with the workspace's
+    std::size_t hidden = 0;        // whiteouts: paths not there yet that the run's other tasks may write
 };
 
-// Builds in `mask` (an empty directory outside the workspace, on a filesystem that takes user.*
-// extended attributes) the layer that hides from an overlay of `root` everything but `visible`:
-// workspace-relative paths ("" is the root) each visible with everything beneath it. Along the way to
-// each visible path the directories stay (merged, so listing them works and new entries may be made);
-// beside it a file becomes a whiteout, and a directory an opaque empty directory, which the task may
-// still list, enter and write in. Left visible wherever they lie: symbolic links (their targets
-// resolve through the same view, so a link reaches nothing hidden), .git, .qk and node_modules (bound
-// through from the real workspace), and `also_hidden` adds paths that may appear while the task runs
-// (what tasks running beside it will write) and must stay out of its view. The directories on the way
-// are opened without following a link; one that is a link, or missing, hides nothing beneath it.
+// Builds in `mask` (an empty directory outside the workspace, on a filesystem that takes user.* extended
+// attributes) the layer that leaves readable in an overlay of `root` only `visible`: workspace-relative
+// paths ("" is the root), each readable with everything beneath it.
+//
+// Along the way to each visible path the directories are merged with the workspace's (listing them and
+// making entries in them works). Beside it, a file becomes a stand-in: a regular file of mode 000 with the
+// real one's size and times, owned by `owner` (kStandInOwner under root; nullopt keeps the builder's own
+// id, which a task without capabilities cannot read either). A directory of which nothing may be read
+// becomes an opaque directory holding the same names, all the way down, its links copied and its files
+// stand-ins: it lists as the workspace's does, reads nothing, and what a task running beside this one
+// writes into it does not appear. Left to the workspace wherever they lie: symbolic links on the way
+// (their targets resolve through this same view, so a link reaches nothing readable it should not), and
+// .git, .qk and node_modules (bound through; inside a refused directory an empty directory stands there
+// for the bind). `also_hidden` names paths that may appear while the task runs (what tasks beside it
+// will write) and must stay out of its view: a whiteout where nothing is there yet. The directories on the
+// way are opened without following a link; one that is a link, or missing, gets nothing beneath it.
+struct StandInOwner {
+    uid_t uid;
+    gid_t gid;
+};
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
                                        const std::vector<std::string>& visible,
-                                       const std::vector<std::string>& also_hidden = {});
+                                       const std::vector<std::string>& also_hidden = {},
+                                       std::optional<StandInOwner> owner = std::nullopt);
 
 }  // namespace qk::enforce

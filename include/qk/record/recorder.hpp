@@ -48,9 +48,11 @@ struct Command {
     // success in the kernel, before any path walk; strace still traces everything (its parser follows
     // cwd and processes through successes) and the recording keeps only the failures.
     bool record_only_denials = false;
-    // True (with record_probes): a stat, statx, access or faccessat that found nothing is a probe too.
-    // Enforce over a read mask asks: a file the task may not read is not there, and tools look before
-    // they open (node resolving a module), so the look is the only trace of what it was refused.
+    // True: a stat, statx, access or faccessat is recorded when it failed as an open would be: with
+    // record_probes, one that found nothing is a probe; with record_denials, one refused (EACCES) is a
+    // denial. Enforce over a read mask asks for the refusals: a file the task may not read stands there
+    // unreadable, and a tool that checks before it opens (test -r, access(R_OK)) may go on without it, so
+    // the look is the only trace of what it was refused.
     bool record_lookups = false;
     // Called once the command runs, on the thread calling record(), with the function that stops it.
     // That function may be called from any thread until on_finish returns, and never after.

@@ -70,6 +70,9 @@ public:
     // --record: after finish(), the read set to save with task i's result, or why none can be; nullopt
     // when the task was not recorded for the cache (no --record, or no qk:ultracache on its target).
     virtual std::optional<Result<key::ReadSet>> take_read_set(std::size_t /*i*/) { return std::nullopt; }
+    // After finish(): why task i's result must not be cached, or nullopt. Under enforce, a task refused
+    // anything (it may have gone on another way: its result need not be what it is without the sandbox).
+    virtual std::optional<std::string> withheld(std::size_t i);
     // Whether task i would be recorded for the cache if it ran (--record, qk:ultracache, a recorder).
     virtual bool records_for_cache(std::size_t /*i*/) const { return false; }
 
