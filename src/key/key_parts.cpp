@@ -3,6 +3,8 @@
 #include "key_parts.hpp"
 
 #include <algorithm>
+#include <filesystem>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -131,6 +133,23 @@ std::string select_json_fields(const Json& doc, const std::vector<std::string>& 
     return selected.canonical();
 }
 
+namespace {
+
+// Where a json input that is a symbolic link leads, through a chain of links: the regular file it
+// resolves to, or "" (not a link, dangling, or no regular file at the end).
+std::string link_target(const std::filesystem::path& path)
+{
+    std::error_code ec;
+    if (!std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec)))
+        return {};
+    std::filesystem::path target = std::filesystem::canonical(path, ec);
+    if (ec || !std::filesystem::is_regular_file(target, ec))
+        return {};
+    return target.string();
+}
+
+}  // namespace
+
 Result<std::vector<KeyJsonFile>> json_files(KeyBuilder::State& s, const JsonInput& in)
 {
     std::vector<std::string> paths;
@@ -152,6 +171,7 @@ Result<std::vector<KeyJsonFile>> json_files(KeyBuilder::State& s, const JsonInpu
             QK_TRY(h, hash_file(s.graph.workspace().root() / p));
             part.hash = Hasher().field("raw").field(*h).digest();
         }
+        part.target = link_target(s.graph.workspace().root() / p);
         out.push_back(std::move(part));
     }
     return out;

@@ -9,6 +9,8 @@
 #include <fmt/core.h>
 
 #include "path_kinds.hpp"
+#include "qk/util/path_within.hpp"
+#include "qk/util/special_names.hpp"
 #include "qk/workspace/tokens.hpp"
 #include "rules_data.hpp"
 
@@ -159,8 +161,14 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
 
     for (const auto& f : key.always)
         d->always.insert(f.path);
-    for (const auto& f : key.json_files)
+    for (const auto& f : key.json_files) {
         d->json_files.insert(f.path);
+        // A link's target: the fields keyed are read there (spec: "including its symlink target").
+        // Outside the workspace everything is open; .git, .qk and node_modules are open for reading.
+        auto rel = qk::relative_under(f.target, d->root);
+        if (!f.target.empty() && rel && special_tree(*rel) == SpecialDir::none)
+            d->json_targets.emplace(*rel);
+    }
     for (const auto& f : key.dependency_outputs)
         d->dependency_output_files.insert(f.path);
     for (const auto& f : key.effect_files)

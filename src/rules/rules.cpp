@@ -73,10 +73,15 @@ bool Verdict::declared() const
 
 std::optional<std::size_t> Rules::Data::project_of(std::string_view rel) const
 {
-    for (std::string_view dir = dirname_of(rel);; dir = dirname_of(dir)) {
-        if (auto p = ws->project_at(dir))
+    return project_holding(dirname_of(rel));
+}
+
+std::optional<std::size_t> Rules::Data::project_holding(std::string_view dir) const
+{
+    for (std::string_view at = dir;; at = dirname_of(at)) {
+        if (auto p = ws->project_at(at))
             return p;
-        if (dir.empty())
+        if (at.empty())
             return std::nullopt;
     }
 }
@@ -234,7 +239,7 @@ Verdict Rules::read_relative(std::string_view rel) const
         return {PathClass::input};
     if (d.always.contains(rel))
         return {PathClass::always};
-    if (d.json_files.contains(rel))
+    if (d.json_files.contains(rel) || d.json_targets.contains(rel))
         return {PathClass::json_input};
     if (d.is_dependency_output(rel))
         return {PathClass::dependency_output};

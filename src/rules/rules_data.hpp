@@ -42,6 +42,9 @@ struct Rules::Data {
     PathSet output_directories;
     std::optional<key::OutputSet> warm;
     PathSet always, json_files, dependency_output_files;
+    // Where json inputs that are links lead inside the workspace (the files their keyed fields come
+    // from), outside .git, .qk and node_modules, which stay open anyway: read as json inputs.
+    PathSet json_targets;
     PathMap<std::string> effect_files;  // path -> what part counts
     std::vector<DependencyOutputs> dependency_outputs;
     // Where each dependency's outputs start (their roots), so a read looks up its own directories
@@ -82,6 +85,8 @@ struct Rules::Data {
 
     // The project whose root holds `rel` most closely.
     std::optional<std::size_t> project_of(std::string_view rel) const;
+    // The project whose root is `dir` or holds it most closely: the one the entries of `dir` belong to.
+    std::optional<std::size_t> project_holding(std::string_view dir) const;
     // Whether `rel` is the package.json of another project of the workspace.
     bool other_manifest(std::string_view rel) const;
     // Where the task may read and write alike: its scratch directories, outputs and warm paths.

@@ -60,6 +60,8 @@ std::vector<RuleLine> Rules::describe() const
         add("read", joined(sorted(d.always)), "held whole by every key");
     if (!d.json_files.empty())
         add("read", joined(sorted(d.json_files)), "json inputs (their selected fields are keyed)");
+    if (!d.json_targets.empty())
+        add("read", joined(sorted(d.json_targets)), "the files json inputs that are links lead to");
     if (!d.dependency_output_files.empty())
         add("read", joined(sorted(d.dependency_output_files)), "dependentTasksOutputFiles");
     for (const auto& dep : d.dependency_outputs)

@@ -18,9 +18,22 @@
 namespace qk::rules {
 namespace {
 
+// Where a walk may grant: the whole workspace, or one project's own files (a dependency's, for
+// ignoreReads' "^" globs), the projects nested in it left out, as the audit leaves them out: a file
+// there is that project's (Rules::Data::project_of). A directory a nested project lies beneath is not
+// allowed whole, as one holding .git is not: what lies beside the project is.
+struct Scope {
+    const Rules::Data* d = nullptr;  // null: the whole workspace
+    std::size_t project = 0;
+    const PathSet* holding = nullptr;  // every directory some project's root lies strictly beneath
+};
+
 class Granter {
 public:
     Granter(int root_fd, std::vector<Grant>& out) : root_fd_(root_fd), out_(out) {}
+
+    // What the following calls may grant; a default Scope for the whole workspace.
+    void scope(Scope scope) { scope_ = scope; }
 
     void add(std::string path, Grant::Access access, bool directory, PathClass why)
     {
@@ -31,6 +44,8 @@ public:
     // it holds .git, .qk or node_modules: then what lies beside those).
     void path(const std::string& rel, Grant::Access access, PathClass why)
     {
+        if (outside_scope(rel))
+            return;
         char kind = kind_without_links(root_fd_, rel);
         if (kind == 'd')
             directory(rel, access, why);
@@ -40,13 +55,13 @@ public:
 
     void directory(const std::string& rel, Grant::Access access, PathClass why)
     {
-        walk_tree(root_fd_, rel, {[&](std::string_view dir, bool special) {
-                                      if (special)
-                                          return WalkStep::descend;
-                                      add(std::string(dir), access, true, why);
-                                      return WalkStep::skip;
-                                  },
-                                  [&](std::string_view file) { add(std::string(file), access, false, why); }});
+        walk(rel, {[&](std::string_view dir, bool special) {
+                       if (special)
+                           return WalkStep::descend;
+                       add(std::string(dir), access, true, why);
+                       return WalkStep::skip;
+                   },
+                   [&](std::string_view file) { add(std::string(file), access, false, why); }});
     }
 
     // The patterns of one set, compiled in `set` (which also holds the negations).
@@ -82,54 +97,80 @@ private:
     template <class Set>
     void files_matching(const std::string& start, const Set& set, Grant::Access access, PathClass why)
     {
-        walk_tree(root_fd_, start, {[&](std::string_view dir, bool) {
-                                        return dir.empty() || set.may_match_under(dir) || set.matches(dir)
-                                                   ? WalkStep::descend
-                                                   : WalkStep::skip;
-                                    },
-                                    [&](std::string_view file) {
-                                        if (set.matches(file))
-                                            add(std::string(file), access, false, why);
-                                    }});
+        walk(start, {[&](std::string_view dir, bool) {
+                         return dir.empty() || set.may_match_under(dir) || set.matches(dir) ? WalkStep::descend
+                                                                                             : WalkStep::skip;
+                     },
+                     [&](std::string_view file) {
+                         if (set.matches(file))
+                             add(std::string(file), access, false, why);
+                     }});
     }
 
     void directories_matching(const std::string& start, const workspace::Glob& dirs, Grant::Access access,
                               PathClass why)
     {
-        walk_tree(root_fd_, start, {[&](std::string_view dir, bool special) {
-                                        if (!dir.empty() && dirs.matches(dir)) {
-                                            if (!special) {
-                                                add(std::string(dir), access, true, why);
-                                                return WalkStep::skip;
-                                            }
-                                            // Beside .git, .qk or node_modules: what lies there, whole.
-                                            directory_contents(std::string(dir), access, why);
-                                            return WalkStep::skip;
-                                        }
-                                        return dir.empty() || dirs.may_match_under(dir) ? WalkStep::descend
-                                                                                        : WalkStep::skip;
-                                    },
-                                    [](std::string_view) {}});
+        walk(start, {[&](std::string_view dir, bool special) {
+                         if (!dir.empty() && dirs.matches(dir)) {
+                             if (!special) {
+                                 add(std::string(dir), access, true, why);
+                                 return WalkStep::skip;
+                             }
+                             // Beside .git, .qk, node_modules or a nested project: what lies there, whole.
+                             directory_contents(std::string(dir), access, why);
+                             return WalkStep::skip;
+                         }
+                         return dir.empty() || dirs.may_match_under(dir) ? WalkStep::descend : WalkStep::skip;
+                     },
+                     [](std::string_view) {}});
     }
 
     void directory_contents(const std::string& rel, Grant::Access access, PathClass why)
     {
         bool first = true;
-        walk_tree(root_fd_, rel, {[&](std::string_view dir, bool special) {
-                                      if (first) {
-                                          first = false;
-                                          return WalkStep::descend;
-                                      }
-                                      if (special)
-                                          return WalkStep::descend;
-                                      add(std::string(dir), access, true, why);
-                                      return WalkStep::skip;
-                                  },
-                                  [&](std::string_view file) { add(std::string(file), access, false, why); }});
+        walk(rel, {[&](std::string_view dir, bool special) {
+                       if (first) {
+                           first = false;
+                           return WalkStep::descend;
+                       }
+                       if (special)
+                           return WalkStep::descend;
+                       add(std::string(dir), access, true, why);
+                       return WalkStep::skip;
+                   },
+                   [&](std::string_view file) { add(std::string(file), access, false, why); }});
+    }
+
+    // Whether `rel` (a file or directory) belongs to a project other than the scope's.
+    bool outside_scope(std::string_view rel) const
+    {
+        if (!scope_.d)
+            return false;
+        auto owner = scope_.d->project_holding(rel);
+        return !owner || *owner != scope_.project;
+    }
+
+    // walk_tree within the scope: a start outside it visits nothing, a nested project's root is not
+    // entered, and a directory one lies beneath counts as holding .git would (not allowed whole).
+    void walk(std::string_view start, const TreeVisitor& visit)
+    {
+        if (!scope_.d) {
+            walk_tree(root_fd_, start, visit);
+            return;
+        }
+        if (outside_scope(start))
+            return;
+        walk_tree(root_fd_, start, {[&](std::string_view dir, bool special) {
+                                        if (auto p = scope_.d->ws->project_at(dir); p && *p != scope_.project)
+                                            return WalkStep::skip;  // a nested project: its own
+                                        return visit.dir(dir, special || scope_.holding->contains(dir));
+                                    },
+                                    visit.file});
     }
 
     int root_fd_;
     std::vector<Grant>& out_;
+    Scope scope_;
 };
 
 PathClass class_of_open_tree(std::string_view path)
@@ -169,6 +210,21 @@ std::vector<std::string> from_project_root(const std::vector<std::string>& patte
         std::string body = neg ? p.substr(1) : p;
         out.push_back((neg ? "!" : "") + (root == "." ? body : root + "/" + body));
     }
+    return out;
+}
+
+// Every directory some project's root lies strictly beneath ("" for any project but a root one).
+PathSet project_ancestors(const workspace::Workspace& ws)
+{
+    PathSet out;
+    for (const workspace::Project& p : ws.projects())
+        if (p.root != ".")
+            for (std::string_view dir = dirname_of(p.root);; dir = dirname_of(dir)) {
+                if (!out.emplace(dir).second)
+                    break;  // its ancestors are in already
+                if (dir.empty())
+                    break;
+            }
     return out;
 }
 
@@ -247,6 +303,8 @@ std::vector<Grant> Rules::grants() const
     for (const std::string& p : d.always)
         g.path(p, A::read, PathClass::always);
     for (const std::string& p : d.json_files)
+        g.path(p, A::read, PathClass::json_input);  // a link among them gets no rule: its target does
+    for (const std::string& p : d.json_targets)
         g.path(p, A::read, PathClass::json_input);
     for (const std::string& p : d.dependency_output_files)
         g.path(p, A::read, PathClass::dependency_output);
@@ -254,13 +312,17 @@ std::vector<Grant> Rules::grants() const
         g.patterns(dep.outputs->patterns(), *dep.outputs, A::read, PathClass::dependency_output);
     if (d.ignore_reads.any_positive)
         g.patterns(d.ignore_reads.patterns, d.ignore_reads.set, A::read, PathClass::ignored_read);
-    if (d.ignore_dependency_reads.any_positive)
+    if (d.ignore_dependency_reads.any_positive) {
+        const PathSet holding = project_ancestors(*d.ws);
         for (std::size_t p = 0; p < d.dependency_project.size(); ++p)
             if (d.dependency_project[p]) {
                 auto patterns = from_project_root(d.ignore_dependency_reads.patterns, d.ws->projects()[p].root);
+                g.scope({&d, p, &holding});
                 if (auto set = workspace::GlobSet::compile(patterns))
                     g.patterns(patterns, *set, A::read, PathClass::ignored_read);
             }
+        g.scope({});
+    }
     for (const std::string& p : d.covered_manifests)
         g.path(p, A::read, PathClass::covered_manifest);
     for (const std::string& p : d.dotenv_files())

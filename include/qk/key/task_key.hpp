@@ -45,6 +45,10 @@ struct KeyJsonFile {
     std::string path;
     std::vector<std::string> fields, exclude_fields;
     Hash128 hash;  // of the selected fields, canonical (key order and formatting do not count)
+    // When `path` is a symbolic link: the regular file it resolves to (absolute, canonical), whose
+    // fields the hash holds, so the rules let the task read it there. Empty for a plain file, and for a
+    // link that leads to no regular file (dangling, or to a directory), which allows nothing more.
+    std::string target;
 };
 
 // Which installed packages the key counts (pnpm v9 lockfile at the workspace root).
