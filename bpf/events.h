@@ -58,7 +58,8 @@ enum qk_kind {
  * Failed calls are sent for OPEN and EXEC: ENOENT unless the task has QK_TASK_NO_PROBES, EACCES,
  * EPERM and EROFS when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. LOOK is sent only
  * as a failure: ENOENT as OPEN's, EACCES when the task has QK_TASK_DENIALS. RENAME, UNLINK, RMDIR, MKDIR, LINK, SYMLINK, TRUNCATE and MKNOD are sent
- * failed only with EACCES, EPERM or EROFS, when the task has QK_TASK_DENIALS: a change refused. */
+ * failed only with EACCES, EPERM, EROFS or EOVERFLOW (the overlay could not copy up a read mask's
+ * stand-in), when the task has QK_TASK_DENIALS: a change refused. */
 enum qk_op {
     QK_OP_OPEN = 1,
     QK_OP_RENAME = 2,

@@ -45,6 +45,7 @@ enum {
 #define ENOENT 2
 #define EACCES 13
 #define EROFS 30
+#define EOVERFLOW 75
 #define ENOSYS 38
 #define PF_KTHREAD 0x00200000
 #define CLONE_NEWNS 0x00020000
@@ -208,7 +209,7 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     /* Failures are noise except, for opens and execs, a lookup that found nothing (a probe; a PATH
      * search probes each directory) and a refusal (EACCES, EPERM: what a confinement denied; EROFS: a
      * write into what enforce binds read-only, qk's cache). */
-    if (ret < 0 && ret != -ENOENT && ret != -EACCES && ret != -EPERM && ret != -EROFS)
+    if (ret < 0 && ret != -ENOENT && ret != -EACCES && ret != -EPERM && ret != -EROFS && ret != -EOVERFLOW)
         return 0;
     /* A change refused (EACCES, EPERM, EROFS) names what a confinement kept from being written; one that
      * found nothing changed nothing. What a look found, or was refused, reads nothing. */
@@ -216,6 +217,10 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     if (ret == -ENOENT && !looks)
         return 0;
     if (p->op == QK_OP_LOOK && ret != -ENOENT && ret != -EACCES)
+        return 0;
+    /* EOVERFLOW refuses a change only where the overlay cannot copy up a read mask's stand-in (its owner is
+     * an id the namespace does not map): a rename or link of a file the task may not read. */
+    if (ret == -EOVERFLOW && looks)
         return 0;
     if (ret < 0 && (p->op == QK_OP_REMAP || p->op == QK_OP_CHDIR || p->op == QK_OP_FCHDIR ||
                     p->op == QK_OP_FTRUNCATE || p->op == QK_OP_OPEN_HANDLE))

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "qk/record/path_resolver.hpp"
@@ -27,17 +26,19 @@ public:
     Classifier(const record::Recording& recording, const rules::Rules& rules, const workspace::Workspace& ws)
         : rec_(recording), rules_(rules), ws_(ws)
     {
-        for (const auto& [spelled, canonical] : rec_.aliases())
-            spelled_[canonical].push_back(&spelled);
     }
+
 
     TaskFindings run()
     {
         for (const auto& [path, access] : rec_.paths()) {
-            if (access & kWrites)
+            if (access & kWrites) {
+                if (renamed_away(path))
+                    continue;  // judged where it went, or as the rename's source below
                 judge_write(path, !(access & record::kWrite), temporary(path, access));
-            else if (access & record::kRead)
+            } else if (access & record::kRead) {
                 judge_read(path);
+            }
         }
         for (const auto& [from, to] : rec_.renames()) {
             // The name a file was written under before it was renamed away: gone, as a removed one.
@@ -50,6 +51,29 @@ public:
     }
 
 private:
+    // Whether `path`, gone now, was renamed away: itself (the rename's source is judged with the
+    // rename), or with a directory it lay in, built beside an output and renamed into place (`mkdir
+    // out.tmp && … && mv out.tmp out`), whose files are judged where they are now. Writes are judged by
+    // what the task leaves, as enforce judges them.
+    bool renamed_away(const std::string& path)
+    {
+        struct stat st {};
+        if (rec_.renames().empty() || ::lstat(path.c_str(), &st) == 0)
+            return false;
+        for (const auto& [from, to] : rec_.renames()) {
+            if (path == from)
+                return true;
+            if (path.size() > from.size() && path.compare(0, from.size(), from) == 0 && path[from.size()] == '/') {
+                const std::string now = to + path.substr(from.size());
+                if (::lstat(now.c_str(), &st) != 0)
+                    continue;  // gone from there too: judged as it was
+                judge_write(now, true, false);
+                return true;
+            }
+        }
+        return false;
+    }
+
     // Made by the task and removed again: nothing of it is left. Only a creation the recorder saw counts
     // (strace cannot see one without O_EXCL, so there such a file stays a stray write: a file that was
     // there before and is gone now is a change the task made).
@@ -95,13 +119,10 @@ private:
         rules::Verdict v = rules_.read(path);
         if (v.finding == rules::Finding::none)
             return;
-        // Read through a link the task declares (a directory link an input names, a json input's link):
-        // allowed as spelled. A link it merely may read through, as a node_modules link into a workspace
-        // project (its own included), never widens what it may read: the read counts where it lands.
-        if (auto it = spelled_.find(path); it != spelled_.end())
-            for (const std::string* spelled : it->second)
-                if (rules_.read(*spelled).declared())
-                    return;
+        // Read through a link: judged where it lands. What a declared link leads to is in the key, and so in
+        // the rules, where the key holds its content (a directory link an input names: its linked tree; a
+        // json input's link: its target); a file link a glob matches is keyed by its text alone, so what it
+        // leads to is read outside the inputs, as enforce refuses it.
         std::string rel(*rules_.relative(path));
         if (v.finding != rules::Finding::unkeyed_package && v.finding != rules::Finding::hoisted_package)
             name_process(path);
@@ -124,7 +145,6 @@ private:
     const record::Recording& rec_;
     const rules::Rules& rules_;
     const workspace::Workspace& ws_;
-    std::unordered_map<std::string, std::vector<const std::string*>> spelled_;  // canonical -> as spelled
     TaskFindings out_;
 };
 

@@ -18,6 +18,9 @@ constexpr std::uint32_t kOpenPath = 010000000; // O_PATH: a handle, no data read
 // What a confinement refused: Landlock and DAC say EACCES or EPERM, a read-only bind (qk's cache under
 // enforce) EROFS.
 bool refusal(int64_t result) { return result == -EACCES || result == -EPERM || result == -EROFS; }
+// A change is refused by EOVERFLOW too: the overlay cannot copy up a read mask's stand-in, whose owner
+// the task's namespace does not map (renaming or linking a file it may not read).
+bool refused_change(int64_t result) { return refusal(result) || result == -EOVERFLOW; }
 
 std::string too_long_reason() { return "a path longer than 4096 bytes could not be recorded whole"; }
 
@@ -81,7 +84,7 @@ void RecordingSink::on_refused_change(const FsOp& op)
     // A change refused (Landlock alone refusing a write outside the outputs, or removing an output
     // directory itself): named as a refused open is, by the path asked for, not followed. A rename or
     // link names both, since either side may have been the one refused.
-    if (!refusal(op.result) || !denials_)
+    if (!refused_change(op.result) || !denials_)
         return;
     std::string path;
     switch (op.kind) {

@@ -189,10 +189,13 @@ std::vector<std::string> Rules::output_directories() const
     return dirs;
 }
 
-std::vector<std::string> Rules::directory_outputs() const
+namespace {
+
+// The paths of `set` named whole whose name has no extension, sorted: taken for directories.
+std::vector<std::string> named_directories(const key::OutputSet& set)
 {
     std::vector<std::string> out;
-    for (const auto& r : d_->outputs->roots()) {
+    for (const auto& r : set.roots()) {
         std::string_view name = basename_of(r.path);
         if (r.whole && !r.path.empty() && name.find('.', 1) == std::string_view::npos)
             out.push_back(r.path);
@@ -200,6 +203,15 @@ std::vector<std::string> Rules::directory_outputs() const
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
     return out;
+}
+
+}  // namespace
+
+std::vector<std::string> Rules::directory_outputs() const { return named_directories(*d_->outputs); }
+
+std::vector<std::string> Rules::directory_warm_paths() const
+{
+    return d_->warm ? named_directories(*d_->warm) : std::vector<std::string>{};
 }
 
 Verdict Rules::read(std::string_view path) const

@@ -454,6 +454,8 @@ Outcome RunMany::run_task(std::size_t i)
             if (result)
                 result->succeeded = false;  // part of its outputs may be missing: never cached
         }
+        if (auto said = sandbox_->changed(i))
+            display_->note(t.id, *said);
     }
     if (!result)
         return failed(result.error().message);

@@ -112,6 +112,8 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
         return not_cached(*changed);
     if (std::optional<std::string> why = sandbox_ ? sandbox_->withheld(i) : std::nullopt)
         return not_cached(*why);
+    if (sandbox_ && sandbox_->changed(i))
+        return;  // said as the task ended
     (void)history_->remember(id, key::key_parts(key, session_->files()));  // a hint: never fails a task
     std::optional<Result<key::ReadSet>> recorded = sandbox_ ? sandbox_->take_read_set(i) : std::nullopt;
     if (recorded) {

@@ -215,7 +215,7 @@ void SandboxEnforce::janitor()
     }
 }
 
-void SandboxEnforce::withhold_if_outputs_made(std::size_t i, const std::vector<std::string>& made)
+void SandboxEnforce::note_outputs_made(std::size_t i, const std::vector<std::string>& made)
 {
     const std::string& root = session_.workspace().root();
     std::vector<std::string> left;
@@ -227,18 +227,17 @@ void SandboxEnforce::withhold_if_outputs_made(std::size_t i, const std::vector<s
     if (left.empty())
         return;
     std::lock_guard lock(mutex_);
-    withheld_[i] = fmt::format("qk made its output {} as a directory before it ran ({}), which changes what a tool "
-                               "that renames or copies into it leaves; over an overlay with a read mask qk makes none",
-                               fmt::join(left, ", "),
-                               overlay_ ? "its reads held by Landlock's list" : "held by Landlock alone");
+    made_outputs_[i] = fmt::format("qk made its output {} as a directory before it ran ({}), which changes what a "
+                                   "tool that renames or copies into it leaves, so its result is not cached; over "
+                                   "an overlay with a read mask qk makes none",
+                                   fmt::join(left, ", "),
+                                   overlay_ ? "its reads held by Landlock's list" : "held by Landlock alone");
 }
 
-std::optional<std::string> SandboxEnforce::withheld(std::size_t i)
+std::optional<std::string> SandboxEnforce::changed(std::size_t i)
 {
-    if (auto refused = Sandbox::withheld(i))
-        return refused;
     std::lock_guard lock(mutex_);
-    if (auto it = withheld_.find(i); it != withheld_.end())
+    if (auto it = made_outputs_.find(i); it != made_outputs_.end())
         return it->second;
     return std::nullopt;
 }
@@ -277,6 +276,12 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
     const bool outputs_made = !(overlay_ && read_mask_);
     std::vector<std::string> directory_outputs = outputs_made ? rules->directory_outputs() : std::vector<std::string>{};
     dirs.insert(dirs.end(), directory_outputs.begin(), directory_outputs.end());
+    if (!overlay_) {
+        // Landlock alone cannot let a task make a warm path that is not there (the spec lets it write
+        // them): made too, and removed if left empty. State a tool keeps, not an output, so not noted.
+        std::vector<std::string> warm = rules->directory_warm_paths();
+        dirs.insert(dirs.end(), warm.begin(), warm.end());
+    }
     std::sort(dirs.begin(), dirs.end());  // parents first
     dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
     OutputDirectories made = overlay_ ? OutputDirectories::missing(root, dirs)
@@ -375,7 +380,7 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
         audit.provenance.lost_events = run.recording->recording().lost_events();
     }
     run.directories.remove_empty();
-    withhold_if_outputs_made(run.task, run.outputs_qk_made);
+    note_outputs_made(run.task, run.outputs_qk_made);
     for (const auto& layer : run.enforced->layers())
         remove_later(layer);
     {

@@ -32,9 +32,9 @@ public:
     // refused. An Error when the outputs could not be applied.
     Status finish(std::unique_ptr<TaskSandbox> run, bool interrupted, const std::string& failed_to_run) override;
     std::string notice() const override;
-    // Besides a refusal (Sandbox::withheld): an output qk made as a directory before the task ran, and
-    // the task left, under Landlock alone (or its list without a read mask).
-    std::optional<std::string> withheld(std::size_t i) override;
+    // An output qk made as a directory before the task ran, and the task left, under Landlock alone (or
+    // its list without a read mask).
+    std::optional<std::string> changed(std::size_t i) override;
 
 private:
     explicit SandboxEnforce(key::Session& session) : Sandbox(session) {}
@@ -42,7 +42,7 @@ private:
     // Removes a command's directories off the critical path (freeing many replaced files takes time).
     void remove_later(enforce::SandboxDir::CommandDirs dirs);
     void janitor();
-    void withhold_if_outputs_made(std::size_t i, const std::vector<std::string>& made);
+    void note_outputs_made(std::size_t i, const std::vector<std::string>& made);
 
     std::string helper_;
     std::optional<enforce::SandboxDir> dir_;
@@ -51,7 +51,7 @@ private:
     std::vector<std::string> covers_;  // sandboxes' directories, kept from every command (SandboxPlan::cover)
     bool read_mask_ = false;  // tasks' reads held by a read mask (the probe found one works here)
     std::vector<std::string> run_outputs_;  // where the run's tasks may write: kept out of masks that refuse it
-    std::map<std::size_t, std::string> withheld_;  // by task: why its result is not cached (under mutex_)
+    std::map<std::size_t, std::string> made_outputs_;  // by task: what changed() says (under mutex_)
 
     std::mutex janitor_mutex_;
     std::condition_variable janitor_wake_;

@@ -52,6 +52,10 @@ class Shape:
     # A documented limit of Landlock alone this shape runs into (docs/sandbox.md, "Landlock alone"): under
     # QK_SANDBOX_OVERLAY=0 it may diverge from the plain run, but only with a refusal named for it.
     landlock_limit: str | None = None
+    # What the overlay's read mask shows differently, by construction (docs/sandbox.md, "Limits"): a
+    # refused file stands there with mode 000 and an owner the task's namespace does not map. Only a
+    # shape that looks at exactly that carries it; under the overlay it may then diverge.
+    overlay_limit: str | None = None
 
     @property
     def dir(self) -> str:
@@ -84,6 +88,8 @@ class Shape:
             lines.append(f"  ignoreReads {json.dumps(self.ignore_reads)}")
         if self.landlock_limit:
             lines.append(f"  Landlock alone: {self.landlock_limit}")
+        if self.overlay_limit:
+            lines.append(f"  overlay: {self.overlay_limit}")
         return "\n".join(lines)
 
 
@@ -230,6 +236,10 @@ TAR = "tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner"
 MK = "mkdir -p out && "
 ANY_BUT_MD = ["{projectRoot}/**/*", "!{projectRoot}/**/*.md"]
 BESIDE = "builds beside its output and renames into place: Landlock alone refuses what it makes beside it as it does"
+MADE_OUTPUT = ("copies into its output, which is not there: Landlock alone makes it as the task starts, so the copy "
+               "lands inside it, and the run says the result is not cached")
+STAND_IN = ("looks at a refused file's mode or owner (or its right to read it): the read mask's stand-in shows mode 000 "
+            "and an unmapped owner")
 
 # A packer: every file under the project (but out) read into one bundle, as npm pack or publint list and read.
 PACK_JS = """const fs = require('fs'), path = require('path');
@@ -360,7 +370,8 @@ def corpus() -> list[Shape]:
           "node src/config.cjs", files={"src/config.cjs": CONFIG_TRY_JS, "tool.config.json": '{"mode": "custom"}'}),
         # Existence checks
         S("test-e", "[ -e README.md ]", MK + "{ [ -e README.md ] && echo yes || echo no; } > out/e"),
-        S("test-r", "[ -r README.md ]", MK + "{ [ -r README.md ] && echo yes || echo no; } > out/r"),
+        S("test-r", "[ -r README.md ]", MK + "{ [ -r README.md ] && echo yes || echo no; } > out/r",
+          overlay_limit=STAND_IN),
         S("test-f-d", "[ -f README.md ] and [ -d docs ] on undeclared files",
           MK + "{ [ -f README.md ] && echo f1 || echo f0; [ -d docs ] && echo d1 || echo d0; "
                "[ -s docs/guide.md ] && echo s1 || echo s0; } > out/fd",
@@ -369,10 +380,12 @@ def corpus() -> list[Shape]:
           "node src/exists.cjs", files={"src/exists.cjs": EXISTS_JS, "docs/guide.md": "guide\n"}),
         S("node-exists-read", "node reads its config when fs.existsSync finds it (undeclared)",
           "node src/config.cjs", files={"src/config.cjs": CONFIG_JS, "tool.config.json": '{"mode": "custom"}'}),
-        S("stat-size-mtime", "stat's size, mtime and mode bits of an undeclared and a declared file",
-          MK + "stat -c '%n %s %Y %a' README.md src/a.txt > out/st"),
+        S("stat-size-mtime", "stat's size, mtime and type of an undeclared and a declared file",
+          MK + "stat -c '%n %s %Y %F' README.md src/a.txt > out/st"),
+        S("stat-mode", "stat's mode bits of an undeclared and a declared file",
+          MK + "stat -c '%n %a' README.md src/a.txt > out/mode", overlay_limit=STAND_IN),
         S("stat-owner", "stat's owner and group of an undeclared and a declared file",
-          MK + "stat -c '%n %u %g' README.md src/a.txt > out/owner"),
+          MK + "stat -c '%n %u %g' README.md src/a.txt > out/owner", overlay_limit=STAND_IN),
         # Renames into outputs
         S("mv-tmp-out", "mkdir out.tmp, fills it, mv out.tmp out (out not there)",
           "mkdir out.tmp && cp src/a.txt out.tmp/ && mv out.tmp out", landlock_limit=BESIDE),
@@ -380,7 +393,8 @@ def corpus() -> list[Shape]:
           "mkdir out.tmp && cp src/a.txt out.tmp/ && rm -rf out && mv out.tmp out",
           files={"out/stale.txt": "stale\n"},
           landlock_limit=BESIDE + ", and it removes its output directory"),
-        S("cp-r-src-out", "cp -r src out, out not there (a copy named out)", "cp -r src out"),
+        S("cp-r-src-out", "cp -r src out, out not there (a copy named out)", "cp -r src out",
+          landlock_limit=MADE_OUTPUT),
         S("cp-r-src-out-existing", "cp -r src out, out there (a copy inside out)", "cp -r src out",
           files={"out/.keep": ""}),
         S("node-rename-dir", "node fs.renameSync('out.tmp', 'out'), out not there",
@@ -505,10 +519,13 @@ def random_shape(rng: random.Random, name: str, other: str) -> Shape:
         files["out/stale.txt"] = "stale\n"
     style = rng.choice(["direct", "direct", "beside", "beside-rm", "node-rename", "copy"])
     limit = None
+    overlay_limit = None
     if style == "direct":
         head, d = ["mkdir -p out"], "out"
     elif style == "copy":
         head, d = ["cp -r src out", "mkdir -p out/log.d"], "out/log.d"
+        if not preexisting:
+            limit = MADE_OUTPUT
     else:
         head, d = ["rm -rf out.tmp", "mkdir out.tmp"], "out.tmp"
         limit = LIMIT_BESIDE
@@ -530,6 +547,8 @@ def random_shape(rng: random.Random, name: str, other: str) -> Shape:
             flag = op[-1]
             f = rng.choice(["README.md", "notes/n.txt", "notes", "nothere"])
             ops.append(f"{{ [ -{flag} {f} ] && echo {flag}1 || echo {flag}0; }} >> {log}")
+            if flag == "r" and f in ("README.md", "notes/n.txt"):
+                overlay_limit = STAND_IN
         elif op == "probe-node":
             f = rng.choice(["README.md", "notes/n.txt", "nothere"])
             ops.append(f"node -e \"process.stdout.write(String(require('fs').existsSync('{f}')))\" >> {log}")
@@ -546,7 +565,7 @@ def random_shape(rng: random.Random, name: str, other: str) -> Shape:
         elif op == "link":
             ops.append(f"ln -sf ../src/a.txt {d}/link{k}")
         elif op == "stat":
-            ops.append(f"stat -c '%n %s %a' {rng.choice(['README.md', 'src/a.txt', 'notes/n.txt'])} >> {log}")
+            ops.append(f"stat -c '%n %s %Y %F' {rng.choice(['README.md', 'src/a.txt', 'notes/n.txt'])} >> {log}")
         elif op == "read-other":
             ops.append(f"cat ../{other}/src/a.txt >> {log}")
         elif op == "temp-readback":
@@ -569,7 +588,7 @@ def random_shape(rng: random.Random, name: str, other: str) -> Shape:
         tail.append(f"exit {rng.choice([1, 2, 3])}")
     command = " && ".join(head + ops + tail)
     return Shape(name, f"random ({style}{', out there' if preexisting else ''})", command, files=files,
-                 landlock_limit=limit)
+                 landlock_limit=limit, overlay_limit=overlay_limit)
 
 
 def random_corpus(seed: int, n: int) -> list[Shape]:

@@ -165,8 +165,16 @@ def judge(shape: ts.Shape, mode: str, runs: dict[str, ModeRun]) -> tuple[str, li
             verdicts.append("audit changed the task's outcome")
     else:
         named = refusals(findings(run, task))
+        if mode == "landlock" and shape.landlock_limit == ts.MADE_OUTPUT:
+            # Not a refusal: the output qk made for Landlock, which the run names as it keeps the result out
+            # of the cache.
+            named = named or any("qk made its output" in line for line in run.task_lines(task, 10**6))
         found = beyond(findings(audit, task))
         limit = shape.landlock_limit if mode == "landlock" else None
+        if mode == "overlay" and shape.overlay_limit:
+            # The stand-in's mode and owner are the one thing the overlay shows otherwise (see the shape).
+            diverged = False
+            limit = shape.overlay_limit
         if diverged and not named:
             verdicts.append("diverged from plain with no refusal named")
         elif diverged and not found and not limit:

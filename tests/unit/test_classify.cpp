@@ -1,6 +1,9 @@
 // The classifier: a recording (as any engine would make it) judged by a task's rules.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "qk/audit/classify.hpp"
 #include "qk/record/recording.hpp"
 #include "rules_workspace.hpp"
@@ -109,13 +112,37 @@ TEST_CASE("classify: renames count at both ends; output directories may be made 
     CHECK(f.findings().stray_writes == Paths{"packages/app/tmp-build"});
 }
 
-TEST_CASE("classify: a read through a link is allowed when the path as spelled is", "[audit][classify]")
+TEST_CASE("classify: files written in a directory renamed into an output are judged where they are now",
+          "[audit][classify]")
+{
+    // mkdir dist.tmp && echo > dist.tmp/a.js && mv dist.tmp dist: what the task left is dist/a.js, in its
+    // output; dist.tmp was made and is gone (a temporary file), as enforce's upper layer shows it.
+    Fixture f;
+    std::filesystem::create_directories(f.ws.abs("packages/app/dist"));
+    std::ofstream(f.ws.abs("packages/app/dist/a.js")) << "a\n";
+    f.add("packages/app/dist.tmp", kCreate);
+    f.add("packages/app/dist.tmp/a.js", kWrite | kCreate);
+    f.add("packages/app/dist.tmp/gone.js", kWrite | kCreate);  // not in dist: removed before the rename
+    f.rec.add_rename(f.ws.abs("packages/app/dist.tmp"), f.ws.abs("packages/app/dist"));
+    audit::TaskFindings got = f.findings();
+    CHECK(got.stray_writes == Paths{"packages/app/dist.tmp/gone.js"});
+    CHECK(got.temporary_files == Paths{"packages/app/dist.tmp"});
+    // Without the rename, the same files are written outside the outputs.
+    Fixture g;
+    g.add("packages/app/dist.tmp/a.js", kWrite | kCreate);
+    CHECK(g.findings().stray_writes == Paths{"packages/app/dist.tmp/a.js"});
+}
+
+TEST_CASE("classify: a read through a link counts where it lands", "[audit][classify]")
 {
     Fixture f;
-    // src/linked -> ../../../other: reading other/notes.txt through it reads an input as spelled.
+    // src/index.ts -> ../../../other/notes.txt, a file link the input glob matches: the key holds the
+    // link's text, not what it leads to, so reading other/notes.txt through it is outside the inputs (as
+    // enforce refuses it). A directory link an input names, or a json input's link, puts what it leads
+    // to in the key and so in the rules (test_rules_json_links.cpp, test_linked_trees.cpp).
     f.rec.add(f.ws.abs("other/notes.txt"), kRead);
     f.rec.add_alias(f.ws.abs("packages/app/src/index.ts"), f.ws.abs("other/notes.txt"));
-    CHECK(f.findings().empty());
+    CHECK(f.findings().reads_outside_inputs == Paths{"other/notes.txt"});
     // Spelled as another undeclared path, it stays a finding, under its canonical name.
     Fixture g;
     g.rec.add(g.ws.abs("other/notes.txt"), kRead);

@@ -41,7 +41,7 @@ std::map<std::string, char> layout(const fs::path& mask)
             char v = 0;
             kind = ::getxattr(it->path().c_str(), "user.overlay.opaque", &v, 1) == 1 && v == 'y' ? 'o' : 'd';
         }
-        out[fs::relative(it->path(), mask).string()] = kind;
+        out[it->path().lexically_relative(mask).string()] = kind;  // not fs::relative: it follows links
     }
     return out;
 }

@@ -145,6 +145,9 @@ public:
     // on Linux takes a missing one for a directory and creates it as the task starts, so that Landlock,
     // which allows only what exists, can allow it.
     std::vector<std::string> directory_outputs() const;
+    // The same of its warm paths ("qk:warm"): held by Landlock alone, a missing one is made as the task
+    // starts too, so that the tool can keep its state there.
+    std::vector<std::string> directory_warm_paths() const;
 
     // The rules as `qk show task --rules` prints them, most specific first.
     std::vector<RuleLine> describe() const;

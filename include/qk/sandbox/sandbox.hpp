@@ -73,6 +73,10 @@ public:
     // After finish(): why task i's result must not be cached, or nullopt. Under enforce, a task refused
     // anything (it may have gone on another way: its result need not be what it is without the sandbox).
     virtual std::optional<std::string> withheld(std::size_t i);
+    // After finish(): what the sandbox did before task i ran that may change what its commands leave (an
+    // output directory enforce made under Landlock alone), for the runner to say; its result is not
+    // cached either. nullopt when nothing.
+    virtual std::optional<std::string> changed(std::size_t /*i*/) { return std::nullopt; }
     // Whether task i would be recorded for the cache if it ran (--record, qk:ultracache, a recorder).
     virtual bool records_for_cache(std::size_t /*i*/) const { return false; }
 
