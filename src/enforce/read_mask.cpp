@@ -20,22 +20,23 @@
 namespace qk::enforce {
 namespace {
 
-// The visible paths as a tree of components: a node is visible whole, or partly (some of what lies
-// beneath it is).
+// The readable paths as a tree of components: a node is readable whole, or partly (some of what lies
+// beneath it is), or is a path the run's other tasks may write, kept out of view (hidden).
 struct Node {
     bool whole = false;
+    bool readable_below = false;  // a readable path lies at or beneath it
+    bool hidden = false;          // a path other tasks may write: its content as it is now at most
     std::map<std::string, Node, std::less<>> children;
-    std::set<std::string, std::less<>> hide;  // names that are not there now, hidden should they appear
 };
 
 void insert(Node& root, std::string_view path)
 {
     Node* n = &root;
     while (!n->whole) {
+        n->readable_below = true;
         if (path.empty()) {
             n->whole = true;
             n->children.clear();
-            n->hide.clear();
             return;
         }
         std::size_t slash = path.find('/');
@@ -48,23 +49,24 @@ void insert(Node& root, std::string_view path)
     }
 }
 
-// A path that may appear: hidden at the first component that leaves the visible tree, unless it lies
-// in what is visible whole.
+// A path that may appear while the task runs (what a task beside it writes), unless it lies in what is
+// readable whole, or in .git, .qk or node_modules (bound through).
 void insert_hidden(Node& root, std::string_view path)
 {
     Node* n = &root;
     while (!path.empty() && !n->whole) {
         std::size_t slash = path.find('/');
         std::string_view name = path.substr(0, slash);
-        auto it = n->children.find(name);
-        if (it == n->children.end()) {
-            if (!is_special_dir(name))
-                n->hide.emplace(name);
+        if (is_special_dir(name))
             return;
-        }
-        n = &it->second;
         path = slash == std::string_view::npos ? std::string_view() : path.substr(slash + 1);
+        auto it = n->children.find(name);
+        if (it == n->children.end())
+            it = n->children.emplace(std::string(name), Node{}).first;
+        n = &it->second;
     }
+    if (!n->whole && !n->readable_below)
+        n->hidden = true;
 }
 
 // A directory of the view shows its own mode, owner and times where the workspace's is merged with it or
@@ -80,7 +82,13 @@ void look_like(int fd, const struct stat& real)
 
 class Builder {
 public:
-    Builder(ReadMaskCounts& counts, std::optional<StandInOwner> owner) : counts_(counts), owner_(owner) {}
+    // `mirror`: the overlay is mounted by the host's root, with the run's mirror as its lowest layer:
+    // its xattrs are trusted.*, and refused directories point there rather than being mirrored here.
+    Builder(ReadMaskCounts& counts, std::optional<StandInOwner> owner, bool mirror)
+        : counts_(counts), owner_(owner), mirror_(mirror),
+          opaque_xattr_(mirror ? "trusted.overlay.opaque" : "user.overlay.opaque")
+    {
+    }
 
     // A directory partly readable: merged with the workspace's, a stand-in for each file beside what may
     // be read, a refused tree for each directory of which nothing may be.
@@ -90,38 +98,50 @@ public:
         Status walked = each_entry(real_fd, rel, [&](std::string_view name, const struct stat& st) -> Status {
             seen.emplace(name);
             auto child = node.children.find(name);
-            if ((child != node.children.end() && child->second.whole) || is_special_dir(name) || S_ISLNK(st.st_mode))
+            const Node* below = child == node.children.end() ? nullptr : &child->second;
+            if ((below && below->whole) || is_special_dir(name) || S_ISLNK(st.st_mode))
                 return {};  // readable, bound through, or resolving through this same view
             const std::string path = join(rel, name);
             const std::string c_name(name);
             if (!S_ISDIR(st.st_mode))
                 return stand_in(mask_fd, c_name, st, path);
             QK_TRY(made, make_dir(mask_fd, c_name, path));
-            UniqueFd real(::openat(real_fd, c_name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-            if (!real.valid())
-                return {};  // replaced since it was listed: what is there now is not what the rules walked
-            if (child == node.children.end()) {
+            if (below && !below->hidden) {
+                UniqueFd real(::openat(real_fd, c_name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (real.valid()) {
+                    ++counts_.kept_dirs;
+                    QK_TRY_STATUS(directory(*below, real.get(), made->get(), path));
+                }
+            } else if (mirror_ && !below) {
+                // Nothing beneath it may be read, and no task of the run writes there: the run's mirror
+                // holds its names (read_mask.hpp, build_mirror), which the overlay follows the redirect to.
+                const std::string to = "/" + std::string(kMirrorName) + "/" + path;
+                if (::fsetxattr(made->get(), "trusted.overlay.redirect", to.data(), to.size(), 0) != 0)
+                    return sys_error(fmt::format("cannot point {} at the run's mirror in the sandbox's view", path));
+                ++counts_.redirected_dirs;
+            } else {
+                UniqueFd real(::openat(real_fd, c_name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (!real.valid())
+                    return {};  // replaced since it was listed: what is there now is not what the rules walked
                 // Nothing beneath it may be read: the names as they are, none of the content, and nothing
                 // that appears in the workspace's meanwhile (opaque).
-                if (::fsetxattr(made->get(), "user.overlay.opaque", "y", 1, 0) != 0)
-                    return sys_error(fmt::format("cannot mark {} opaque in the sandbox's view (the sandbox "
-                                                 "directory's filesystem must take user.* extended attributes)",
-                                                 path));
+                QK_TRY_STATUS(mark_opaque(made->get(), path));
                 ++counts_.refused_dirs;
                 QK_TRY_STATUS(refused_tree(real.get(), made->get(), path));
-            } else {
-                ++counts_.kept_dirs;
-                QK_TRY_STATUS(directory(child->second, real.get(), made->get(), path));
             }
             look_like(made->get(), st);
             return {};
         });
         QK_TRY_STATUS(walked);
-        for (const std::string& name : node.hide)
-            if (!seen.contains(name))
+        for (const auto& [name, below] : node.children)
+            if (!seen.contains(name) && (below.hidden || !below.readable_below))
                 QK_TRY_STATUS(whiteout(mask_fd, name.c_str(), join(rel, name)));
         return {};
     }
+
+    // The run's mirror: every name of the workspace as a refused tree (but what .git, .qk and
+    // node_modules hold).
+    Status mirror(int real_fd, int mirror_fd) { return refused_tree(real_fd, mirror_fd, ""); }
 
 private:
     // A directory of which nothing may be read, below an opaque one: every name again, links as they are.
@@ -206,6 +226,15 @@ private:
         return {};
     }
 
+    Status mark_opaque(int dir_fd, const std::string& path)
+    {
+        if (::fsetxattr(dir_fd, opaque_xattr_, "y", 1, 0) != 0)
+            return sys_error(fmt::format("cannot mark {} opaque in the sandbox's view (the sandbox directory's "
+                                         "filesystem must take {} extended attributes)",
+                                         path, mirror_ ? "trusted.*" : "user.*"));
+        return {};
+    }
+
     Result<UniqueFd> make_dir(int mask_fd, const std::string& name, const std::string& path)
     {
         if (::mkdirat(mask_fd, name.c_str(), 0700) != 0)
@@ -233,13 +262,15 @@ private:
 
     ReadMaskCounts& counts_;
     std::optional<StandInOwner> owner_;
+    bool mirror_;
+    const char* opaque_xattr_;
 };
 
 }  // namespace
 
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
                                        const std::vector<std::string>& visible, const std::vector<std::string>& also_hidden,
-                                       std::optional<StandInOwner> owner)
+                                       std::optional<StandInOwner> owner, bool mirror)
 {
     Node tree;
     for (const std::string& v : visible)
@@ -247,19 +278,38 @@ Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::files
     for (const std::string& h : also_hidden)
         insert_hidden(tree, h);
     ReadMaskCounts counts;
+    UniqueFd mask_fd(::open(mask.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!mask_fd.valid())
+        return sys_error(fmt::format("cannot open {}", mask.string()));
+    // The mirror's own directory, in its layer's root, is not the workspace's.
+    if (mirror && ::mknodat(mask_fd.get(), kMirrorName, S_IFCHR, ::makedev(0, 0)) != 0)
+        return sys_error(fmt::format("cannot hide the run's mirror in {}", mask.string()));
     if (tree.whole)
         return counts;
     UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!root_fd.valid())
         return sys_error(fmt::format("cannot open the workspace {}", root));
-    UniqueFd mask_fd(::open(mask.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!mask_fd.valid())
-        return sys_error(fmt::format("cannot open {}", mask.string()));
-    Builder builder(counts, owner);
+    Builder builder(counts, owner, mirror);
     QK_TRY_STATUS(builder.directory(tree, root_fd.get(), mask_fd.get(), ""));
     struct stat st {};
     if (::fstat(root_fd.get(), &st) == 0)
         look_like(mask_fd.get(), st);
+    return counts;
+}
+
+Result<ReadMaskCounts> build_mirror(const std::string& root, int mirror_fd, StandInOwner owner)
+{
+    UniqueFd root_fd(::open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (!root_fd.valid())
+        return sys_error(fmt::format("cannot open the workspace {}", root));
+    if (::mkdirat(mirror_fd, kMirrorName, 0755) != 0)
+        return sys_error("cannot make the run's mirror of the workspace");
+    UniqueFd top(::openat(mirror_fd, kMirrorName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!top.valid())
+        return sys_error("cannot open the run's mirror of the workspace");
+    ReadMaskCounts counts;
+    Builder builder(counts, owner, true);
+    QK_TRY_STATUS(builder.mirror(root_fd.get(), top.get()));
     return counts;
 }
 

@@ -107,6 +107,8 @@ std::string encode(const SandboxPlan& plan)
         line("work", plan.work);
     if (plan.read_mask)
         line("read-mask", plan.mask);
+    if (!plan.mirror.empty())
+        line("mirror", plan.mirror);
     for (const std::string& h : plan.hidden)
         line("hide", h);
     for (const std::string& b : plan.binds)
@@ -165,6 +167,8 @@ Result<SandboxPlan> decode_plan(std::string_view text)
             plan.work = std::move(*p);
         else if (tag == "read-mask")
             plan.read_mask = true, plan.mask = std::move(*p);
+        else if (tag == "mirror")
+            plan.mirror = std::move(*p);
         else if (tag == "hide")
             plan.hidden.push_back(std::move(*p));
         else if (tag == "bind")

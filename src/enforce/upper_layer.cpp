@@ -28,12 +28,17 @@ std::string_view to_string(ChangeKind kind)
 
 namespace {
 
-// Only "y" hides the lower directory. "x" says the directory holds xattr whiteouts but stays merged.
+// Only "y" hides the lower directory. "x" says the directory holds xattr whiteouts but stays merged. An
+// overlay mounted by the host's root (qk as root) keeps it in trusted.*, one in a user namespace in user.*.
 bool is_opaque(int dir_fd)
 {
-    char v[2];
-    ssize_t n = ::fgetxattr(dir_fd, "user.overlay.opaque", v, sizeof v);
-    return n == 1 && v[0] == 'y';
+    for (const char* name : {"trusted.overlay.opaque", "user.overlay.opaque"}) {
+        char v[2];
+        ssize_t n = ::fgetxattr(dir_fd, name, v, sizeof v);
+        if (n >= 0)
+            return n == 1 && v[0] == 'y';
+    }
+    return false;
 }
 
 class Reader {

@@ -10,6 +10,7 @@
 #include "qk/audit/classify.hpp"
 #include "qk/enforce/apply.hpp"
 #include "qk/enforce/probe.hpp"
+#include "qk/enforce/run_mirror.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/util/path_within.hpp"
@@ -174,8 +175,16 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
     }
     self->private_tmp_ = workspace_in_tmp(root, settings.sandbox.tmpdir);
     self->covers_ = sandbox_bases(bases, self->dir_->base());
-    if (self->read_mask_)
+    if (self->read_mask_) {
         self->run_outputs_ = run_outputs(session);
+        // As root, refused directories point at one mirror of the workspace's names made here for the
+        // run, rather than each command mirroring them (what a mask costs would follow the workspace's
+        // size). Without it, or where it cannot be made, each command's mask mirrors them itself.
+        if (self->overlay_ && ::geteuid() == 0 && settings.sandbox.mirror) {
+            if (auto mirror = enforce::RunMirror::create(root))
+                self->mirror_.emplace(std::move(mirror).value());
+        }
+    }
     self->janitor_ = std::thread([s = self.get()] { s->janitor(); });
     return self;
 }
@@ -311,6 +320,8 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
         // What the task may read (its grants) and what is bound through stay in its view; the rest is
         // masked by the helper, and so is what the run's other tasks may write there meanwhile.
         plan.read_mask = true;
+        if (mirror_)
+            plan.mirror = mirror_->layer_path();
         for (const std::string& p : run_outputs_)
             if (!rules->read(root + "/" + p).allowed())
                 plan.hidden.push_back(p);

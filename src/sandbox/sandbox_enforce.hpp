@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "qk/enforce/run_mirror.hpp"
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/sandbox/sandbox.hpp"
 
@@ -50,6 +51,7 @@ private:
     bool private_tmp_ = false;
     std::vector<std::string> covers_;  // sandboxes' directories, kept from every command (SandboxPlan::cover)
     bool read_mask_ = false;  // tasks' reads held by a read mask (the probe found one works here)
+    std::optional<enforce::RunMirror> mirror_;  // the run's mirror of the workspace, as root
     std::vector<std::string> run_outputs_;  // where the run's tasks may write: kept out of masks that refuse it
     std::map<std::size_t, std::string> made_outputs_;  // by task: what changed() says (under mutex_)
 

@@ -55,9 +55,11 @@ Step mount_legacy(const OverlayLayers& l)
         return out;
     };
     std::string lowers = l.mask.empty() ? esc(l.lower) : esc(l.mask) + ":" + esc(l.lower);
-    std::string options = fmt::format("lowerdir={},upperdir={},workdir={},userxattr,redirect_dir=nofollow,index=off,"
-                                      "metacopy=off",
-                                      lowers, esc(l.upper), esc(l.work));
+    if (!l.mirror.empty())
+        lowers += ":" + esc(l.mirror);
+    std::string options = fmt::format("lowerdir={},upperdir={},workdir={},{}redirect_dir={},index=off,metacopy=off",
+                                      lowers, esc(l.upper), esc(l.work), l.host_root ? "" : "userxattr,",
+                                      l.mirror.empty() ? "nofollow" : "follow");
     if (::mount("overlay", l.target.c_str(), "overlay", 0, options.c_str()) != 0)
         return setup_error("overlay", fmt::format("cannot mount an overlay of {} on {}", l.lower, l.target));
     return std::nullopt;
@@ -75,15 +77,21 @@ Step mount_overlay_layers(const OverlayLayers& l)
         return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir (mask)" + context_log(fs.get()));
     if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.lower.c_str(), 0) != 0)
         return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir" + context_log(fs.get()));
+    if (!l.mirror.empty() && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.mirror.c_str(), 0) != 0)
+        return setup_error("overlay", "overlay lowerdir (the run's mirror)" + context_log(fs.get()));
+    // Redirects are followed only into the run's mirror, whose layers are root's: a task cannot write a
+    // trusted.* xattr, and its own user.overlay.* ones are plain xattrs there.
     const std::pair<const char*, const char*> strings[] = {
-        {"upperdir", l.upper.c_str()}, {"workdir", l.work.c_str()},
-        {"redirect_dir", "nofollow"},  {"index", "off"},
+        {"upperdir", l.upper.c_str()},
+        {"workdir", l.work.c_str()},
+        {"redirect_dir", l.mirror.empty() ? "nofollow" : "follow"},
+        {"index", "off"},
         {"metacopy", "off"},
     };
     for (const auto& [key, value] : strings)
         if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, key, value, 0) != 0)
             return setup_error("overlay", fmt::format("overlay option {}={}{}", key, value, context_log(fs.get())));
-    if (::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0)
+    if (!l.host_root && ::fsconfig(fs.get(), FSCONFIG_SET_FLAG, "userxattr", nullptr, 0) != 0)
         return setup_error("overlay", "overlay option userxattr" + context_log(fs.get()));
     if (::fsconfig(fs.get(), FSCONFIG_CMD_CREATE, nullptr, nullptr, 0) != 0) {
         SetupError e = setup_error("overlay", fmt::format("cannot create an overlay of {}{}", l.lower, context_log(fs.get())));
@@ -203,14 +211,15 @@ Step enter_namespaces(bool pid_namespace)
 }
 
 Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
-                         const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner)
+                         const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner,
+                         bool mirror)
 {
     // A tmpfs rather than the sandbox directory's disk: freeing the mask's entries on ext4 mounted with
     // discard costs milliseconds a directory, a tmpfs costs nothing and takes user.* xattrs (Linux 6.6).
     // Stand-ins are sparse: they take inodes, not pages.
     if (::mount("qk-mask", dir.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=64m") != 0)
         return setup_error("read-mask", "cannot mount a tmpfs on " + dir + " for the read mask");
-    auto built = enforce::build_read_mask(root, dir, visible, hidden, owner);
+    auto built = enforce::build_read_mask(root, dir, visible, hidden, owner, mirror);
     if (!built)
         return SetupError{"read-mask", built.error().sys_errno, built.error().message};
     return std::nullopt;
@@ -304,7 +313,7 @@ Step mount_overlay(const OverlaySpec& s)
     if (!s.mask.empty() && !s.mask_built)
         if (auto e = build_mask_on_tmpfs(s.mask, s.root, s.mask_visible(), s.hidden, std::nullopt))
             return e;
-    if (auto e = mount_overlay_layers({s.root, s.upper, s.work, s.root, s.mask}))
+    if (auto e = mount_overlay_layers({s.root, s.upper, s.work, s.root, s.mask, s.mirror, s.host_root}))
         return e;
     UniqueFd merged(::open(s.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!merged.valid())

@@ -29,6 +29,10 @@ struct OverlaySpec {
     // leaving in view `visible` (and the binds) less `hidden`; it is the lower layer above the workspace.
     std::string mask;
     bool mask_built = false;  // built already, before the user namespace (root)
+    // Root: the overlay is mounted by the host's root, before the user namespace (trusted.* xattrs), with
+    // `mirror` (the run's, read_mask.hpp) as its lowest layer when set, redirects followed.
+    bool host_root = false;
+    std::string mirror;
     std::vector<std::string> visible, hidden;
     std::vector<std::string> binds;   // workspace-relative, bound through from the real workspace
     std::vector<std::string> make_dirs;  // workspace-relative, made on the merged tree (parents first)
@@ -47,10 +51,13 @@ struct OverlaySpec {
 
 struct OverlayLayers {
     std::string lower, upper, work, target;
-    std::string mask;  // when set, a lower layer above `lower`
+    std::string mask;    // when set, a lower layer above `lower`
+    std::string mirror;  // when set, the lowest layer, which the mask's redirects lead into
+    bool host_root = false;
 };
-// An overlay with the options every enforce mount uses (userxattr, redirect_dir=nofollow, index=off,
-// metacopy=off), by the mount API (fsopen, "lowerdir+": one path, no separators) or mount(2) before 6.8.
+// An overlay with the options every enforce mount uses (index=off, metacopy=off; redirect_dir=nofollow, or
+// follow over a mirror; userxattr unless mounted by the host's root), by the mount API (fsopen,
+// "lowerdir+": one path, no separators) or mount(2) before 6.8.
 Step mount_overlay_layers(const OverlayLayers& layers);
 
 // Mounts the overlay on the workspace's own path (so every path a tool knows stays the same), binds
@@ -66,7 +73,8 @@ Step protect_machinery(const OverlaySpec& spec);
 // leaves `visible` readable, less `hidden`, its stand-ins owned by `owner` (read_mask.hpp). Nothing is
 // left to remove: the tmpfs goes with the namespace.
 Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
-                         const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner);
+                         const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner,
+                         bool mirror = false);
 
 // Opens `rel` beneath `root_fd` refusing every link on the way and the last component too (O_PATH).
 UniqueFd open_beneath(int root_fd, const std::string& rel);

@@ -188,27 +188,39 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         return fail(setup_error("cwd", "cannot tell the working directory"));
     cwd.resize(std::char_traits<char>::length(cwd.c_str()));
     if (plan.overlay) {
-        OverlaySpec spec{plan.root,  plan.upper,     plan.work,      {},       false,     {},          plan.hidden,
+        OverlaySpec spec{plan.root, plan.upper, plan.work, {}, false, false, {}, {}, plan.hidden,
                          plan.binds, plan.make_dirs, plan.read_only, plan.cover, plan.tmpdir};
         if (plan.read_mask) {
             spec.mask = plan.mask;
             for (const auto& g : plan.grants)
                 spec.visible.push_back(g.path);
         }
-        // Root builds the mask as the host's root, before its user namespace: the stand-ins' owner is then
-        // the id that namespace does not map, out of reach of every capability the command keeps.
-        if (plan.read_mask && ::geteuid() == 0) {
+        if (::geteuid() == 0) {
+            // Root mounts everything as the host's root, in a mount namespace of its own, before its user
+            // namespace: the stand-ins' owner is then the id that namespace does not map (out of reach of
+            // every capability the command keeps), the overlay can follow the mask's redirects into the
+            // run's mirror, and every mount is locked under the command.
+            spec.host_root = true;
+            spec.mirror = plan.read_mask ? plan.mirror : std::string();
             if (auto e = enter_mount_namespace())
                 return fail(*e);
-            if (auto e = build_mask_on_tmpfs(spec.mask, spec.root, spec.mask_visible(), spec.hidden,
-                                             enforce::StandInOwner{enforce::kStandInOwner, enforce::kStandInOwner}))
+            if (plan.read_mask) {
+                if (auto e = build_mask_on_tmpfs(spec.mask, spec.root, spec.mask_visible(), spec.hidden,
+                                                 enforce::StandInOwner{enforce::kStandInOwner, enforce::kStandInOwner},
+                                                 !spec.mirror.empty()))
+                    return fail(*e);
+                spec.mask_built = true;
+            }
+            if (auto e = mount_overlay(spec))
                 return fail(*e);
-            spec.mask_built = true;
+            if (auto e = enter_namespaces(true))
+                return fail(*e);
+        } else {
+            if (auto e = enter_namespaces(true))
+                return fail(*e);
+            if (auto e = mount_overlay(spec))
+                return fail(*e);
         }
-        if (auto e = enter_namespaces(true))
-            return fail(*e);
-        if (auto e = mount_overlay(spec))
-            return fail(*e);
         // The old directory is the real workspace's; the same path now leads to the merged tree.
         if (::chdir(cwd.c_str()) != 0)
             return fail(setup_error("cwd", "cannot enter " + cwd + " on the merged tree"));

@@ -131,6 +131,7 @@ Result<Settings> Settings::read(const EnvLookup& env)
     s.recorder.debug_bpf = env("QK_DEBUG_BPF") != nullptr;
 
     s.sandbox.read_mask = not_zero(env("QK_SANDBOX_READ_MASK"));
+    s.sandbox.mirror = not_zero(env("QK_SANDBOX_MIRROR"));
     s.sandbox.overlay = not_zero(env("QK_SANDBOX_OVERLAY"));
     if (const char* v = set("QK_SANDBOX_EXEC"))
         s.sandbox.exec = v;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "qk/enforce/read_mask.hpp"
+#include "qk/util/unique_fd.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -39,7 +40,8 @@ std::map<std::string, char> layout(const fs::path& mask)
             kind = 'l';
         } else if (S_ISDIR(st.st_mode)) {
             char v = 0;
-            kind = ::getxattr(it->path().c_str(), "user.overlay.opaque", &v, 1) == 1 && v == 'y' ? 'o' : 'd';
+            kind = (::getxattr(it->path().c_str(), "user.overlay.opaque", &v, 1) == 1 ||
+                    ::getxattr(it->path().c_str(), "trusted.overlay.opaque", &v, 1) == 1) && v == 'y' ? 'o' : 'd';
         }
         out[it->path().lexically_relative(mask).string()] = kind;  // not fs::relative: it follows links
     }
@@ -97,6 +99,50 @@ TEST_CASE("read mask: beside what may be read, files are stand-ins and refused d
     CHECK((fs::status(mask / "pkg").permissions() & fs::perms::all) == fs::perms(0750));
     // A stand-in holds nothing of the file, whoever reads it: a sparse file of zeros.
     CHECK(st.st_blocks == 0);
+}
+
+TEST_CASE("read mask: over the run's mirror, a refused directory points at it; one other tasks write is mirrored",
+          "[enforce][read-mask]")
+{
+    if (::geteuid() != 0)
+        return;  // trusted.* extended attributes are root's (qk uses the mirror as root only)
+    qk::test::TempDir ws("qk-mask-ws"), base("qk-mask");
+    for (const char* f : {"src/a.ts", "notes.txt", "other/secret.txt", "other/sub/x", "lib/src/l.ts", "lib/dist/l.js"})
+        ws.write(f, "x\n");
+    fs::path mask = base.path / "mask", mirror = base.path / "mirror";
+    fs::create_directory(mask);
+    fs::create_directory(mirror);
+    auto counts = build_read_mask(ws.path.string(), mask, {"src"}, {"lib/dist", "gen"}, std::nullopt, true);
+    REQUIRE(counts);
+    std::map<std::string, char> got = layout(mask);
+    CHECK(got == std::map<std::string, char>{
+                     {qk::enforce::kMirrorName, 'w'},  // the mirror's own directory, out of view
+                     {"notes.txt", 's'},
+                     {"other", 'd'},           // empty here: redirected to the mirror's copy
+                     {"lib", 'd'},             // merged: another task writes lib/dist
+                     {"lib/src", 'd'},         // redirected
+                     {"lib/dist", 'o'},        // mirrored as it is now, opaque to what appears meanwhile
+                     {"lib/dist/l.js", 's'},
+                     {"gen", 'w'},
+                 });
+    char to[256] {};
+    ssize_t n = ::getxattr((mask / "other").c_str(), "trusted.overlay.redirect", to, sizeof to);
+    CHECK(std::string(to, n > 0 ? static_cast<std::size_t>(n) : 0) ==
+          std::string("/") + qk::enforce::kMirrorName + "/other");
+    CHECK(counts->redirected_dirs == 2);
+
+    // The mirror itself: every name, files as stand-ins, nothing of their content.
+    qk::test::TempDir mdir("qk-mirror");
+    qk::UniqueFd fd(::open(mdir.path.c_str(), O_RDONLY | O_DIRECTORY));
+    auto made = qk::enforce::build_mirror(ws.path.string(), fd.get(), {qk::enforce::kStandInOwner, qk::enforce::kStandInOwner});
+    REQUIRE(made);
+    std::map<std::string, char> mirrored = layout(mdir.path / qk::enforce::kMirrorName);
+    CHECK(mirrored.at("other/sub/x") == 's');
+    CHECK(mirrored.at("src/a.ts") == 's');
+    struct stat st {};
+    REQUIRE(::stat((mdir.path / qk::enforce::kMirrorName / "other/secret.txt").c_str(), &st) == 0);
+    CHECK(st.st_uid == qk::enforce::kStandInOwner);
+    CHECK(st.st_size == 2);
 }
 
 TEST_CASE("read mask: nothing to hide when the workspace may be read whole", "[enforce][read-mask]")

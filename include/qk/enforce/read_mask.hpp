@@ -28,7 +28,11 @@ struct ReadMaskCounts {
     std::size_t refused_dirs = 0;  // directories of which nothing may be read: mirrored whole, opaque, of stand-ins
     std::size_t kept_dirs = 0;     // directories partly readable, merged with the workspace's
     std::size_t hidden = 0;        // whiteouts: paths not there yet that the run's other tasks may write
+    std::size_t redirected_dirs = 0;  // directories of which nothing may be read, pointed at the run's mirror
 };
+
+// The directory, at the root of the run's mirror layer, that holds its copy of the workspace's names.
+inline constexpr const char* kMirrorName = "__qk_read_mask_mirror";
 
 // Builds in `mask` (an empty directory outside the workspace, on a filesystem that takes user.* extended
 // attributes) the layer that leaves readable in an overlay of `root` only `visible`: workspace-relative
@@ -46,6 +50,12 @@ struct ReadMaskCounts {
 // for the bind). `also_hidden` names paths that may appear while the task runs (what tasks beside it
 // will write) and must stay out of its view: a whiteout where nothing is there yet. The directories on the
 // way are opened without following a link; one that is a link, or missing, gets nothing beneath it.
+//
+// `mirror`: the overlay is mounted by the host's root over the run's mirror (build_mirror) as its lowest
+// layer. A directory of which nothing may be read, and that no task of the run writes in, is then an
+// empty directory redirected (trusted.overlay.redirect) to its copy in the mirror, so the mask's cost
+// follows the directories seen in part, not the files refused; the mask's xattrs are trusted.*, and a
+// whiteout hides the mirror's own directory at the root.
 struct StandInOwner {
     uid_t uid;
     gid_t gid;
@@ -53,6 +63,11 @@ struct StandInOwner {
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
                                        const std::vector<std::string>& visible,
                                        const std::vector<std::string>& also_hidden = {},
-                                       std::optional<StandInOwner> owner = std::nullopt);
+                                       std::optional<StandInOwner> owner = std::nullopt, bool mirror = false);
+
+// The run's mirror of the workspace, built once a run in `mirror_fd` (the root of a tmpfs qk holds):
+// kMirrorName holding every name of the workspace as a refused tree would (stand-ins owned by `owner`,
+// links copied, directories looking like the workspace's; .git, .qk and node_modules empty).
+Result<ReadMaskCounts> build_mirror(const std::string& root, int mirror_fd, StandInOwner owner);
 
 }  // namespace qk::enforce

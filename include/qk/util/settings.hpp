@@ -24,6 +24,7 @@ struct RecorderSettings {
 
 struct SandboxSettings {
     bool read_mask = true;        // QK_SANDBOX_READ_MASK=0: enforce without its read mask
+    bool mirror = true;           // QK_SANDBOX_MIRROR=0: each command's read mask mirrors refused directories itself
     bool overlay = true;          // QK_SANDBOX_OVERLAY=0: enforce by Landlock alone
     std::string exec;             // QK_SANDBOX_EXEC: the qk-sandbox-exec to run, else the one beside qk
     std::string dir;              // QK_SANDBOX_DIR: where sandboxes are made, else the first that works
