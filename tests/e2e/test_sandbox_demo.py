@@ -134,8 +134,9 @@ def test_enforce_refuses_what_the_audit_reported_and_the_tools_say_so(installed,
     r = qk(ws, "run-many", "-t", TARGETS, "--sandbox=enforce", timeout=300)
     assert r.returncode != 0, r.stdout + r.stderr
     # Each tool fails with its own error on the read the audit reported.
-    # Over a read mask what a task may not read is not in its view: node does not find the script.
-    assert re.search(r"^app:build +\| Error: Cannot find module '.*/scripts/stamp.mjs'", r.stdout, re.M), r.stdout
+    # What a task may not read is in its view, unreadable: node is refused the script.
+    assert re.search(r"^app:build +\| Error: EACCES: permission denied, open '.*/scripts/stamp.mjs'", r.stdout,
+                     re.M), r.stdout
     assert re.search(r"^app:typecheck +\| error TS5083: Cannot read file '.*/tsconfig.base.json'", r.stdout,
                      re.M), r.stdout
     enforce = r.stdout[r.stdout.index("Sandbox enforce:"):]
