@@ -29,7 +29,16 @@ bool kept(int cap)
 
 }  // namespace
 
-Step drop_privileges()
+bool has_capability(int cap)
+{
+    struct __user_cap_header_struct header {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2] {};
+    if (::syscall(SYS_capget, &header, data) != 0)
+        return false;
+    return (data[CAP_TO_INDEX(cap)].effective & CAP_TO_MASK(cap)) != 0;
+}
+
+Step drop_privileges(bool keep_dac)
 {
     // The controlling terminal is given up, not the session: the command stays in the process group qk
     // signals and kills on cancel (a session of its own would take it, and all it starts, out of reach
@@ -46,13 +55,14 @@ Step drop_privileges()
     const bool can_drop = (data[CAP_TO_INDEX(CAP_SETPCAP)].effective & CAP_TO_MASK(CAP_SETPCAP)) != 0;
     if (can_drop)
         for (int cap = 0; cap <= CAP_LAST_CAP; ++cap)
-            if (!kept(cap) && ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 && ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0)
+            if ((!kept(cap) || (!keep_dac && (cap == CAP_DAC_OVERRIDE || cap == CAP_DAC_READ_SEARCH))) &&
+                ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1 && ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0)
                 return setup_error("privileges", "cannot drop a capability from the bounding set");
     (void)::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
     for (int i = 0; i < 2; ++i) {
         std::uint32_t keep = 0;
         for (int cap : kKeptCapabilities)
-            if (CAP_TO_INDEX(cap) == i)
+            if (CAP_TO_INDEX(cap) == i && (keep_dac || (cap != CAP_DAC_OVERRIDE && cap != CAP_DAC_READ_SEARCH)))
                 keep |= CAP_TO_MASK(cap);
         data[i].effective &= keep;
         data[i].permitted &= keep;

@@ -1,6 +1,7 @@
 #include "supervisor.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -50,6 +51,10 @@ UniqueFd pidfd_open(pid_t pid)
     return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
 }
 
+// Set where the read mask was built inside the command's user namespace as root (no CAP_SYS_ADMIN over the
+// host): its stand-ins' owner is mapped there, so the command gives up reading past modes.
+bool g_stand_ins_mapped = false;
+
 // The command process: Landlock, then exec. Never returns.
 [[noreturn]] void exec_command(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv, int report)
 {
@@ -62,7 +67,7 @@ UniqueFd pidfd_open(pid_t pid)
     Step step = restrict_self(plan, counts);
     tell(report, fmt::format("rules\t{}\t{}\t{}", counts.abi, counts.rules, counts.missing));
     if (!step)
-        step = drop_privileges();
+        step = drop_privileges(!g_stand_ins_mapped);
     if (!step)
         step = refuse_io_uring();
     if (step) {
@@ -195,7 +200,8 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
             for (const auto& g : plan.grants)
                 spec.visible.push_back(g.path);
         }
-        if (::geteuid() == 0) {
+        // Root that may mount on the host (CAP_SYS_ADMIN; not root in a container that withholds it).
+        if (::geteuid() == 0 && has_capability(CAP_SYS_ADMIN)) {
             // Root mounts everything as the host's root, in a mount namespace of its own, before its user
             // namespace: the stand-ins' owner is then the id that namespace does not map (out of reach of
             // every capability the command keeps), the overlay can follow the mask's redirects into the
@@ -216,6 +222,7 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
             if (auto e = enter_namespaces(true))
                 return fail(*e);
         } else {
+            g_stand_ins_mapped = plan.read_mask && ::geteuid() == 0;
             if (auto e = enter_namespaces(true))
                 return fail(*e);
             if (auto e = mount_overlay(spec))

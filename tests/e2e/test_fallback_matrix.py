@@ -130,6 +130,20 @@ def test_without_bpf_capabilities_enforce_holds_over_the_overlay(tmp_path):
     assert doc["tasks"]["app:stray"]["provenance"]["overlay"] is True
 
 
+def test_without_cap_sys_admin_a_refused_file_stays_unreadable_to_root(tmp_path):
+    # Without CAP_SYS_ADMIN the read mask is built inside the command's user namespace, where its stand-ins'
+    # owner is mapped: root's command gives up CAP_DAC_OVERRIDE, so mode 000 refuses it as anyone.
+    peek = {"command": "mkdir -p dist && stat -c '%a' other/notes.txt > dist/mode.txt && "
+                       "(cat other/notes.txt > dist/leak.txt 2>dist/err.txt || true)",
+            "inputs": ["{projectRoot}/src"], "outputs": ["{projectRoot}/dist"]}
+    ws = workspace(tmp_path, peek)
+    report = tmp_path / "enforce.json"
+    r = run(no_bpf_caps(), ws, "run-many", "-t", "build", "--sandbox=enforce", "--sandbox-report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "dist/mode.txt").read_text() == "0\n"
+    assert (ws / "dist/leak.txt").read_text() == "" and "Permission denied" in (ws / "dist/err.txt").read_text()
+
+
 def test_without_bpf_capabilities_doctor_says_strace_records(tmp_path):
     r, checks = doctor(no_bpf_caps(), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
