@@ -106,15 +106,16 @@ public:
             if (!S_ISDIR(st.st_mode))
                 return stand_in(mask_fd, c_name, st, path);
             QK_TRY(made, make_dir(mask_fd, c_name, path));
-            if (below && !below->hidden) {
+            if (below && (below->readable_below || (!below->hidden && !in_mirror(path)))) {
                 UniqueFd real(::openat(real_fd, c_name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
                 if (real.valid()) {
                     ++counts_.kept_dirs;
                     QK_TRY_STATUS(directory(*below, real.get(), made->get(), path));
                 }
-            } else if (mirror_ && !below) {
-                // Nothing beneath it may be read, and no task of the run writes there: the run's mirror
-                // holds its names (read_mask.hpp, build_mirror), which the overlay follows the redirect to.
+            } else if (in_mirror(path)) {
+                // Nothing beneath it may be read: the run's mirror holds its names as the run started
+                // (read_mask.hpp, build_mirror), which the overlay follows the redirect to. What a task
+                // beside it writes there meanwhile does not appear.
                 const std::string to = "/" + std::string(kMirrorName) + "/" + path;
                 if (::fsetxattr(made->get(), "trusted.overlay.redirect", to.data(), to.size(), 0) != 0)
                     return sys_error(fmt::format("cannot point {} at the run's mirror in the sandbox's view", path));
@@ -143,7 +144,18 @@ public:
     // node_modules hold).
     Status mirror(int real_fd, int mirror_fd) { return refused_tree(real_fd, mirror_fd, ""); }
 
+    // Where the mask's refused directories point (kMirrorName in the run's mirror), or -1.
+    void point_at(UniqueFd mirror_top) { mirror_top_ = std::move(mirror_top); }
+
 private:
+    // Whether the run's mirror holds `path` as a directory: a directory made since the run started is not.
+    bool in_mirror(const std::string& path) const
+    {
+        struct stat st {};
+        return mirror_top_.valid() && ::fstatat(mirror_top_.get(), path.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISDIR(st.st_mode);
+    }
+
     // A directory of which nothing may be read, below an opaque one: every name again, links as they are.
     Status refused_tree(int real_fd, int mask_fd, const std::string& rel)
     {
@@ -264,14 +276,16 @@ private:
     std::optional<StandInOwner> owner_;
     bool mirror_;
     const char* opaque_xattr_;
+    UniqueFd mirror_top_;
 };
 
 }  // namespace
 
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
                                        const std::vector<std::string>& visible, const std::vector<std::string>& also_hidden,
-                                       std::optional<StandInOwner> owner, bool mirror)
+                                       std::optional<StandInOwner> owner, const std::string& mirror_layer)
 {
+    const bool mirror = !mirror_layer.empty();
     Node tree;
     for (const std::string& v : visible)
         insert(tree, v);
@@ -290,6 +304,12 @@ Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::files
     if (!root_fd.valid())
         return sys_error(fmt::format("cannot open the workspace {}", root));
     Builder builder(counts, owner, mirror);
+    if (mirror) {
+        UniqueFd top(::open((mirror_layer + "/" + kMirrorName).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!top.valid())
+            return sys_error(fmt::format("cannot open the run's mirror of the workspace ({})", mirror_layer));
+        builder.point_at(std::move(top));
+    }
     QK_TRY_STATUS(builder.directory(tree, root_fd.get(), mask_fd.get(), ""));
     struct stat st {};
     if (::fstat(root_fd.get(), &st) == 0)

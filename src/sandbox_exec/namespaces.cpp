@@ -212,7 +212,7 @@ Step enter_namespaces(bool pid_namespace)
 
 Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
                          const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner,
-                         bool mirror)
+                         const std::string& mirror)
 {
     // A tmpfs rather than the sandbox directory's disk: freeing the mask's entries on ext4 mounted with
     // discard costs milliseconds a directory, a tmpfs costs nothing and takes user.* xattrs (Linux 6.6).

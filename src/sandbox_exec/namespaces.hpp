@@ -74,7 +74,7 @@ Step protect_machinery(const OverlaySpec& spec);
 // left to remove: the tmpfs goes with the namespace.
 Step build_mask_on_tmpfs(const std::string& dir, const std::string& root, const std::vector<std::string>& visible,
                          const std::vector<std::string>& hidden, std::optional<enforce::StandInOwner> owner,
-                         bool mirror = false);
+                         const std::string& mirror = {});
 
 // Opens `rel` beneath `root_fd` refusing every link on the way and the last component too (O_PATH).
 UniqueFd open_beneath(int root_fd, const std::string& rel);

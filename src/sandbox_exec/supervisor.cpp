@@ -213,7 +213,7 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
             if (plan.read_mask) {
                 if (auto e = build_mask_on_tmpfs(spec.mask, spec.root, spec.mask_visible(), spec.hidden,
                                                  enforce::StandInOwner{enforce::kStandInOwner, enforce::kStandInOwner},
-                                                 !spec.mirror.empty()))
+                                                 spec.mirror))
                     return fail(*e);
                 spec.mask_built = true;
             }

@@ -101,38 +101,15 @@ TEST_CASE("read mask: beside what may be read, files are stand-ins and refused d
     CHECK(st.st_blocks == 0);
 }
 
-TEST_CASE("read mask: over the run's mirror, a refused directory points at it; one other tasks write is mirrored",
-          "[enforce][read-mask]")
+TEST_CASE("read mask: over the run's mirror, a refused directory points at its copy there", "[enforce][read-mask]")
 {
     if (::geteuid() != 0)
         return;  // trusted.* extended attributes are root's (qk uses the mirror as root only)
-    qk::test::TempDir ws("qk-mask-ws"), base("qk-mask");
+    qk::test::TempDir ws("qk-mask-ws"), base("qk-mask"), mdir("qk-mirror");
     for (const char* f : {"src/a.ts", "notes.txt", "other/secret.txt", "other/sub/x", "lib/src/l.ts", "lib/dist/l.js"})
         ws.write(f, "x\n");
-    fs::path mask = base.path / "mask", mirror = base.path / "mirror";
-    fs::create_directory(mask);
-    fs::create_directory(mirror);
-    auto counts = build_read_mask(ws.path.string(), mask, {"src"}, {"lib/dist", "gen"}, std::nullopt, true);
-    REQUIRE(counts);
-    std::map<std::string, char> got = layout(mask);
-    CHECK(got == std::map<std::string, char>{
-                     {qk::enforce::kMirrorName, 'w'},  // the mirror's own directory, out of view
-                     {"notes.txt", 's'},
-                     {"other", 'd'},           // empty here: redirected to the mirror's copy
-                     {"lib", 'd'},             // merged: another task writes lib/dist
-                     {"lib/src", 'd'},         // redirected
-                     {"lib/dist", 'o'},        // mirrored as it is now, opaque to what appears meanwhile
-                     {"lib/dist/l.js", 's'},
-                     {"gen", 'w'},
-                 });
-    char to[256] {};
-    ssize_t n = ::getxattr((mask / "other").c_str(), "trusted.overlay.redirect", to, sizeof to);
-    CHECK(std::string(to, n > 0 ? static_cast<std::size_t>(n) : 0) ==
-          std::string("/") + qk::enforce::kMirrorName + "/other");
-    CHECK(counts->redirected_dirs == 2);
 
-    // The mirror itself: every name, files as stand-ins, nothing of their content.
-    qk::test::TempDir mdir("qk-mirror");
+    // The run's mirror, as qk makes it once: every name, files as stand-ins, nothing of their content.
     qk::UniqueFd fd(::open(mdir.path.c_str(), O_RDONLY | O_DIRECTORY));
     auto made = qk::enforce::build_mirror(ws.path.string(), fd.get(), {qk::enforce::kStandInOwner, qk::enforce::kStandInOwner});
     REQUIRE(made);
@@ -143,6 +120,27 @@ TEST_CASE("read mask: over the run's mirror, a refused directory points at it; o
     REQUIRE(::stat((mdir.path / qk::enforce::kMirrorName / "other/secret.txt").c_str(), &st) == 0);
     CHECK(st.st_uid == qk::enforce::kStandInOwner);
     CHECK(st.st_size == 2);
+
+    ws.write("late/y.txt", "y\n");  // made since the run started: not in the mirror
+    fs::path mask = base.path / "mask";
+    fs::create_directory(mask);
+    auto counts = build_read_mask(ws.path.string(), mask, {"src"}, {"lib/dist", "gen"}, std::nullopt, mdir.path.string());
+    REQUIRE(counts);
+    CHECK(layout(mask) == std::map<std::string, char>{
+                              {qk::enforce::kMirrorName, 'w'},  // the mirror's own directory, out of view
+                              {"notes.txt", 's'},
+                              {"other", 'd'},       // empty here: redirected to the mirror's copy
+                              {"lib", 'd'},         // the same, though a task beside it writes lib/dist
+                              {"late", 'o'},        // not in the mirror: mirrored here, opaque
+                              {"late/y.txt", 's'},
+                              {"gen", 'w'},         // another task's output, not there yet
+                          });
+    char to[256] {};
+    ssize_t n = ::getxattr((mask / "other").c_str(), "trusted.overlay.redirect", to, sizeof to);
+    CHECK(std::string(to, n > 0 ? static_cast<std::size_t>(n) : 0) ==
+          std::string("/") + qk::enforce::kMirrorName + "/other");
+    CHECK(counts->redirected_dirs == 2);
+    CHECK(counts->refused_dirs == 1);
 }
 
 TEST_CASE("read mask: nothing to hide when the workspace may be read whole", "[enforce][read-mask]")

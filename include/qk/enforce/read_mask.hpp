@@ -51,11 +51,12 @@ inline constexpr const char* kMirrorName = "__qk_read_mask_mirror";
 // will write) and must stay out of its view: a whiteout where nothing is there yet. The directories on the
 // way are opened without following a link; one that is a link, or missing, gets nothing beneath it.
 //
-// `mirror`: the overlay is mounted by the host's root over the run's mirror (build_mirror) as its lowest
-// layer. A directory of which nothing may be read, and that no task of the run writes in, is then an
-// empty directory redirected (trusted.overlay.redirect) to its copy in the mirror, so the mask's cost
-// follows the directories seen in part, not the files refused; the mask's xattrs are trusted.*, and a
-// whiteout hides the mirror's own directory at the root.
+// `mirror_layer`: the overlay is mounted by the host's root over the run's mirror (build_mirror), this
+// path, as its lowest layer. A directory of which nothing may be read that the mirror holds is then an
+// empty directory redirected (trusted.overlay.redirect) to its copy there, names as the run started, so
+// the mask's cost follows the directories seen in part, not the files refused; one made since the run
+// started is mirrored here. The mask's xattrs are trusted.*, and a whiteout hides the mirror's own
+// directory at the root.
 struct StandInOwner {
     uid_t uid;
     gid_t gid;
@@ -63,7 +64,8 @@ struct StandInOwner {
 Result<ReadMaskCounts> build_read_mask(const std::string& root, const std::filesystem::path& mask,
                                        const std::vector<std::string>& visible,
                                        const std::vector<std::string>& also_hidden = {},
-                                       std::optional<StandInOwner> owner = std::nullopt, bool mirror = false);
+                                       std::optional<StandInOwner> owner = std::nullopt,
+                                       const std::string& mirror_layer = {});
 
 // The run's mirror of the workspace, built once a run in `mirror_fd` (the root of a tmpfs qk holds):
 // kMirrorName holding every name of the workspace as a refused tree would (stand-ins owned by `owner`,
