@@ -10,58 +10,24 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "cache_workspace.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/key/cache_in_place.hpp"
 
 namespace fs = std::filesystem;
 using namespace qk::key;
 using qk::Status;
+using qk::test::read;
 
 namespace {
 
-struct Sandbox {
-    fs::path dir, root;  // root = dir/ws; dir/outside lies beside the workspace
-    Sandbox()
-    {
-        static int n = 0;
-        dir = fs::temp_directory_path() / ("qk-cache-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-        fs::remove_all(dir);
-        root = dir / "ws";
-        fs::create_directories(root);
-    }
-    ~Sandbox()
-    {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    void write(const fs::path& rel, const std::string& text, fs::perms mode = fs::perms(0644)) const
-    {
-        fs::path p = rel.is_absolute() ? rel : root / rel;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << text;
-        fs::permissions(p, mode);
-    }
-    LocalCache cache() const
-    {
-        auto c = LocalCache::open(root);
-        if (!c)
-            FAIL(c.error().message);
-        return std::move(*c);
-    }
+struct Sandbox : qk::test::CacheWorkspace {
+    Sandbox() : CacheWorkspace("qk-cache") {}
 };
-
-std::string read(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 // path -> "kind mode content-or-target": what a restore must give back exactly.
 // Directories' modes come from the umask unless a test sets them: `dir_modes` false leaves them out.

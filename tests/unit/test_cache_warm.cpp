@@ -1,61 +1,24 @@
 // Warm state in the local cache: kept with an entry apart from its outputs, put back only where the
 // workspace holds none, only under the warm paths declared now, never through a symbolic link, checked
 // against its hashes first; an archive for a shared cache carries none of it.
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "cache_workspace.hpp"
 #include "qk/key/cache.hpp"
 
 namespace fs = std::filesystem;
 using namespace qk::key;
+using qk::test::read;
 
 namespace {
 
-struct Workspace {
-    fs::path dir, root;  // root = dir/ws; dir/outside lies beside the workspace
-    Workspace()
-    {
-        static int n = 0;
-        dir = fs::temp_directory_path() / ("qk-warm-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-        fs::remove_all(dir);
-        root = dir / "ws";
-        fs::create_directories(root);
-        fs::create_directories(dir / "outside");
-    }
-    ~Workspace()
-    {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    void write(const fs::path& rel, const std::string& text) const
-    {
-        fs::path p = rel.is_absolute() ? rel : root / rel;
-        fs::create_directories(p.parent_path());
-        std::ofstream(p, std::ios::binary) << text;
-    }
-    LocalCache cache() const
-    {
-        auto c = LocalCache::open(root);
-        if (!c)
-            FAIL(c.error().message);
-        return std::move(*c);
-    }
+struct Workspace : qk::test::CacheWorkspace {
+    Workspace() : CacheWorkspace("qk-warm") {}
 };
-
-std::string read(const fs::path& p)
-{
-    std::ifstream in(p, std::ios::binary);
-    std::stringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
 
 const std::vector<std::string> kOutputs{"packages/app/dist"};
 const std::vector<std::string> kWarm{"packages/app/.eslintcache"};
@@ -84,25 +47,29 @@ WarmRestored must_restore(const LocalCache& cache, const Hash128& hash, const st
     return std::move(**r);
 }
 
-void stored_lint(const Workspace& ws, LocalCache& cache, const Hash128& h)
-{
-    ws.write("packages/app/dist/report.txt", "0 problems\n");
-    ws.write("packages/app/.eslintcache/cache.json", "{\"src/a.ts\": \"ok\"}");
-    ws.write("packages/app/.eslintcache/nested/more.json", "{}");
-    std::string note;
-    REQUIRE(cache.store(h, record(), &note));
-    CHECK(note.empty());
-}
-
-}  // namespace
-
-TEST_CASE("warm state is kept with the entry, apart from its outputs, and names the task's newest", "[key][cache]")
-{
+// Where most cases start: app:lint stored once, its warm state holding a directory, so that a restore
+// has more than one level to make.
+struct StoredLint {
     Workspace ws;
     LocalCache cache = ws.cache();
     const Hash128 h = hash_bytes("lint-1");
-    stored_lint(ws, cache, h);
 
+    StoredLint()
+    {
+        ws.write("packages/app/dist/report.txt", "0 problems\n");
+        ws.write("packages/app/.eslintcache/cache.json", "{\"src/a.ts\": \"ok\"}");
+        ws.write("packages/app/.eslintcache/nested/more.json", "{}");
+        std::string note;
+        REQUIRE(cache.store(h, record(), &note));
+        CHECK(note.empty());
+    }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(StoredLint, "warm state is kept with the entry, apart from its outputs, and names the task's newest",
+                 "[key][cache]")
+{
     std::string why;
     auto hit = cache.find(h, &why);
     REQUIRE(hit);
@@ -140,13 +107,9 @@ TEST_CASE("a task without warm paths keeps no warm state and names no entry", "[
     CHECK_FALSE(r->has_value());
 }
 
-TEST_CASE("warm state is put in place where the workspace has none, and the workspace's is kept", "[key][cache]")
+TEST_CASE_METHOD(StoredLint, "warm state is put in place where the workspace has none, and the workspace's is kept",
+                 "[key][cache]")
 {
-    Workspace ws;
-    LocalCache cache = ws.cache();
-    const Hash128 h = hash_bytes("lint-1");
-    stored_lint(ws, cache, h);
-
     SECTION("absent: a fresh checkout gets the stored state")
     {
         fs::remove_all(ws.root / "packages/app/.eslintcache");
@@ -191,12 +154,8 @@ TEST_CASE("a glob warm path whose directory stands with nothing matched is absen
     CHECK(read(ws.root / "packages/app/.cache/readme.txt") == "not warm state");
 }
 
-TEST_CASE("warm state is never restored through a symbolic link", "[key][cache]")
+TEST_CASE_METHOD(StoredLint, "warm state is never restored through a symbolic link", "[key][cache]")
 {
-    Workspace ws;
-    LocalCache cache = ws.cache();
-    const Hash128 h = hash_bytes("lint-1");
-    stored_lint(ws, cache, h);
     fs::remove_all(ws.root / "packages/app/.eslintcache");
 
     SECTION("a link at the warm path")
@@ -219,12 +178,9 @@ TEST_CASE("warm state is never restored through a symbolic link", "[key][cache]"
     }
 }
 
-TEST_CASE("warm state is restored only under the warm paths declared now, and only if intact", "[key][cache]")
+TEST_CASE_METHOD(StoredLint, "warm state is restored only under the warm paths declared now, and only if intact",
+                 "[key][cache]")
 {
-    Workspace ws;
-    LocalCache cache = ws.cache();
-    const Hash128 h = hash_bytes("lint-1");
-    stored_lint(ws, cache, h);
     fs::remove_all(ws.root / "packages/app/.eslintcache");
 
     SECTION("a warm path no longer declared")
@@ -299,12 +255,8 @@ TEST_CASE("warm state is never read through a link: one at the path is kept as a
     CHECK(cache.last_warm("app:lint") == h);
 }
 
-TEST_CASE("an entry's archive for a shared cache carries no warm state", "[key][cache]")
+TEST_CASE_METHOD(StoredLint, "an entry's archive for a shared cache carries no warm state", "[key][cache]")
 {
-    Workspace ws;
-    LocalCache cache = ws.cache();
-    const Hash128 h = hash_bytes("lint-1");
-    stored_lint(ws, cache, h);
     std::string archive;
     REQUIRE(cache.export_entry(h, [&](std::string_view chunk) {
         archive.append(chunk);

@@ -1,13 +1,12 @@
 // collect_output_files: declared outputs expanded to what exists on disk, never through a link, never
 // into .git, .qk or node_modules, never outside the workspace.
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "cache_workspace.hpp"
 #include "qk/key/output_files.hpp"
 
 namespace fs = std::filesystem;
@@ -17,27 +16,8 @@ using Kind = qk::key::OutputFile::Kind;
 
 namespace {
 
-struct Workspace {
-    fs::path dir;
-    fs::path root;  // dir/ws: the workspace; dir/outside lies beside it
-    Workspace()
-    {
-        static int n = 0;
-        dir = fs::temp_directory_path() / ("qk-output-files-" + std::to_string(::getpid()) + "-" + std::to_string(n++));
-        fs::remove_all(dir);
-        root = dir / "ws";
-        fs::create_directories(root);
-    }
-    ~Workspace()
-    {
-        std::error_code ec;
-        fs::remove_all(dir, ec);
-    }
-    void write(const std::string& rel, const std::string& text = "x") const
-    {
-        fs::create_directories((root / rel).parent_path());
-        std::ofstream(root / rel) << text;
-    }
+struct Workspace : qk::test::CacheWorkspace {
+    Workspace() : CacheWorkspace("qk-output-files") {}
     std::vector<OutputFile> collect(std::vector<std::string> patterns) const
     {
         auto r = collect_output_files(root, patterns);

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -15,24 +14,20 @@
 #include "qk/key/session.hpp"
 #include "qk/rules/rules.hpp"
 #include "qk/sandbox/task_rules.hpp"
+#include "rules_grants_support.hpp"
 #include "test_support.hpp"
 
 using namespace qk;
+using qk::test::find;
 using qk::test::TempDir;
 using rules::Grant;
 using rules::PathClass;
 
 namespace {
 
-struct GrantWorkspace {
-    TempDir dir{"qk-grants"};
-    std::unique_ptr<key::Session> session;
-
-    GrantWorkspace()
+struct GrantWorkspace : qk::test::PlannedWorkspace {
+    GrantWorkspace() : PlannedWorkspace("qk-grants")
     {
-        dir.write("nx.json", R"({ "namedInputs": { "default": ["{projectRoot}/**/*"] } })");
-        dir.write("pnpm-workspace.yaml", "packages:\n  - packages/*\n");
-        dir.write("package.json", R"({ "name": "root", "private": true })");
         dir.write(".gitignore", "dist\nuntracked.txt\nproject.local.json\n");
         dir.write(".git/HEAD", "ref: refs/heads/main\n");
         dir.write("packages/app/package.json", R"({ "name": "app" })");
@@ -57,36 +52,9 @@ struct GrantWorkspace {
         dir.write("elsewhere/secret.txt", "secret\n");
         std::filesystem::create_symlink("../../shared/real", dir.path / "packages/app/linked");
         std::filesystem::create_symlink("../../elsewhere", dir.path / "packages/app/src/escape");
-        auto s = key::Session::open(dir.path);
-        REQUIRE(s);
-        session = std::move(s).value();
-        workspace::TaskRequest request;
-        request.targets = {"build", "all", "spec"};
-        REQUIRE(session->plan(request));
-        for (std::size_t i = 0; i < session->tasks().tasks().size(); ++i) {
-            auto k = session->keys().key(i);
-            INFO((k ? "" : k.error().message));
-            REQUIRE(k);
-        }
+        plan({"build", "all", "spec"});
     }
-
-    rules::Rules rules_of(const std::string& id, const std::vector<std::string>& scratch = {})
-    {
-        auto i = session->tasks().index(id);
-        REQUIRE(i);
-        auto r = sandbox::task_rules(*session, *i, scratch);
-        INFO((r ? "" : r.error().message));
-        REQUIRE(r);
-        return std::move(r).value();
-    }
-    std::string abs(const std::string& rel) const { return (dir.path / rel).string(); }
 };
-
-const Grant* find(const std::vector<Grant>& grants, const std::string& path)
-{
-    auto it = std::find_if(grants.begin(), grants.end(), [&](const Grant& g) { return g.path == path; });
-    return it == grants.end() ? nullptr : &*it;
-}
 
 // The paths granted under `prefix` with `access`, as "path" or "path/" for a whole directory.
 std::vector<std::string> listed(const std::vector<Grant>& grants, const std::string& prefix, Grant::Access access)

@@ -4,9 +4,7 @@
 // workspace or into .git adds nothing (everything is open there already), and nothing else is widened.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,10 +12,11 @@
 #include "qk/key/session.hpp"
 #include "qk/record/recording.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/sandbox/task_rules.hpp"
+#include "rules_grants_support.hpp"
 #include "test_support.hpp"
 
 using namespace qk;
+using qk::test::find;
 using qk::test::TempDir;
 using rules::Finding;
 using rules::Grant;
@@ -25,16 +24,11 @@ using rules::PathClass;
 
 namespace {
 
-struct JsonLinkWorkspace {
-    TempDir dir{"qk-json-links"};
+struct JsonLinkWorkspace : qk::test::PlannedWorkspace {
     TempDir outside{"qk-json-outside"};
-    std::unique_ptr<key::Session> session;
 
-    JsonLinkWorkspace()
+    JsonLinkWorkspace() : PlannedWorkspace("qk-json-links")
     {
-        dir.write("nx.json", R"({ "namedInputs": { "default": ["{projectRoot}/**/*"] } })");
-        dir.write("pnpm-workspace.yaml", "packages:\n  - packages/*\n");
-        dir.write("package.json", R"({ "name": "root", "private": true })");
         dir.write("packages/app/package.json", R"({ "name": "app" })");
         auto json = [](const std::string& file) {
             return R"({ "command": "true", "inputs": [{ "json": "{projectRoot}/)" + file + R"(", "fields": ["name"] }] })";
@@ -60,36 +54,9 @@ struct JsonLinkWorkspace {
         fs::create_symlink("hop-dir/final.json", dir.path / "shared/hop.json");
         fs::create_symlink((outside.path / "far.json").string(), dir.path / "packages/app/out.json");
         fs::create_symlink("../../.git/qk.json", dir.path / "packages/app/git.json");
-        auto s = key::Session::open(dir.path);
-        REQUIRE(s);
-        session = std::move(s).value();
-        workspace::TaskRequest request;
-        request.targets = {"link", "chain", "out", "git", "plain"};
-        REQUIRE(session->plan(request));
-        for (std::size_t i = 0; i < session->tasks().tasks().size(); ++i) {
-            auto k = session->keys().key(i);
-            INFO((k ? "" : k.error().message));
-            REQUIRE(k);
-        }
+        plan({"link", "chain", "out", "git", "plain"});
     }
-
-    rules::Rules rules_of(const std::string& id)
-    {
-        auto i = session->tasks().index(id);
-        REQUIRE(i);
-        auto r = sandbox::task_rules(*session, *i, {});
-        INFO((r ? "" : r.error().message));
-        REQUIRE(r);
-        return std::move(r).value();
-    }
-    std::string abs(const std::string& rel) const { return (dir.path / rel).string(); }
 };
-
-const Grant* find(const std::vector<Grant>& grants, const std::string& path)
-{
-    auto it = std::find_if(grants.begin(), grants.end(), [&](const Grant& g) { return g.path == path; });
-    return it == grants.end() ? nullptr : &*it;
-}
 
 }  // namespace
 

@@ -6,18 +6,15 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "qk/key/session.hpp"
 #include "qk/rules/rules.hpp"
-#include "qk/sandbox/task_rules.hpp"
 #include "qk/util/path_within.hpp"
-#include "test_support.hpp"
+#include "rules_grants_support.hpp"
 
 using namespace qk;
-using qk::test::TempDir;
+using qk::test::find;
 using rules::Finding;
 using rules::Grant;
 
@@ -25,15 +22,9 @@ namespace {
 
 // app depends on lib; lib's directory holds two projects of its own, lib-e2e (e2e/) and lib-inner
 // (src/inner/). both depends on lib and lib-e2e.
-struct NestedWorkspace {
-    TempDir dir{"qk-nested"};
-    std::unique_ptr<key::Session> session;
-
-    NestedWorkspace()
+struct NestedWorkspace : qk::test::PlannedWorkspace {
+    NestedWorkspace() : PlannedWorkspace("qk-nested")
     {
-        dir.write("nx.json", R"({ "namedInputs": { "default": ["{projectRoot}/**/*"] } })");
-        dir.write("pnpm-workspace.yaml", "packages:\n  - packages/*\n");
-        dir.write("package.json", R"({ "name": "root", "private": true })");
         dir.write("packages/lib/package.json", R"({ "name": "lib" })");
         dir.write("packages/lib/project.json", R"({ "name": "lib", "targets": { "build": { "command": "true" } } })");
         dir.write("packages/lib/README.md", "lib\n");
@@ -58,29 +49,8 @@ struct NestedWorkspace {
         dir.write("packages/both/package.json", R"({ "name": "both" })");
         dir.write("packages/both/project.json", R"({ "name": "both", "implicitDependencies": ["lib", "lib-e2e"],
   "targets": { "all": )" + ignore("^**") + R"( } })");
-        auto s = key::Session::open(dir.path);
-        REQUIRE(s);
-        session = std::move(s).value();
-        workspace::TaskRequest request;
-        request.targets = {"all", "src", "ts", "named", "deps"};
-        REQUIRE(session->plan(request));
-        for (std::size_t i = 0; i < session->tasks().tasks().size(); ++i) {
-            auto k = session->keys().key(i);
-            INFO((k ? "" : k.error().message));
-            REQUIRE(k);
-        }
+        plan({"all", "src", "ts", "named", "deps"});
     }
-
-    rules::Rules rules_of(const std::string& id)
-    {
-        auto i = session->tasks().index(id);
-        REQUIRE(i);
-        auto r = sandbox::task_rules(*session, *i, {});
-        INFO((r ? "" : r.error().message));
-        REQUIRE(r);
-        return std::move(r).value();
-    }
-    std::string abs(const std::string& rel) const { return (dir.path / rel).string(); }
 
     // Every regular file under packages/lib, workspace-relative.
     std::vector<std::string> lib_files() const
@@ -99,12 +69,6 @@ bool granted(const std::vector<Grant>& grants, const std::string& rel)
     return std::any_of(grants.begin(), grants.end(), [&](const Grant& g) {
         return g.path == rel || (g.directory && qk::is_under(rel, g.path));
     });
-}
-
-const Grant* find(const std::vector<Grant>& grants, const std::string& path)
-{
-    auto it = std::find_if(grants.begin(), grants.end(), [&](const Grant& g) { return g.path == path; });
-    return it == grants.end() ? nullptr : &*it;
 }
 
 // Audit and enforce agree on every file of lib's directory: granted exactly when the rules allow it.
