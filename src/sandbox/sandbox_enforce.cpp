@@ -22,65 +22,10 @@
 
 namespace qk::sandbox {
 
-namespace fs = std::filesystem;
 
 namespace {
 
-// Where this run keeps its commands' sandboxes, and where another run (of this workspace or another)
-// would: each that exists, canonical, for the helper to keep from the command.
-std::vector<std::string> sandbox_bases(const enforce::SandboxDir::Bases& bases, const std::filesystem::path& own)
-{
-    std::vector<std::filesystem::path> all{own};
-    if (bases.chosen)
-        all.push_back(*bases.chosen);
-    all.insert(all.end(), bases.candidates.begin(), bases.candidates.end());
-    std::vector<std::string> out;
-    for (const auto& p : all) {
-        std::error_code ec;
-        auto real = std::filesystem::canonical(p, ec);
-        if (!ec && std::filesystem::is_directory(real, ec) &&
-            std::find(out.begin(), out.end(), real.string()) == out.end())
-            out.push_back(real.string());
-    }
-    return out;
-}
-
 constexpr const char* kUnsandboxHint = "set \"qk:sandbox\": false on its target to run it unsandboxed";
-
-// Whether the system's temporary directory holds the workspace: Landlock cannot then allow what tools
-// create there without allowing the workspace, so each command gets a temporary directory of its own.
-bool workspace_in_tmp(const std::string& root, const std::string& tmpdir)
-{
-    std::error_code ec;
-    fs::path tmp = fs::canonical(tmpdir, ec);
-    if (ec)
-        return false;
-    return is_within(root, tmp.native());
-}
-
-// Where the run's tasks may write, workspace-relative: each output path, or a glob's literal leading
-// directories. What appears there while a task runs, written by a task beside it, stays out of a read
-// mask that does not allow it (an output applied into a directory the task sees in part).
-std::vector<std::string> run_outputs(key::Session& session)
-{
-    std::vector<std::string> out;
-    for (const workspace::Task& t : session.tasks().tasks()) {
-        auto outputs = key::resolve_outputs(session.workspace().projects()[t.project], *t.target, t.configuration);
-        if (!outputs)
-            continue;  // the task's own key fails with this error when it starts
-        for (const std::string& p : outputs->paths) {
-            if (p.starts_with('!'))
-                continue;
-            auto glob = workspace::Glob::compile(p);
-            std::string path = glob ? std::string(glob->literal_prefix()) : p;
-            if (!path.empty())
-                out.push_back(std::move(path));
-        }
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-    return out;
-}
 
 // Its declared outputs that name one path (no pattern), and of them those that name one file (with an
 // extension, not an output directory the rules know): held by Landlock alone a missing file output cannot
@@ -137,93 +82,6 @@ public:
     std::vector<std::string> outputs_qk_made;
 };
 
-Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderChoice choice, key::Session& session,
-                                                             const Settings& settings)
-{
-    std::unique_ptr<SandboxEnforce> self(new SandboxEnforce(session));
-    QK_TRY_STATUS(self->open_common(choice, settings.recorder, "enforce"));
-    QK_TRY(helper, sandbox_exec_path(settings.sandbox));
-    self->helper_ = std::move(*helper);
-    const std::string& root = session.workspace().root();
-    const auto bases = enforce::SandboxDir::bases(settings.sandbox, root);
-    QK_TRY(dir, enforce::SandboxDir::create(root, bases));
-    self->dir_.emplace(std::move(*dir));
-    self->audit_.stale_sandboxes = self->dir_->removed().size();
-
-    QK_TRY(scratch, self->dir_->command_dirs());
-    auto report = enforce::probe(self->helper_, root, scratch->upper.parent_path().string());
-    (void)self->dir_->remove(*scratch);
-    if (!report)
-        return error("--sandbox=enforce cannot tell what this machine allows: " + report.error().message);
-    if (!report->landlock()) {
-        auto failed = report->first_failure();
-        return error(fmt::format("--sandbox=enforce needs Landlock (Linux 5.13 or later, with landlock among the "
-                                 "kernel's lsm= modules){}; use --sandbox (audit) here",
-                                 failed && failed->stage == "landlock" ? ": " + failed->message : std::string()));
-    }
-    self->audit_.landlock_abi = report->landlock_abi;
-    self->read_mask_ = report->read_mask() && settings.sandbox.read_mask;
-    if (!settings.sandbox.overlay) {
-        self->overlay_ = false;
-        self->audit_.landlock_only = "QK_SANDBOX_OVERLAY=0";
-    } else if (!report->overlay()) {
-        self->overlay_ = false;
-        auto failed = report->first_failure();
-        self->audit_.landlock_only = failed ? fmt::format("the overlay cannot be mounted ({}): {}", failed->stage,
-                                                          failed->message)
-                                            : "the overlay cannot be mounted";
-    }
-    self->private_tmp_ = workspace_in_tmp(root, settings.sandbox.tmpdir);
-    self->covers_ = sandbox_bases(bases, self->dir_->base());
-    if (self->read_mask_) {
-        self->run_outputs_ = run_outputs(session);
-        // As root, refused directories point at one mirror of the workspace's names made here for the
-        // run, rather than each command mirroring them (what a mask costs would follow the workspace's
-        // size). Without it, or where it cannot be made, each command's mask mirrors them itself.
-        if (self->overlay_ && ::geteuid() == 0 && settings.sandbox.mirror) {
-            if (auto mirror = enforce::RunMirror::create(root))
-                self->mirror_.emplace(std::move(mirror).value());
-        }
-    }
-    self->janitor_ = std::thread([s = self.get()] { s->janitor(); });
-    return self;
-}
-
-SandboxEnforce::~SandboxEnforce()
-{
-    {
-        std::lock_guard lock(janitor_mutex_);
-        stopping_ = true;
-    }
-    janitor_wake_.notify_all();
-    if (janitor_.joinable())
-        janitor_.join();
-}
-
-void SandboxEnforce::remove_later(enforce::SandboxDir::CommandDirs dirs)
-{
-    {
-        std::lock_guard lock(janitor_mutex_);
-        to_remove_.push_back(std::move(dirs));
-    }
-    janitor_wake_.notify_one();
-}
-
-void SandboxEnforce::janitor()
-{
-    std::unique_lock lock(janitor_mutex_);
-    for (;;) {
-        janitor_wake_.wait(lock, [&] { return stopping_ || !to_remove_.empty(); });
-        if (to_remove_.empty())
-            return;  // stopping, nothing left
-        auto dirs = std::move(to_remove_.front());
-        to_remove_.pop_front();
-        lock.unlock();
-        (void)dir_->remove(dirs);  // what is left goes with the run directory
-        lock.lock();
-    }
-}
-
 void SandboxEnforce::note_outputs_made(std::size_t i, const std::vector<std::string>& made)
 {
     const std::string& root = session_.workspace().root();
@@ -249,17 +107,6 @@ std::optional<std::string> SandboxEnforce::changed(std::size_t i)
     if (auto it = made_outputs_.find(i); it != made_outputs_.end())
         return it->second;
     return std::nullopt;
-}
-
-std::string SandboxEnforce::notice() const
-{
-    std::string recording = Sandbox::notice();
-    if (!audit_.landlock_only.empty())
-        return recording + fmt::format("qk: enforce holds tasks by Landlock alone, as {}: a write outside a task's outputs fails "
-                           "it as it happens\n",
-                           audit_.landlock_only == "QK_SANDBOX_OVERLAY=0" ? "QK_SANDBOX_OVERLAY=0 asks"
-                                                                          : audit_.landlock_only);
-    return recording;
 }
 
 Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::string>& scratch)
