@@ -15,12 +15,17 @@ bool ProbeReport::read_mask() const
     return overlay() && std::any_of(steps.begin(), steps.end(), [](const ProbeStep& s) { return s.stage == "read-mask" && s.ok; });
 }
 
+bool ProbeReport::mirror() const
+{
+    return read_mask() && std::any_of(steps.begin(), steps.end(), [](const ProbeStep& s) { return s.stage == "mirror" && s.ok; });
+}
+
 bool ProbeReport::overlay() const
 {
-    // Every overlay step tried and passed; the Landlock step does not decide it.
+    // Every overlay step tried and passed; the Landlock step does not decide it, nor those of the mask.
     bool any = false;
     for (const ProbeStep& s : steps) {
-        if (s.stage == "landlock" || s.stage == "read-mask")
+        if (s.stage == "landlock" || s.stage == "read-mask" || s.stage == "mirror")
             continue;
         if (!s.ok)
             return false;
@@ -32,7 +37,7 @@ bool ProbeReport::overlay() const
 std::optional<ProbeStep> ProbeReport::first_failure() const
 {
     for (const ProbeStep& s : steps)
-        if (!s.ok)
+        if (!s.ok && s.stage != "mirror")  // its failure costs time, not the overlay: said apart
             return s;
     return std::nullopt;
 }

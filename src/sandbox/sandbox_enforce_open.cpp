@@ -122,7 +122,7 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
         // As root, refused directories point at one mirror of the workspace's names made here for the
         // run, rather than each command mirroring them (what a mask costs would follow the workspace's
         // size). Without it, or where it cannot be made, each command's mask mirrors them itself.
-        if (self->overlay_ && ::geteuid() == 0 && settings.sandbox.mirror) {
+        if (self->overlay_ && report->mirror() && settings.sandbox.mirror) {
             if (auto mirror = enforce::RunMirror::create(root))
                 self->mirror_.emplace(std::move(mirror).value());
         }

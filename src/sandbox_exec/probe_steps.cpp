@@ -1,6 +1,7 @@
 #include "probe_steps.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +17,7 @@
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
 #include "namespaces.hpp"
+#include "privileges.hpp"
 
 namespace qk::sandbox_exec {
 
@@ -110,6 +112,60 @@ Step try_overlay(const std::string& lower, const std::string& base, const std::s
     return std::nullopt;
 }
 
+// As the host's root in a mount namespace of its own, what a command over the run's mirror gets: a mask
+// whose refused directory `dir` redirects into a mirror holding `dir/refused` as a stand-in; the merged
+// tree must show the stand-in (mode 000, none of the lower's content) and not the mirror's own directory.
+Step try_mirror(const std::string& base)
+{
+    const std::string lower = base + "/lower", mask = base + "/mask", mirror = base + "/mirror", upper = base + "/upper",
+                      work = base + "/work", merged = base + "/merged";
+    for (const std::string& d : {base, lower, lower + "/dir", mask, mirror, upper, work, merged})
+        if (::mkdir(d.c_str(), 0700) != 0 && errno != EEXIST)
+            return setup_error("mirror", "cannot make " + d);
+    UniqueFd secret(::open((lower + "/dir/refused").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!secret.valid() || !write_all(secret.get(), "probe"))
+        return setup_error("mirror", "cannot make " + lower + "/dir/refused");
+    UniqueFd mirror_fd(::open(mirror.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    auto mirrored = enforce::build_mirror(lower, mirror_fd.get(), {enforce::kStandInOwner, enforce::kStandInOwner});
+    if (!mirrored)
+        return SetupError{"mirror", mirrored.error().sys_errno, mirrored.error().message};
+    if (::mount("qk-mask", mask.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700") != 0)
+        return setup_error("mirror", "cannot mount a tmpfs for the mask");
+    auto masked = enforce::build_read_mask(lower, mask, {}, {}, enforce::StandInOwner{enforce::kStandInOwner,
+                                                                                       enforce::kStandInOwner}, mirror);
+    if (!masked)
+        return SetupError{"mirror", masked.error().sys_errno, masked.error().message};
+    if (auto e = mount_overlay_layers({lower, upper, work, merged, mask, mirror, true})) {
+        e->stage = "mirror";
+        return e;
+    }
+    struct stat st {};
+    char buf[8] {};
+    UniqueFd f(::open((merged + "/dir/refused").c_str(), O_RDONLY | O_CLOEXEC));
+    const bool right = ::stat((merged + "/dir/refused").c_str(), &st) == 0 && (st.st_mode & 07777) == 0 &&
+                       st.st_uid == enforce::kStandInOwner && (!f.valid() || ::read(f.get(), buf, sizeof buf) != 5 ||
+                                                               std::string_view(buf, 5) != "probe") &&
+                       ::stat((merged + "/" + enforce::kMirrorName).c_str(), &st) != 0;
+    (void)::umount2(merged.c_str(), MNT_DETACH);  // and the rest go with this child's mount namespace
+    if (!right)
+        return setup_error("mirror", "an overlay did not follow the read mask's redirect into the run's mirror");
+    return std::nullopt;
+}
+
+// In a child, as root allowed to mount on the host: the mirror step, printed.
+[[noreturn]] void mirror_step(const std::string& scratch, int out)
+{
+    Step failed = enter_mount_namespace();
+    if (!failed)
+        failed = try_mirror(scratch + "/probe-mirror");
+    enforce::ProbeReport r;
+    r.steps.push_back(failed ? enforce::ProbeStep{"mirror", false, failed->error, failed->message}
+                             : enforce::ProbeStep{"mirror", true, 0, {}});
+    std::string text = enforce::encode(r);
+    (void)write_all(out, text.substr(text.find('\n') + 1));
+    ::_exit(0);
+}
+
 // In a child: the namespace steps, each printed as it passes; the first failure ends them.
 [[noreturn]] void namespace_steps(const std::string& root, const std::string& scratch, int out)
 {
@@ -166,6 +222,17 @@ enforce::ProbeReport probe(const std::string& workspace_root, const std::string&
     (void)read_all(in.get(), text);
     int status = 0;
     ::waitpid(child, &status, 0);
+    if (::geteuid() == 0 && has_capability(CAP_SYS_ADMIN) && ::pipe2(fds, O_CLOEXEC) == 0) {
+        UniqueFd min(fds[0]), mout(fds[1]);
+        pid_t m = ::fork();
+        if (m == 0) {
+            min.reset();
+            mirror_step(scratch_dir, mout.get());
+        }
+        mout.reset();
+        (void)read_all(min.get(), text);
+        ::waitpid(m, &status, 0);
+    }
     if (auto steps = enforce::decode_probe("landlock-abi 0\n" + text))
         for (auto& s : steps->steps)
             report.steps.push_back(std::move(s));
@@ -181,6 +248,7 @@ enforce::ProbeReport probe(const std::string& workspace_root, const std::string&
     ::rmdir((scratch_dir + "/probe-lower").c_str());
     std::error_code ignored;
     std::filesystem::remove_all(scratch_dir + "/probe-mask", ignored);
+    std::filesystem::remove_all(scratch_dir + "/probe-mirror", ignored);
     return report;
 }
 

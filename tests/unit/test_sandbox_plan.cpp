@@ -123,6 +123,19 @@ TEST_CASE("a probe report reads back, and says whether the overlay works", "[enf
     CHECK(all.read_mask());
     CHECK_FALSE(restricted.read_mask());
 
+    // The run's mirror (root): one that does not work costs time, not the overlay nor the mask, and is no
+    // reason to hold tasks by Landlock alone.
+    CHECK_FALSE(all.mirror());
+    ProbeReport no_mirror = all;
+    no_mirror.steps.push_back({"mirror", false, 22, "an overlay did not follow the read mask's redirect"});
+    CHECK(no_mirror.overlay());
+    CHECK(no_mirror.read_mask());
+    CHECK_FALSE(no_mirror.mirror());
+    CHECK_FALSE(no_mirror.first_failure());
+    all.steps.push_back({"mirror", true, 0, {}});
+    CHECK(all.mirror());
+    CHECK_FALSE(no_mask.mirror());
+
     CHECK_FALSE(decode_probe("landlock ok\n"));                      // no ABI line
     CHECK_FALSE(decode_probe("landlock-abi 7\nuserns maybe\n"));     // neither ok nor failed
     CHECK_FALSE(decode_probe("landlock-abi x\n"));

@@ -30,6 +30,9 @@ struct ProbeReport {
     // Whether a read mask (read_mask.hpp) hides what it should in such an overlay: without it, enforce
     // allows reads file by file through Landlock, and what a task creates outside those is refused.
     bool read_mask() const;
+    // As root: whether an overlay mounted by the host's root follows a read mask's redirects into a mirror
+    // of the workspace (run_mirror.hpp); without it each command mirrors refused directories itself.
+    bool mirror() const;
     // The first failed step, for "held by Landlock alone because ..." (nullopt when all passed).
     std::optional<ProbeStep> first_failure() const;
 
