@@ -148,6 +148,15 @@ std::string enforce_summary(const RunAudit& audit, const SummaryOptions& options
     std::stable_partition(listed.begin(), listed.end(), [](const TaskAudit* t) { return t->failed; });
     for (const TaskAudit* t : listed)
         enforced_task_lines(out, *t, options);
+    // Held by Landlock alone: tasks whose output qk made before they ran, and which are not cached for it.
+    std::vector<std::string> made;
+    for (const auto& t : audit.tasks)
+        if (t.status == TaskStatus::enforced && !t.reason.empty())
+            made.push_back(printable(t.task));
+    if (!made.empty())
+        out += fmt::format("  not cached, as qk made an output directory before {} ran (a tool renaming or copying "
+                           "into it leaves another tree): {}\n",
+                           made.size() == 1 ? "it" : "they", fmt::join(made, ", "));
     if (!audit.recorder && c.enforced != 0)
         out += "  reads refused are not listed: " +
                (audit.no_recorder.empty() ? std::string("no recorder works here") : audit.no_recorder) + "\n";

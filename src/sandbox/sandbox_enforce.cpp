@@ -82,7 +82,7 @@ public:
     std::vector<std::string> outputs_qk_made;
 };
 
-void SandboxEnforce::note_outputs_made(std::size_t i, const std::vector<std::string>& made)
+std::optional<std::string> SandboxEnforce::note_outputs_made(std::size_t i, const std::vector<std::string>& made)
 {
     const std::string& root = session_.workspace().root();
     std::vector<std::string> left;
@@ -92,13 +92,15 @@ void SandboxEnforce::note_outputs_made(std::size_t i, const std::vector<std::str
             left.push_back(d);
     }
     if (left.empty())
-        return;
-    std::lock_guard lock(mutex_);
-    made_outputs_[i] = fmt::format("qk made its output {} as a directory before it ran ({}), which changes what a "
+        return std::nullopt;
+    std::string said = fmt::format("qk made its output {} as a directory before it ran ({}), which changes what a "
                                    "tool that renames or copies into it leaves, so its result is not cached; over "
                                    "an overlay with a read mask qk makes none",
                                    fmt::join(left, ", "),
                                    overlay_ ? "its reads held by Landlock's list" : "held by Landlock alone");
+    std::lock_guard lock(mutex_);
+    made_outputs_[i] = said;
+    return said;
 }
 
 std::optional<std::string> SandboxEnforce::changed(std::size_t i)
@@ -238,7 +240,9 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
         audit.provenance.lost_events = run.recording->recording().lost_events();
     }
     run.directories.remove_empty();
-    note_outputs_made(run.task, run.outputs_qk_made);
+    // Said in the report too (its reason), and gathered on one line of the summary.
+    if (auto said = note_outputs_made(run.task, run.outputs_qk_made); said && audit.status == audit::TaskStatus::enforced)
+        audit.reason = *said;
     for (const auto& layer : run.enforced->layers())
         remove_later(layer);
     {

@@ -43,7 +43,8 @@ private:
     // Removes a command's directories off the critical path (freeing many replaced files takes time).
     void remove_later(enforce::SandboxDir::CommandDirs dirs);
     void janitor();
-    void note_outputs_made(std::size_t i, const std::vector<std::string>& made);
+    // Those of `made` the task left, said (and kept for changed()); nullopt when none.
+    std::optional<std::string> note_outputs_made(std::size_t i, const std::vector<std::string>& made);
 
     std::string helper_;
     std::optional<enforce::SandboxDir> dir_;

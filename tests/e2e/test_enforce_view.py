@@ -132,6 +132,9 @@ def test_under_landlock_alone_an_output_qk_made_keeps_the_result_out_of_the_cach
     assert r.returncode == 0, r.stdout + r.stderr
     assert (ws / "out/src/main.txt").exists()
     assert "qk made its output out as a directory before it ran (held by Landlock alone)" in r.stdout, r.stdout
+    assert "  not cached, as qk made an output directory before it ran (a tool renaming or copying into it leaves " \
+           "another tree): app:t\n" in r.stdout, r.stdout
+    assert "qk made its output out" in doc["tasks"]["app:t"]["reason"], doc
     assert "so its result is not cached" in r.stdout, r.stdout
 
 
