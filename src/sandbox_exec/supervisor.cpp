@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <vector>
 
 #include "qk/util/io.hpp"
 #include "qk/util/printable.hpp"
@@ -131,26 +132,30 @@ bool g_stand_ins_mapped = false;
 // this subreaper, is killed, children before their own children are handed over.
 void kill_descendants()
 {
+    // Each round kills the children there are and waits for exactly those: one that dies hands its own
+    // children to this subreaper before it can be reaped, so the next round sees them. (Waiting for any
+    // child instead would block on such an orphan, alive and never killed: a daemon blocked on a FIFO
+    // held the run.)
     for (int round = 0; round < 1000; ++round) {
-        std::string children;
         auto text = read_file(fmt::format("/proc/self/task/{}/children", ::getpid()));
         if (!text || text->empty())
             break;
+        std::vector<pid_t> killed;
         for (std::size_t pos = 0; pos < text->size();) {
             std::size_t end = text->find(' ', pos);
             pid_t pid = 0;  // stays 0, and is skipped, where the field is not a number
             (void)std::from_chars(text->data() + pos, text->data() + std::min(end, text->size()), pid);
-            if (pid > 0)
-                ::kill(pid, SIGKILL);
+            if (pid > 0 && ::kill(pid, SIGKILL) == 0)
+                killed.push_back(pid);
             pos = end == std::string::npos ? text->size() : end + 1;
         }
-        while (::waitpid(-1, nullptr, WNOHANG) > 0) {
-        }
-        int status;
-        if (::waitpid(-1, &status, 0) < 0 && errno == ECHILD)
+        for (pid_t pid : killed)
+            while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+        if (killed.empty())
             break;
     }
-    while (::waitpid(-1, nullptr, 0) > 0) {
+    while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
 }
 
