@@ -133,7 +133,8 @@ public:
             look_like(made->get(), st);
             return {};
         });
-        QK_TRY_STATUS(walked);
+        if (!walked)
+            return walked;
         for (const auto& [name, below] : node.children)
             if (!seen.contains(name) && (below.hidden || !below.readable_below))
                 QK_TRY_STATUS(whiteout(mask_fd, name.c_str(), join(rel, name)));

@@ -34,8 +34,8 @@ private:
     cache_fs::DirCursor to_, from_;
 };
 
-// Why `path` cannot be reached in the workspace (a link, a file where a directory should be, an errno).
-Error open_failure(std::string_view path, const cache_fs::OpenedDir& d);
+// Why `output` cannot be reached in the workspace (a link, a file where a directory should be, an errno).
+Error open_failure(std::string_view output, const cache_fs::OpenedDir& d);
 
 // Each regular file's copy under `copies_fd` checked against the hash stored with it; the Error names the
 // first that differs or cannot be read (the caller decides what a damaged copy costs).

@@ -22,7 +22,6 @@ namespace {
 using cache_copy::open_failure;
 using cache_fs::name_of;
 using cache_fs::open_dir_beneath;
-using cache_fs::OpenedDir;
 using cache_fs::parent_of;
 
 struct DirCloser {
