@@ -26,8 +26,8 @@ struct SandboxPlan {
     std::vector<std::string> binds;  // overlay mode: workspace-relative paths bound through from the real
                                      // workspace (.git, .qk, every node_modules, scratch directories)
     std::vector<Grant> grants;       // everything else in the workspace is refused
-    // Overlay mode: a read mask (enforce/read_mask.hpp), a lower layer over the workspace that leaves out
-    // all but the grants and binds, and `hidden` too. The helper builds it on a tmpfs it mounts on `mask`
+    // Overlay mode: a read mask (enforce/read_mask.hpp), a lower layer over the workspace that stands an
+    // unreadable stand-in in front of all but the grants and binds, and keeps `hidden` out of view. The helper builds it on a tmpfs it mounts on `mask`
     // (an empty directory) in its own mount namespace, so nothing is left to remove and no other command
     // sees it. Landlock then allows the merged workspace whole for reading, so that what the command
     // creates is its own to read back.
