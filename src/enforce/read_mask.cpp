@@ -97,6 +97,8 @@ public:
         std::set<std::string, std::less<>> seen;
         Status walked = each_entry(real_fd, rel, [&](std::string_view name, const struct stat& st) -> Status {
             seen.emplace(name);
+            if (mirror_ && rel.empty() && name == kMirrorName)
+                return {};  // the whiteout at the root stands there: the mirror's name is not the workspace's
             auto child = node.children.find(name);
             const Node* below = child == node.children.end() ? nullptr : &child->second;
             if ((below && below->whole) || is_special_dir(name) || S_ISLNK(st.st_mode))
@@ -328,6 +330,10 @@ Result<ReadMaskCounts> build_mirror(const std::string& root, int mirror_fd, Stan
     UniqueFd top(::openat(mirror_fd, kMirrorName, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!top.valid())
         return sys_error("cannot open the run's mirror of the workspace");
+    // The layer lies above the workspace, opaque: a redirect finds the names the mirror holds and nothing
+    // of a workspace directory of the same name (which a task could fill with what it may not read).
+    if (::fsetxattr(top.get(), "trusted.overlay.opaque", "y", 1, 0) != 0)
+        return sys_error("cannot mark the run's mirror of the workspace opaque");
     ReadMaskCounts counts;
     Builder builder(counts, owner, true);
     QK_TRY_STATUS(builder.mirror(root_fd.get(), top.get()));

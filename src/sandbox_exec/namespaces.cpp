@@ -54,9 +54,10 @@ Step mount_legacy(const OverlayLayers& l)
         }
         return out;
     };
-    std::string lowers = l.mask.empty() ? esc(l.lower) : esc(l.mask) + ":" + esc(l.lower);
+    std::string lowers = l.mask.empty() ? std::string() : esc(l.mask) + ":";
     if (!l.mirror.empty())
-        lowers += ":" + esc(l.mirror);
+        lowers += esc(l.mirror) + ":";
+    lowers += esc(l.lower);
     std::string options = fmt::format("lowerdir={},upperdir={},workdir={},{}redirect_dir={},index=off,metacopy=off",
                                       lowers, esc(l.upper), esc(l.work), l.host_root ? "" : "userxattr,",
                                       l.mirror.empty() ? "nofollow" : "follow");
@@ -75,10 +76,11 @@ Step mount_overlay_layers(const OverlayLayers& l)
     // Lower layers are given top first: the mask hides what lies beneath it in the workspace.
     if (!l.mask.empty() && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.mask.c_str(), 0) != 0)
         return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir (mask)" + context_log(fs.get()));
-    if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.lower.c_str(), 0) != 0)
-        return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir" + context_log(fs.get()));
+    // The run's mirror above the workspace: its opaque top directory is all a redirect finds.
     if (!l.mirror.empty() && ::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.mirror.c_str(), 0) != 0)
         return setup_error("overlay", "overlay lowerdir (the run's mirror)" + context_log(fs.get()));
+    if (::fsconfig(fs.get(), FSCONFIG_SET_STRING, "lowerdir+", l.lower.c_str(), 0) != 0)
+        return errno == EINVAL ? mount_legacy(l) : setup_error("overlay", "overlay lowerdir" + context_log(fs.get()));
     // Redirects are followed only into the run's mirror, whose layers are root's: a task cannot write a
     // trusted.* xattr, and its own user.overlay.* ones are plain xattrs there.
     const std::pair<const char*, const char*> strings[] = {

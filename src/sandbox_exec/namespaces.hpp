@@ -30,7 +30,7 @@ struct OverlaySpec {
     std::string mask;
     bool mask_built = false;  // built already, before the user namespace (root)
     // Root: the overlay is mounted by the host's root, before the user namespace (trusted.* xattrs), with
-    // `mirror` (the run's, read_mask.hpp) as its lowest layer when set, redirects followed.
+    // `mirror` (the run's, read_mask.hpp) as a layer above the workspace when set, redirects followed.
     bool host_root = false;
     std::string mirror;
     std::vector<std::string> visible, hidden;
@@ -52,7 +52,7 @@ struct OverlaySpec {
 struct OverlayLayers {
     std::string lower, upper, work, target;
     std::string mask;    // when set, a lower layer above `lower`
-    std::string mirror;  // when set, the lowest layer, which the mask's redirects lead into
+    std::string mirror;  // when set, a layer between the mask and `lower`, which the mask's redirects lead into
     bool host_root = false;
 };
 // An overlay with the options every enforce mount uses (index=off, metacopy=off; redirect_dir=nofollow, or

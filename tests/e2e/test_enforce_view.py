@@ -161,3 +161,17 @@ def test_a_packer_of_its_project_is_refused_what_the_audit_lists(tmp_path):
     assert audit.returncode == 0, audit.stdout + audit.stderr
     adoc = json.loads((tmp_path / "a.json").read_text())
     assert "README.md" in adoc["tasks"]["app:t"]["findings"].get("readsOutsideInputs", []), adoc
+
+
+def test_a_workspace_directory_named_as_the_runs_mirror_neither_refuses_tasks_nor_leaks(tmp_path):
+    # The run's mirror lives under one name in its layer; a directory of that name in the workspace (a
+    # hostile task's output, say) must not make every task's sandbox fail, nor show its files where a
+    # refused directory's names should be.
+    command = "mkdir -p dist && ls other > dist/ls.txt && (cat other/planted.txt > dist/leak.txt 2>&1 || true)"
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command)},
+                          {"__qk_read_mask_mirror/other/planted.txt": "PLANTED\n"})
+    r, doc = enforce(ws, "t", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["tasks"]["app:t"]["status"] == "enforced", doc
+    assert (ws / "dist/ls.txt").read_text().split() == ["secret.txt"]
+    assert "PLANTED" not in (ws / "dist/leak.txt").read_text()

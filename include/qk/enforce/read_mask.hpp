@@ -52,7 +52,7 @@ inline constexpr const char* kMirrorName = "__qk_read_mask_mirror";
 // way are opened without following a link; one that is a link, or missing, gets nothing beneath it.
 //
 // `mirror_layer`: the overlay is mounted by the host's root over the run's mirror (build_mirror), this
-// path, as its lowest layer. A directory of which nothing may be read that the mirror holds is then an
+// path, as a layer between the mask and the workspace. A directory of which nothing may be read that the mirror holds is then an
 // empty directory redirected (trusted.overlay.redirect) to its copy there, names as the run started, so
 // the mask's cost follows the directories seen in part, not the files refused; one made since the run
 // started is mirrored here. The mask's xattrs are trusted.*, and a whiteout hides the mirror's own

@@ -35,7 +35,7 @@ struct SandboxPlan {
     std::string mask;
     // With a read mask under root: the run's mirror of the workspace (read_mask.hpp, build_mirror), a path
     // to the tmpfs qk holds (/proc/<qk>/fd/<n>); the overlay is then mounted by the host's root with it as
-    // its lowest layer, and refused directories point there. Empty: each command mirrors them itself.
+    // a layer above the workspace, and refused directories point there. Empty: each command mirrors them itself.
     std::string mirror;
     std::vector<std::string> hidden;  // workspace-relative: paths other tasks may write meanwhile
     // Overlay mode: directories made on the merged tree (in the upper layer) before the grants are
