@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "qk/record/path_resolver.hpp"
@@ -26,6 +28,8 @@ public:
     Classifier(const record::Recording& recording, const rules::Rules& rules, const workspace::Workspace& ws)
         : rec_(recording), rules_(rules), ws_(ws)
     {
+        for (const auto& [from, to] : rec_.renames())
+            renamed_from_.emplace(from, to);
     }
 
 
@@ -55,16 +59,27 @@ private:
     // rename), or with a directory it lay in, built beside an output and renamed into place (`mkdir
     // out.tmp && … && mv out.tmp out`), whose files are judged where they are now. Writes are judged by
     // what the task leaves, as enforce judges them.
+    // Looked up by the path and each directory above it (a build writing every file atomically renames
+    // as many times as it writes: no scan of every rename per path), and only then asked of the disk.
     bool renamed_away(const std::string& path)
     {
-        struct stat st {};
-        if (rec_.renames().empty() || ::lstat(path.c_str(), &st) == 0)
+        if (renamed_from_.empty())
             return false;
-        for (const auto& [from, to] : rec_.renames()) {
-            if (path == from)
-                return true;
-            if (path.size() > from.size() && path.compare(0, from.size(), from) == 0 && path[from.size()] == '/') {
-                const std::string now = to + path.substr(from.size());
+        struct stat st {};
+        bool gone_checked = false;
+        for (std::size_t end = path.size(); end != 0 && end != std::string::npos; end = path.rfind('/', end - 1)) {
+            auto [first, last] = renamed_from_.equal_range(std::string_view(path).substr(0, end));
+            if (first == last)
+                continue;
+            if (!gone_checked) {
+                if (::lstat(path.c_str(), &st) == 0)
+                    return false;  // there now: judged where it is
+                gone_checked = true;
+            }
+            if (end == path.size())
+                return true;  // the rename's source itself, judged with the rename
+            for (auto it = first; it != last; ++it) {
+                const std::string now = std::string(it->second) + path.substr(end);
                 if (::lstat(now.c_str(), &st) != 0)
                     continue;  // gone from there too: judged as it was
                 judge_write(now, true, false);
@@ -145,6 +160,7 @@ private:
     const record::Recording& rec_;
     const rules::Rules& rules_;
     const workspace::Workspace& ws_;
+    std::unordered_multimap<std::string_view, std::string_view> renamed_from_;  // rename source -> destination
     TaskFindings out_;
 };
 
