@@ -65,6 +65,12 @@ bool LocalCache::keep_warm(int entry, const CacheRecord& record, const OutputSet
             return skip(copied.error().message);
         doc.files.push_back(std::move(*copied));
     }
+    if (doc.files.empty()) {
+        // Nothing to keep (the tool made no state this run): the task's newest warm state stays the one
+        // an earlier entry holds, rather than this empty one.
+        (void)cache_fs::remove_tree(entry, kWarmDir, kWarmDir);
+        return false;
+    }
     auto text = cache_meta::write_warm(doc);
     if (!text)
         return skip(text.error().message);
