@@ -61,8 +61,15 @@ def pnpm(major: int) -> Path:
         npm = shutil.which("npm")
         if npm is None:
             pytest.fail("npm is not installed: these tests install pnpm with it (apt-get install npm)", pytrace=False)
-        _run([npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", f"pnpm@{major}"],
-             prefix, f"installing pnpm@{major} with npm")
+        # A registry that stalls mid-download is retried afresh: a new npm process, new connections.
+        cmd = [npm, "install", "--prefix", prefix, "--no-audit", "--no-fund", "--no-save", f"pnpm@{major}"]
+        for attempt in range(1, 4):
+            try:
+                _run(cmd, prefix, f"installing pnpm@{major} with npm (attempt {attempt} of 3)", timeout=240)
+                break
+            except pytest.fail.Exception:
+                if attempt == 3:
+                    raise
         if not exe.exists():
             pytest.fail(f"npm installed pnpm@{major}, but {exe} is missing", pytrace=False)
         return exe

@@ -30,6 +30,13 @@ RECORDERS = ("ebpf", "strace")
 FILE_KEYS = ("read", "written", "created", "removed", "listed", "probed", "denied")
 ALL_FILE_KEYS = FILE_KEYS + ("renamed",)
 
+# npm and pnpm wait 5 minutes on a stalled connection by default, twice over: one stalled tarball took a
+# CI run's pnpm install past its 600 s. Shorter waits with more retries ride out a slow registry.
+# The user's own settings win.
+os.environ.setdefault("npm_config_fetch_timeout", "60000")
+os.environ.setdefault("npm_config_fetch_retries", "5")
+os.environ.setdefault("npm_config_fetch_retry_maxtimeout", "20000")
+
 def schema_validator() -> jsonschema.Draft202012Validator:
     return schema_check.validator(SCHEMA_PATH.name)
 
