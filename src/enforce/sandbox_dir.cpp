@@ -1,6 +1,7 @@
 #include "qk/enforce/sandbox_dir.hpp"
 
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -9,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "qk/enforce/read_mask.hpp"
+#include "qk/util/capabilities.hpp"
 #include "qk/util/path_within.hpp"
 #include "tree_ops.hpp"
 
@@ -241,6 +244,21 @@ void SandboxDir::destroy() noexcept
     lock_fd_.reset();
     run_fd_.reset();
     base_fd_.reset();
+}
+
+Status SandboxDir::hide_from_commands() const
+{
+    // Every run's upper layers lie in its run directory, wherever its sandbox directory is: a task of
+    // another run (another QK_SANDBOX_DIR, another user's default) could find one by its path and write
+    // into what this run applies and caches, or rename a command's directory away and put its own in
+    // its place. As root, qk mounts the layers as the host's root, and a run directory owned by the one
+    // id no command's user namespace maps, mode 0700, is out of reach of every capability a command
+    // keeps. Without root a command runs as qk's own user: docs/sandbox.md says what holds then.
+    if (::geteuid() != 0 || !has_capability(CAP_SYS_ADMIN))
+        return {};
+    if (::fchownat(run_fd_.get(), "", kStandInOwner, kStandInOwner, AT_EMPTY_PATH) != 0)
+        return sys_error(fmt::format("cannot give {} to the owner no sandbox maps", run_dir_.string()));
+    return {};
 }
 
 Result<SandboxDir::CommandDirs> SandboxDir::command_dirs() const

@@ -115,6 +115,11 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                                                           failed->message)
                                             : "the overlay cannot be mounted";
     }
+    // Over the overlay a command's directories hold its upper layer. Under Landlock alone they hold none,
+    // and the command reaches its private temporary directory there by its path (no mount namespace
+    // binds it back).
+    if (self->overlay_)
+        QK_TRY_STATUS(self->dir_->hide_from_commands());
     self->private_tmp_ = workspace_in_tmp(root, settings.sandbox.tmpdir);
     self->covers_ = sandbox_bases(bases, self->dir_->base());
     if (self->read_mask_) {

@@ -181,6 +181,11 @@ Step enter_mount_namespace()
     return std::nullopt;
 }
 
+Step enter_user_namespace_as_root()
+{
+    return map_every_id_by_a_child(CLONE_NEWUSER);
+}
+
 Step enter_namespaces(bool pid_namespace)
 {
     const uid_t uid = ::geteuid();

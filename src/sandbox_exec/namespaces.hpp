@@ -22,6 +22,11 @@ Step enter_namespaces(bool pid_namespace);
 // a user namespace can hold only ids it maps).
 Step enter_mount_namespace();
 
+// Under Landlock alone, root's command keeps the file capabilities a tool needs (CAP_DAC_OVERRIDE ...),
+// which would reach every run's sandbox directory, owned by kStandInOwner: a user namespace of its own
+// mapping every id but that one (no mounts, no pid namespace) leaves them all out of its reach.
+Step enter_user_namespace_as_root();
+
 struct OverlaySpec {
     std::string root;                 // the workspace, lower layer and mount point at once
     std::string upper, work;

@@ -2,6 +2,7 @@
 // tool needs to work with files it may reach anyway.
 #pragma once
 
+#include "qk/util/capabilities.hpp"
 #include "setup_error.hpp"
 
 namespace qk::sandbox_exec {
@@ -14,7 +15,6 @@ namespace qk::sandbox_exec {
 // and CAP_DAC_READ_SEARCH go as well.
 Step drop_privileges(bool keep_dac = true);
 
-// Whether this process has `cap` in its effective set.
-bool has_capability(int cap);
+using qk::has_capability;
 
 }  // namespace qk::sandbox_exec

@@ -236,8 +236,13 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         // The old directory is the real workspace's; the same path now leads to the merged tree.
         if (::chdir(cwd.c_str()) != 0)
             return fail(setup_error("cwd", "cannot enter " + cwd + " on the merged tree"));
-    } else if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0) {  // else what it leaves running escapes
-        return fail(setup_error("subreaper", "cannot become the subreaper of the command's processes"));
+    } else {
+        if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)  // else what it leaves running escapes
+            return fail(setup_error("subreaper", "cannot become the subreaper of the command's processes"));
+        // Where root may not make one (a container's seccomp profile), the command runs as before and
+        // docs/sandbox.md says what it may then reach.
+        if (::geteuid() == 0)
+            (void)enter_user_namespace_as_root();
     }
 
     int pipe_fds[2];

@@ -5,8 +5,10 @@ under Landlock alone (QK_SANDBOX_OVERLAY=0). docs/sandbox.md counts them."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -330,6 +332,38 @@ def test_no_sandbox_directory_can_be_reached(mode, tmp_path):
     if mode == "overlay":  # covered: not even listed (Landlock alone never holds listing)
         assert not re.search(r"^app:t +\| other-run$", r.stdout, re.M), r.stdout
     assert not (other / "pwned.txt").exists() and not (base / "pwned.txt").exists()
+
+
+@MODE
+def test_another_runs_upper_layer_cannot_be_reached(mode, tmp_path):
+    # Run B (its own QK_SANDBOX_DIR, over the overlay) holds its task until run A's task has looked for
+    # B's upper layers by path and written into every one it found. B must apply, cache and restore only
+    # what its own task wrote.
+    sync = tmp_path / "sync"
+    sync.mkdir()
+    base_b = tmp_path / "sandboxes-b"
+    wait_for = "while [ ! -e {0} ]; do sleep 0.02; done"
+    b_ws = escape_workspace(tmp_path / "b", {"t": target(
+        f"mkdir -p dist; touch {sync}/b-started; {wait_for.format(sync / 'a-done')}; echo b > dist/b.txt",
+        cache=True)})
+    a_ws = escape_workspace(tmp_path / "a", {"t": target(
+        f"mkdir -p dist; {wait_for.format(sync / 'b-started')}; "
+        f"for d in $(find {base_b} -type d -name upper 2>/dev/null); do mkdir -p $d/dist; "
+        f"echo pwned > $d/dist/pwned.txt && echo \"wrote $d\"; done; "
+        f"ls -laR {base_b} > dist/seen.txt 2>&1; touch {sync}/a-done; true")})
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        b = pool.submit(enforce, b_ws, "t", tmp_path / "b.json", env={"QK_SANDBOX_DIR": str(base_b)})
+        ra, _ = enforce(a_ws, "t", tmp_path / "a.json", mode=mode,
+                        env={"QK_SANDBOX_DIR": str(tmp_path / "sandboxes-a")})
+        rb, doc_b = b.result(timeout=120)
+    assert ra.returncode == 0 and rb.returncode == 0, ra.stdout + ra.stderr + rb.stdout + rb.stderr
+    assert "wrote " not in ra.stdout, ra.stdout
+    assert sorted(p.name for p in (b_ws / "dist").iterdir()) == ["b.txt"], (a_ws / "dist" / "seen.txt").read_text()
+    # B's result was cached as what its task wrote: restored without the planted file.
+    shutil.rmtree(b_ws / "dist")
+    rb2, doc_b2 = enforce(b_ws, "t", tmp_path / "b2.json", env={"QK_SANDBOX_DIR": str(base_b)})
+    assert doc_b2["tasks"]["app:t"]["status"] == "restored", rb2.stdout
+    assert sorted(p.name for p in (b_ws / "dist").iterdir()) == ["b.txt"]
 
 
 @MODE

@@ -56,6 +56,10 @@ public:
         std::filesystem::path mask;
     };
     Result<CommandDirs> command_dirs() const;
+    // As root, puts the run directory out of every command's reach (commands of this run and of any
+    // other, whatever directory holds theirs), once the probe, which works in it from inside a user
+    // namespace, is done. Only where the overlay's layers are mounted as the host's root.
+    Status hide_from_commands() const;
     // Removes what command_dirs() made, once its upper has been applied: the slow part of replacing many
     // outputs (freeing what they replaced), so call it off the critical path (it is thread-safe).
     Status remove(const CommandDirs& dirs) const;
