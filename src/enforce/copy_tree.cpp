@@ -7,49 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/sparse_copy.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "tree_ops.hpp"
 
 namespace qk::enforce::tree {
 
 namespace {
-
-Status copy_data(int in, int out, std::string_view shown)
-{
-    // copy_file_range shares extents where the filesystems can (reflink); read/write otherwise.
-    for (;;) {
-        ssize_t n = ::copy_file_range(in, nullptr, out, nullptr, 1 << 30, 0);
-        if (n == 0)
-            return {};
-        if (n > 0)
-            continue;
-        if (errno == EINTR)
-            continue;
-        if (errno != EXDEV && errno != ENOSYS && errno != EINVAL && errno != EOPNOTSUPP)
-            return sys_error(fmt::format("cannot copy {}", shown));
-        break;
-    }
-    char buf[1 << 16];
-    for (;;) {
-        ssize_t n = ::read(in, buf, sizeof buf);
-        if (n == 0)
-            return {};
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return sys_error(fmt::format("cannot read {}", shown));
-        }
-        for (ssize_t done = 0; done < n;) {
-            ssize_t w = ::write(out, buf + done, static_cast<std::size_t>(n - done));
-            if (w < 0) {
-                if (errno == EINTR)
-                    continue;
-                return sys_error(fmt::format("cannot write {}", shown));
-            }
-            done += w;
-        }
-    }
-}
 
 Status copy_file(int from_dir, const std::string& from, int to_dir, const std::string& to, const struct stat& st,
                  std::string_view shown)
@@ -60,7 +24,8 @@ Status copy_file(int from_dir, const std::string& from, int to_dir, const std::s
     UniqueFd out(::openat(to_dir, to.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!out.valid())
         return sys_error(fmt::format("cannot create a copy of {}", shown));
-    if (auto s = copy_data(in.get(), out.get(), shown); !s)
+    // Holes kept: a sparse output is applied sparse across filesystems as by a rename.
+    if (auto s = copy_sparse(in.get(), out.get(), shown); !s)
         return s;
     const struct timespec times[2] = {st.st_atim, st.st_mtim};
     if (::fchmod(out.get(), st.st_mode & 07777) != 0 || ::futimens(out.get(), times) != 0)

@@ -43,6 +43,13 @@ struct RunSummary {
     std::size_t projects = 0;          // the projects they were asked for
     std::size_t dependency_tasks = 0;  // tasks of other projects that they depend on
     bool interrupted = false;
+    // Results the cache refused to store for what they hold (too big for an entry, a set-id file, a link
+    // that points away): each task and why, said again at the end since its own line scrolls away.
+    struct NotCached {
+        std::string task;
+        std::string why;
+    };
+    std::vector<NotCached> not_cached;
 };
 
 // "exit code 2", "killed by signal 9 (SIGKILL)".

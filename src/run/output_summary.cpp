@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "output_display.hpp"
+#include "qk/util/printable.hpp"
 
 namespace qk::run {
 
@@ -23,6 +24,20 @@ std::string what_ran(const RunSummary& run)
     return text;
 }
 
+// The results the cache refused, after the counts: the outputs are in the workspace, and what to do.
+std::string not_cached_lines(const RunSummary& run)
+{
+    if (run.not_cached.empty())
+        return {};
+    std::string text = fmt::format("  {} not cached, the cache refusing what {} left (the outputs stay in the "
+                                   "workspace):\n",
+                                   plural(run.not_cached.size(), "result", "results"),
+                                   run.not_cached.size() == 1 ? "its task" : "their tasks");
+    for (const RunSummary::NotCached& n : run.not_cached)
+        text += fmt::format("    {}: {}\n", printable(n.task), printable(n.why));
+    return text;
+}
+
 }  // namespace
 
 std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
@@ -40,7 +55,8 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
     }
     std::string from_cache = restored ? fmt::format(" ({} restored from the cache)", restored) : std::string();
     if (!run.interrupted && failed == 0 && skipped == 0 && not_run == 0)
-        return fmt::format("\n{} Successfully ran {}{}\n", mark("✔", 32), what_ran(run), from_cache);
+        return fmt::format("\n{} Successfully ran {}{}\n", mark("✔", 32), what_ran(run), from_cache) +
+               not_cached_lines(run);
 
     std::vector<std::string> parts;
     if (succeeded)
@@ -67,7 +83,7 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
         if (t.state == State::skipped)
             text += fmt::format("  {} {:<{}}  skipped: {} failed\n", mark("-", 2), t.shown, width, t.because);
     }
-    return text;
+    return text + not_cached_lines(run);
 }
 
 }  // namespace qk::run

@@ -164,6 +164,7 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     self->read_sets_ = std::make_unique<key::ReadSetStore>(key::ReadSetStore::open(cache->dir()));
     self->history_ = std::make_unique<key::TaskHistory>(key::TaskHistory::open(cache->dir()));
     self->cache_ = std::make_unique<key::LocalCache>(std::move(*cache));
+    self->cache_->limit_entry(request.settings.cache.max_entry_bytes);
     self->environment_ = current_environment();
     self->parallel_ = run_parallel(request, s.workspace().nx());
     self->skip_cache_ = request.skip_cache || request.settings.run.skip_nx_cache || s.workspace().nx().skip_cache;
@@ -289,6 +290,8 @@ Result<int> RunMany::run()
     }
     summary.projects = projects.size();
     summary.interrupted = cancelled_;
+    for (key::LocalCache::Refusal& r : cache_->refused())
+        summary.not_cached.push_back({std::move(r.task), std::move(r.why)});
     display_->summary(summary);
     for (std::size_t i = 0; i < results->size(); ++i) {
         using State = NodeResult::State;

@@ -1,6 +1,7 @@
 #include "qk/util/settings.hpp"
 
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 #include <utility>
 
@@ -96,6 +97,50 @@ Result<RemoteCacheSettings> read_remote_cache(const std::function<const char*(co
 
 }  // namespace
 
+Result<std::uint64_t> parse_byte_size(std::string_view name, std::string_view value)
+{
+    auto refused = [&] {
+        return error(fmt::format("{}='{}' must be a size such as 4GiB, 500MiB or 1048576 (bytes; K, M, G, T are "
+                                 "binary units), or off for no limit",
+                                 name, value));
+    };
+    std::string lower;
+    for (char c : value)
+        lower += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+    if (lower == "off")
+        return std::numeric_limits<std::uint64_t>::max();
+    std::size_t digits = 0;
+    std::uint64_t n = 0;
+    for (; digits < lower.size() && lower[digits] >= '0' && lower[digits] <= '9'; ++digits) {
+        if (n > (std::numeric_limits<std::uint64_t>::max() - 9) / 10)
+            return refused();
+        n = n * 10 + static_cast<std::uint64_t>(lower[digits] - '0');
+    }
+    if (digits == 0 || n == 0)
+        return refused();
+    std::string_view unit = std::string_view(lower).substr(digits);
+    if (unit.ends_with("ib"))
+        unit.remove_suffix(2);
+    else if (unit.size() > 1 && unit.ends_with('b'))
+        unit.remove_suffix(1);
+    int shift = 0;
+    if (unit.empty() || unit == "b")
+        shift = 0;
+    else if (unit == "k")
+        shift = 10;
+    else if (unit == "m")
+        shift = 20;
+    else if (unit == "g")
+        shift = 30;
+    else if (unit == "t")
+        shift = 40;
+    else
+        return refused();
+    if (n > (std::numeric_limits<std::uint64_t>::max() >> shift))
+        return refused();
+    return n << shift;
+}
+
 std::string url_without_credentials(const std::string& url)
 {
     const auto scheme_end = url.find("://");
@@ -160,6 +205,10 @@ Result<Settings> Settings::read(const EnvLookup& env)
         s.record_audit = true;
     }
     s.trace_timings = env("QK_TRACE_TIMINGS") != nullptr;
+    if (const char* v = set("QK_CACHE_MAX_ENTRY_SIZE")) {
+        QK_TRY(bytes, parse_byte_size("QK_CACHE_MAX_ENTRY_SIZE", v));
+        s.cache.max_entry_bytes = *bytes;
+    }
     QK_TRY(remote, read_remote_cache(set));
     s.remote_cache = std::move(*remote);
     return s;

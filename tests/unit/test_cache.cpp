@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cache_workspace.hpp"
+#include "test_support.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/key/cache_in_place.hpp"
 
@@ -194,21 +195,100 @@ TEST_CASE("restore removes links inside an output without following them", "[key
 {
     Sandbox sb;
     sb.write("dist/a.js", "a");
-    fs::create_symlink(sb.dir / "outside/secret", sb.root / "dist/to-outside");
+    fs::create_symlink("a.js", sb.root / "dist/to-a");
     const Hash128 h = hash_bytes("key-inner-link");
     LocalCache cache = sb.cache();
     REQUIRE(cache.store(h, record({"dist"})));
     CacheHit hit = must_find(cache, h);
 
+    // What stands in the workspace now leads outside: removed as links, never followed.
     sb.write(sb.dir / "outside/dir/x.js", "x");
     sb.write(sb.dir / "outside/secret", "s");
-    fs::remove(sb.root / "dist/to-outside");
+    fs::remove(sb.root / "dist/to-a");
+    fs::create_symlink(sb.dir / "outside/secret", sb.root / "dist/to-a");
     fs::create_directory_symlink(sb.dir / "outside/dir", sb.root / "dist/sub");
     REQUIRE(cache.restore(hit));
-    CHECK(fs::read_symlink(sb.root / "dist/to-outside") == sb.dir / "outside/secret");
+    CHECK(fs::read_symlink(sb.root / "dist/to-a") == "a.js");
     CHECK_FALSE(fs::exists(fs::symlink_status(sb.root / "dist/sub")));
     CHECK(read(sb.dir / "outside/dir/x.js") == "x");
     CHECK(read(sb.dir / "outside/secret") == "s");
+}
+
+TEST_CASE("store refuses a link leading out of the workspace or out of its outputs, and keeps nothing",
+          "[key][cache]")
+{
+    Sandbox sb;
+    sb.write("dist/a.js", "a");
+    sb.write("src/main.js", "m");
+    struct Case {
+        const char* name;
+        std::string target;
+        const char* said;
+    };
+    for (const Case& c : {Case{"absolute", (sb.dir / "outside").string(), "outside the workspace"},
+                          Case{"climbing", "../../outside", "outside the workspace"},
+                          Case{"into an input", "../src/main.js", "out of its outputs"}}) {
+        SECTION(c.name)
+        {
+            fs::create_symlink(c.target, sb.root / "dist/away");
+            const Hash128 h = hash_bytes(std::string("key-away-") + c.name);
+            LocalCache cache = sb.cache();
+            Status s = cache.store(h, record({"dist"}));
+            REQUIRE_FALSE(s);
+            CHECK(s.error().kind == qk::ErrorKind::cache_entry_unsafe);
+            CHECK_THAT(s.error().message, Catch::Contains("dist/away") && Catch::Contains(c.said));
+            CHECK_FALSE(fs::exists(sb.root / ".qk/cache" / h.hex()));
+            CHECK(fs::is_empty(sb.root / ".qk/cache/tmp"));
+            REQUIRE(cache.refused().size() == 1);
+            CHECK(cache.refused()[0].task == "app:build");
+            // The workspace keeps the task's outputs as they are.
+            CHECK(fs::read_symlink(sb.root / "dist/away") == c.target);
+        }
+    }
+}
+
+TEST_CASE("a file that sets a user or group id is never stored, found or restored with its bit", "[key][cache]")
+{
+    Sandbox sb;
+    sb.write("dist/tool", "#!/bin/sh\n", fs::perms(0755));
+    ::chmod((sb.root / "dist/tool").c_str(), 04755);
+    LocalCache cache = sb.cache();
+    const Hash128 h = hash_bytes("key-setuid");
+    Status s = cache.store(h, record({"dist"}));
+    REQUIRE_FALSE(s);
+    CHECK(s.error().kind == qk::ErrorKind::cache_entry_unsafe);
+    CHECK_THAT(s.error().message, Catch::Contains("dist/tool") && Catch::Contains("sets a user id"));
+    CHECK_FALSE(fs::exists(sb.root / ".qk/cache" / h.hex()));
+
+    // An entry stored before qk refused them (its meta.json says 4755): a miss that says why, and removed.
+    ::chmod((sb.root / "dist/tool").c_str(), 0755);
+    const Hash128 old = hash_bytes("key-setuid-old");
+    REQUIRE(cache.store(old, record({"dist"})));
+    const fs::path meta = sb.root / ".qk/cache" / old.hex() / "meta.json";
+    std::string text = read(meta);
+    const auto at = text.find("\"mode\": \"0755\"", text.find("\"dist/tool\""));
+    REQUIRE(at != std::string::npos);
+    text.replace(at, 14, "\"mode\": \"4755\"");
+    fs::permissions(meta, fs::perms(0644));
+    std::ofstream(meta, std::ios::trunc) << text;
+    std::string why;
+    auto found = cache.find(old, &why);
+    REQUIRE(found);
+    CHECK_FALSE(found->has_value());
+    CHECK_THAT(why, Catch::Contains("dist/tool") && Catch::Contains("sets a user id"));
+    CHECK_FALSE(fs::exists(sb.root / ".qk/cache" / old.hex()));
+
+    // And a hit handed to restore with the bit (plain data, however it came) never sets it.
+    const Hash128 again = hash_bytes("key-setuid-again");
+    REQUIRE(cache.store(again, record({"dist"})));
+    CacheHit hit = must_find(cache, again);
+    for (CachedFile& f : hit.files)
+        if (f.path == "dist/tool")
+            f.mode = 06755;
+    REQUIRE(cache.restore(hit));
+    struct stat st;
+    REQUIRE(::lstat((sb.root / "dist/tool").c_str(), &st) == 0);
+    CHECK((st.st_mode & 07777) == 0755);
 }
 
 TEST_CASE("an interrupted store is never a hit, and dead builds are removed on open", "[key][cache]")
@@ -451,4 +531,51 @@ TEST_CASE("an entry without content hashes (an older qk's) is a miss that says w
     REQUIRE(hit);
     CHECK_FALSE(*hit);
     CHECK(why.find("has no content hash (stored by an older qk)") != std::string::npos);
+}
+
+TEST_CASE("outputs over the entry limit are not stored and stay; a sparse file counts what it takes", "[key][cache]")
+{
+    Sandbox sb;
+    sb.write("dist/dense.bin", std::string(3 << 20, 'd'));
+    LocalCache cache = sb.cache();
+    cache.limit_entry(std::uint64_t{1} << 20);
+    const Hash128 h = hash_bytes("key-too-big");
+    Status s = cache.store(h, record({"dist"}));
+    REQUIRE_FALSE(s);
+    CHECK(s.error().kind == qk::ErrorKind::cache_entry_too_big);
+    CHECK_THAT(s.error().message, Catch::Contains("over the 1 MiB one cache entry may take") &&
+                                      Catch::Contains("QK_CACHE_MAX_ENTRY_SIZE=1GiB"));
+    CHECK_FALSE(fs::exists(sb.root / ".qk/cache" / h.hex()));
+    CHECK(fs::is_empty(sb.root / ".qk/cache/tmp"));
+    CHECK(fs::file_size(sb.root / "dist/dense.bin") == 3u << 20);
+    REQUIRE(cache.refused().size() == 1);
+
+    // 1 GiB long, 4 KiB of data: under the same limit, stored and restored sparse.
+    fs::remove(sb.root / "dist/dense.bin");
+    {
+        std::ofstream(sb.root / "dist/sparse.bin") << "";
+    }
+    fs::resize_file(sb.root / "dist/sparse.bin", std::uint64_t{1} << 30);
+    {
+        std::fstream f(sb.root / "dist/sparse.bin", std::ios::in | std::ios::out | std::ios::binary);
+        f.seekp(5000000);
+        f << std::string(4096, 's');
+    }
+    struct stat st;
+    REQUIRE(::stat((sb.root / "dist/sparse.bin").c_str(), &st) == 0);
+    if (st.st_blocks * 512 >= (1 << 20)) {
+        qk::test::skip("this file system does not keep holes");
+        return;
+    }
+    const Hash128 sparse = hash_bytes("key-sparse");
+    REQUIRE(cache.store(sparse, record({"dist"})));
+    REQUIRE(::stat((sb.root / ".qk/cache" / sparse.hex() / "files/dist/sparse.bin").c_str(), &st) == 0);
+    CHECK(st.st_size == std::int64_t{1} << 30);
+    CHECK(st.st_blocks * 512 < (1 << 20));
+    CacheHit hit = must_find(cache, sparse);
+    fs::remove(sb.root / "dist/sparse.bin");
+    REQUIRE(cache.restore(hit));
+    REQUIRE(::stat((sb.root / "dist/sparse.bin").c_str(), &st) == 0);
+    CHECK(st.st_size == std::int64_t{1} << 30);
+    CHECK(st.st_blocks * 512 < (1 << 20));
 }

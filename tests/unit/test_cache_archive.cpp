@@ -18,6 +18,7 @@
 #include "key/cache/cache_meta.hpp"
 #include "key/cache/entry_archive.hpp"
 #include "key/cache/entry_check.hpp"
+#include "qk/util/link_target.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "test_support.hpp"
@@ -279,7 +280,8 @@ TEST_CASE("an archive listing paths the cache must not write is refused before a
         {"a path listed twice", {"dist"}, {file("dist/a", "x"), file("dist/a", "x")}, "twice"},
         {"a setuid file", {"dist"}, {setuid_file("dist/su", "x")}, "sets an id or the sticky bit"},
         {"a link through a sibling link", {"dist"}, {symlink_entry("dist/a", ".."), symlink_entry("dist/b", "a/../x")},
-         "outside the workspace"},
+         "out of its outputs"},
+        {"a link out of its outputs", {"dist"}, {symlink_entry("dist/l", "../src/main.js")}, "out of its outputs"},
         {"a link climbing out", {"dist"}, {symlink_entry("dist/l", "../../etc/passwd")}, "outside the workspace"},
         {"an absolute link", {"dist"}, {symlink_entry("dist/l", "/etc/passwd")}, "outside the workspace"},
     };
@@ -297,19 +299,36 @@ TEST_CASE("an archive listing paths the cache must not write is refused before a
 
 TEST_CASE("a link target is inside the workspace by its text from the link's directory", "[key][cache][archive]")
 {
-    CHECK(entry_check::target_stays_inside("dist/l", "main.js"));
-    CHECK(entry_check::target_stays_inside("dist/l", "../src/x"));
-    CHECK(entry_check::target_stays_inside("dist/a/b/l", "../../.././x"));
+    CHECK(qk::link_destination("dist/l", "main.js") == "dist/main.js");
+    CHECK(qk::link_destination("dist/l", "../src/x") == "src/x");
+    CHECK(qk::link_destination("dist/a/b/l", "../../.././x") == "x");
+    CHECK(qk::link_destination("dist/l", ".") == "dist");
+    CHECK(qk::link_destination("dist/l", "..") == "");
     // A ".." after a name climbs out of whatever the name is: "a" may itself be a link ("a" -> ".."),
     // of the entry or of the workspace, so the text alone cannot say it stays inside.
-    CHECK_FALSE(entry_check::target_stays_inside("dist/l", "a/../../x"));
-    CHECK_FALSE(entry_check::target_stays_inside("dist/b", "a/../x"));
-    CHECK_FALSE(entry_check::target_stays_inside("dist/l", "../../x"));
-    CHECK_FALSE(entry_check::target_stays_inside("dist/l", "a/../../../x"));
-    CHECK_FALSE(entry_check::target_stays_inside("l", ".."));
-    CHECK_FALSE(entry_check::target_stays_inside("dist/l", "/x"));
-    CHECK_FALSE(entry_check::target_stays_inside("dist/l", ""));
-    CHECK_FALSE(entry_check::target_stays_inside("dist/l", std::string("a\0b", 3)));
+    CHECK_FALSE(qk::link_destination("dist/l", "a/../../x"));
+    CHECK_FALSE(qk::link_destination("dist/b", "a/../x"));
+    CHECK_FALSE(qk::link_destination("dist/l", "../../x"));
+    CHECK_FALSE(qk::link_destination("dist/l", "a/../../../x"));
+    CHECK_FALSE(qk::link_destination("l", ".."));
+    CHECK_FALSE(qk::link_destination("dist/l", "/x"));
+    CHECK_FALSE(qk::link_destination("dist/l", ""));
+    CHECK_FALSE(qk::link_destination("dist/l", std::string("a\0b", 3)));
+}
+
+TEST_CASE("an entry's link must lead within its outputs' roots, the same rule local and remote", "[key][cache][archive]")
+{
+    auto outputs = OutputSet::compile(std::vector<std::string>{"dist", "types/**/*.d.ts"});
+    REQUIRE(outputs);
+    CHECK_FALSE(entry_check::link_refused(*outputs, "dist/l", "main.js"));
+    CHECK_FALSE(entry_check::link_refused(*outputs, "dist/l", "../types/a.d.ts"));
+    CHECK_FALSE(entry_check::link_refused(*outputs, "dist/l", "."));
+    CHECK_THAT(entry_check::link_refused(*outputs, "dist/l", "../src").value_or(""), Catch::Contains("out of its outputs"));
+    CHECK_THAT(entry_check::link_refused(*outputs, "dist", "dist2").value_or(""), Catch::Contains("out of its outputs"));
+    CHECK_THAT(entry_check::link_refused(*outputs, "dist/l", "..").value_or(""),
+               Catch::Contains("out of its outputs (the workspace root)"));
+    CHECK_THAT(entry_check::link_refused(*outputs, "dist/l", "/etc").value_or(""),
+               Catch::Contains("outside the workspace"));
 }
 
 TEST_CASE("an archive whose bytes are damaged, cut short or for another entry is refused and leaves nothing",

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "qk/key/output_files.hpp"
 #include "qk/key/warm_state.hpp"
 #include "qk/util/result.hpp"
+#include "qk/util/settings.hpp"
 #include "qk/util/unique_fd.hpp"
 
 namespace qk::key {
@@ -78,11 +80,28 @@ public:
     // it lists missing) is removed and is a miss; `miss_reason` then names the entry and says why, for a warning.
     Result<std::optional<CacheHit>> find(const Hash128& hash, std::string* miss_reason = nullptr) const;
 
+    // What one entry's outputs may take on disk, their allocated blocks (Settings' QK_CACHE_MAX_ENTRY_SIZE;
+    // CacheSettings::kDefaultMaxEntryBytes until set). Warm state gets what the outputs leave of it.
+    void limit_entry(std::uint64_t max_bytes) { max_entry_bytes_ = max_bytes; }
+
     // Stores the outputs and terminal output of a task that succeeded. When an entry for `hash` exists
-    // already (another run stored it first), it is kept and this one dropped. With warm paths, what they
+    // already (another run stored it first), it is kept and this one dropped. Refused, with nothing
+    // written and the workspace untouched: outputs over the entry limit, or more than the disk can spare
+    // (ErrorKind::cache_entry_too_big, errno ENOSPC), a file that sets a user or group id, a symbolic link
+    // leading out of the workspace or out of its outputs (ErrorKind::cache_entry_unsafe; entry_check).
+    // Files are stored sparse: holes stay holes. With warm paths, what they
     // hold is kept too, and the entry becomes the task's newest warm state (last_warm); warm state that
     // cannot be kept (a link on the way to it) leaves the entry without it, and `warm_note` says why.
     Status store(const Hash128& hash, const CacheRecord& record, std::string* warm_note = nullptr);
+
+    // The results store() refused for what they hold (over the entry limit or the disk's room, a set-id
+    // file, a link that points away), in the order refused: the run sums them up at its end, since each
+    // task's own line scrolls away. Shared by copies of this cache; safe from several threads.
+    struct Refusal {
+        std::string task;
+        std::string why;
+    };
+    std::vector<Refusal> refused() const;
 
     // The entry holding `task`'s newest warm state, or nullopt (none stored, or the entry is gone).
     std::optional<Hash128> last_warm(const std::string& task) const;
@@ -122,12 +141,17 @@ private:
     LocalCache(std::filesystem::path root, std::filesystem::path dir, UniqueFd root_fd, UniqueFd dir_fd);
     void remove_entry(const std::string& hex) const;
     // Copies what the warm paths hold into `entry` (warm/, warm.json); false when it kept none.
-    bool keep_warm(int entry, const CacheRecord& record, const OutputSet& outputs, std::string* note) const;
+    bool keep_warm(int entry, const CacheRecord& record, const OutputSet& outputs, std::uint64_t budget,
+                   std::string* note) const;
     void remember_warm(const std::string& task, const Hash128& hash) const;
     std::string tmp_name(const std::string& hex) const;
+    void note_refused(const std::string& task, const std::string& why) const;
 
     std::filesystem::path root_, dir_;
     UniqueFd root_fd_, dir_fd_;
+    std::uint64_t max_entry_bytes_ = CacheSettings::kDefaultMaxEntryBytes;
+    struct Refused;
+    std::shared_ptr<Refused> refused_;
 };
 
 }  // namespace qk::key

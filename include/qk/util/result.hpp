@@ -25,6 +25,7 @@ enum class ErrorKind : std::uint8_t {
     cache_entry_corrupt,  // damaged or tampered bytes: gzip, truncation, trailing bytes, a hash or size mismatch
     cache_entry_unsafe,   // well formed, but would write where an entry must not: a path or link refused
     cache_entry_version,  // another format version (a newer or older qk's): a miss, not a fault
+    cache_entry_too_big,  // a task's outputs take more on disk than an entry may (QK_CACHE_MAX_ENTRY_SIZE)
     // A remote cache's transfer (src/remote) that failed; the run goes on as if it missed, saying why once.
     remote_unreachable,  // no connection: refused, no route, name not resolved, the connect timeout
     remote_timeout,      // connected, but no byte moved for the stall timeout

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "qk/util/result.hpp"
 
@@ -50,6 +51,18 @@ struct RemoteCacheSettings {
     unsigned stall_timeout_s = 30;    // QK_REMOTE_CACHE_STALL_TIMEOUT: no byte moved for this long
 };
 
+// The local cache (.qk/cache). The limit counts what an entry takes on disk (allocated blocks), not the
+// files' sizes: a sparse file is stored sparse, so its holes cost nothing (docs/environment.md says why).
+struct CacheSettings {
+    static constexpr std::uint64_t kDefaultMaxEntryBytes = std::uint64_t{4} << 30;  // 4 GiB
+    std::uint64_t max_entry_bytes = kDefaultMaxEntryBytes;  // QK_CACHE_MAX_ENTRY_SIZE; "off": no limit (max)
+};
+
+// A size as people write one: "4GiB", "4G", "500MiB", "500M", "64KiB", "1048576" (bytes); the units are
+// binary (1G = 1 GiB) and their case does not matter; "off" is no limit (UINT64_MAX). An Error names
+// `name`, the value and what it takes.
+Result<std::uint64_t> parse_byte_size(std::string_view name, std::string_view value);
+
 // `url` without the user and password it may hold (http://user:pass@host/ -> http://host/), for messages.
 std::string url_without_credentials(const std::string& url);
 
@@ -58,6 +71,7 @@ struct Settings {
     SandboxSettings sandbox;
     RunSettings run;
     RemoteCacheSettings remote_cache;
+    CacheSettings cache;
     std::string recorder_choice;  // QK_RECORDER: auto, ebpf or strace (parsed by the command), else empty
     bool record_audit = false;    // QK_RECORD=audit: every run-many as with --record --sandbox
     bool trace_timings = false;   // QK_TRACE_TIMINGS: qk-trace's phases on stderr

@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
+#include <mutex>
 
 #include <fmt/format.h>
 
 #include "cache_fs.hpp"
 #include "cache_meta.hpp"
+#include "entry_check.hpp"
 
 namespace qk::key {
 
@@ -78,9 +80,27 @@ Result<UniqueFd> make_dir(int at, const char* name, const std::filesystem::path&
 
 }  // namespace
 
+struct LocalCache::Refused {
+    std::mutex mutex;
+    std::vector<Refusal> list;
+};
+
 LocalCache::LocalCache(std::filesystem::path root, std::filesystem::path dir, UniqueFd root_fd, UniqueFd dir_fd)
-    : root_(std::move(root)), dir_(std::move(dir)), root_fd_(std::move(root_fd)), dir_fd_(std::move(dir_fd))
+    : root_(std::move(root)), dir_(std::move(dir)), root_fd_(std::move(root_fd)), dir_fd_(std::move(dir_fd)),
+      refused_(std::make_shared<Refused>())
 {
+}
+
+std::vector<LocalCache::Refusal> LocalCache::refused() const
+{
+    std::lock_guard lock(refused_->mutex);
+    return refused_->list;
+}
+
+void LocalCache::note_refused(const std::string& task, const std::string& why) const
+{
+    std::lock_guard lock(refused_->mutex);
+    refused_->list.push_back({task, why});
 }
 
 Result<LocalCache> LocalCache::open(const std::filesystem::path& workspace_root)
@@ -177,6 +197,12 @@ Result<std::optional<CacheHit>> LocalCache::find(const Hash128& hash, std::strin
             return unusable(fmt::format("files/{} is not the kind meta.json says", f.path));
         if (f.kind != OutputFile::Kind::directory && static_cast<std::uint64_t>(st.st_size) != f.size)
             return unusable(fmt::format("files/{} has {} bytes, meta.json says {}", f.path, st.st_size, f.size));
+        // Stored before qk refused them, or written by hand: what no entry may restore.
+        std::optional<std::string> why = f.kind == OutputFile::Kind::symlink
+                                             ? entry_check::link_refused(*outputs, f.path, f.target)
+                                             : entry_check::mode_refused(f);
+        if (why)
+            return unusable(*why);
     }
     return std::optional<CacheHit>(std::move(hit));
 }

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/sparse_copy.hpp"
+
 namespace qk::key::cache_copy {
 
 using cache_fs::name_of;
@@ -99,6 +101,11 @@ Result<CachedFile> EntryWriter::add(const OutputFile& out)
         return sys_error(fmt::format("cannot read output {}", out.path));
     if (!S_ISREG(st.st_mode))
         return error(fmt::format("output {} stopped being a file while it was stored", out.path));
+    if (allocated_bytes(st) > budget_)
+        return error(fmt::format("{} takes {} on disk, more than is left of the {} an entry may take", out.path,
+                                 entry_check::shown_size(allocated_bytes(st)), "QK_CACHE_MAX_ENTRY_SIZE"),
+                     ErrorKind::cache_entry_too_big);
+    budget_ -= allocated_bytes(st);
     // Readable by us whatever the output's mode; restore applies the mode meta.json records.
     UniqueFd copy(::openat(dst.fd.get(), name.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC,
                            (st.st_mode & 0777) | S_IRUSR));
@@ -147,10 +154,31 @@ Status Restorer::put_back(const CachedFile& f)
         return made.error();
     UniqueFd out(*made);
     QK_TRY_STATUS(cache_fs::copy_data(in.get(), out.get(), f.path));
-    // After the data: the mode may deny us writing, and writing clears set-id bits.
-    if (::fchmod(out.get(), f.mode) != 0)
+    // After the data: the mode may deny us writing, and writing clears set-id bits. Never a set-id bit,
+    // whatever the entry says (one stored before qk refused them, a warm.json edited by hand): a root
+    // task's setuid shell restored would be root's to whoever runs it.
+    if (::fchmod(out.get(), f.mode & ~static_cast<std::uint32_t>(S_ISUID | S_ISGID)) != 0)
         return sys_error(fmt::format("cannot set the mode of {}", f.path));
     return {};
+}
+
+entry_check::EntrySize measure(int root_fd, std::span<const OutputFile> list)
+{
+    entry_check::EntrySize size;
+    cache_fs::DirCursor from(root_fd, false);
+    for (const OutputFile& f : list) {
+        if (f.kind != OutputFile::Kind::file)
+            continue;
+        const OpenedDir& dir = from.open(parent_of(f.path));
+        struct stat st;
+        const std::string name(name_of(f.path));
+        if (!dir.fd.valid() || ::fstatat(dir.fd.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        size.allocated += allocated_bytes(st);
+        size.apparent += static_cast<std::uint64_t>(st.st_size);
+    }
+    return size;
 }
 
 Status check_copies(int copies_fd, std::span<const CachedFile> files)

@@ -3,25 +3,38 @@
 // through a symbolic link. The store, the restore and warm state share them.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
 #include "cache_fs.hpp"
+#include "entry_check.hpp"
 #include "qk/key/cache.hpp"
 
 namespace qk::key::cache_copy {
 
-// Copies workspace paths into a directory of copies, each file hashed as it lies in the cache.
+// Copies workspace paths into a directory of copies, each file hashed as it lies in the cache. It copies
+// at most `budget` bytes on disk (allocated blocks) in all: a file over what is left is refused
+// (ErrorKind::cache_entry_too_big) before a byte of it is written, even one that grew since it was measured.
 class EntryWriter {
 public:
-    EntryWriter(int root_fd, int copies_fd) : from_(root_fd, false), to_(copies_fd, true), copies_fd_(copies_fd) {}
+    EntryWriter(int root_fd, int copies_fd, std::uint64_t budget = UINT64_MAX)
+        : from_(root_fd, false), to_(copies_fd, true), copies_fd_(copies_fd), budget_(budget)
+    {
+    }
     Result<CachedFile> add(const OutputFile& out);
+    std::uint64_t budget_left() const { return budget_; }
 
 private:
     cache_fs::DirCursor from_, to_;
     int copies_fd_;
+    std::uint64_t budget_;
 };
+
+// What the files among `list` take (entry_check::EntrySize), each looked at beneath `root_fd` without
+// following a link; one gone since it was listed counts nothing (the copy says it is gone).
+entry_check::EntrySize measure(int root_fd, std::span<const OutputFile> list);
 
 // Puts copies back into the workspace, replacing what stands at each path.
 class Restorer {

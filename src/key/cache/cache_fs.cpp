@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "qk/util/io.hpp"
+#include "qk/util/sparse_copy.hpp"
 
 namespace qk::key::cache_fs {
 
@@ -96,54 +97,13 @@ const OpenedDir& DirCursor::open(std::string_view dir)
     return current_;
 }
 
-namespace {
-
-bool copy_unsupported(int err)
-{
-    return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP || err == ENOTTY || err == EBADF ||
-           err == EPERM;
-}
-
-Status read_write_copy(int src, int dst, std::string_view what)
-{
-    std::vector<char> buf(1 << 20);
-    for (;;) {
-        ssize_t n = retry_eintr([&] { return ::read(src, buf.data(), buf.size()); });
-        if (n < 0)
-            return sys_error(fmt::format("cannot read {}", what));
-        if (n == 0)
-            return {};
-        if (Status s = write_all(dst, std::string_view(buf.data(), static_cast<std::size_t>(n))); !s)
-            return sys_error(fmt::format("cannot write {}", what), s.error().sys_errno);
-    }
-}
-
-}  // namespace
-
 Status copy_data(int src, int dst, std::string_view what)
 {
-    // A reflink shares the extents: instant, and copy-on-write keeps cache and workspace apart.
+    // A reflink shares the extents: instant, holes kept, and copy-on-write keeps cache and workspace apart.
     if (::ioctl(dst, FICLONE, src) == 0)
         return {};
-    struct stat st;
-    if (::fstat(src, &st) != 0)
-        return sys_error(fmt::format("cannot stat {}", what));
-    // Up to the size alone, which spares small files a second call to find the end.
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    for (std::uint64_t copied = 0; copied < size;) {
-        ssize_t n = ::copy_file_range(src, nullptr, dst, nullptr, std::min<std::uint64_t>(size - copied, 1u << 30), 0);
-        if (n > 0) {
-            copied += static_cast<std::uint64_t>(n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        // Some file systems copy nothing in the kernel (0, or an error saying so): read what is left.
-        if (n == 0 || copy_unsupported(errno))
-            return read_write_copy(src, dst, what);
-        return sys_error(fmt::format("cannot copy {}", what));
-    }
-    return {};
+    // Else only the data: a sparse output takes in the cache what it takes in the workspace.
+    return copy_sparse(src, dst, what);
 }
 
 Status remove_tree(int dirfd, const std::string& name, std::string_view display)

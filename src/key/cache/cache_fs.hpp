@@ -1,5 +1,5 @@
 // File system steps the cache and the output walk share: opening a directory beneath another without
-// ever following a symbolic link, copying a file's data (reflink when it can), removing a tree.
+// ever following a symbolic link, copying a file's data (reflink when it can, holes kept), removing a tree.
 #pragma once
 
 #include <sys/types.h>
@@ -50,9 +50,8 @@ private:
     OpenedDir current_;
 };
 
-// Copies the whole of `src` into `dst` (an empty regular file), from their current offsets: a reflink
-// (FICLONE) where the file system shares extents, else copy_file_range, else read/write. `what` names the
-// copy in messages.
+// Copies the whole of `src` into `dst` (an empty regular file): a reflink (FICLONE) where the file system
+// shares extents, else its data alone, holes kept as holes (copy_sparse). `what` names the copy in messages.
 Status copy_data(int src, int dst, std::string_view what);
 
 // Removes `name` in `dirfd`, and when it is a directory everything under it, never following a link.

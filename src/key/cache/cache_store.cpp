@@ -9,6 +9,7 @@
 #include "cache_copy.hpp"
 #include "cache_fs.hpp"
 #include "cache_meta.hpp"
+#include "entry_check.hpp"
 #include "qk/key/cache.hpp"
 
 namespace qk::key {
@@ -17,6 +18,9 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record, std::st
 {
     const std::string hex = hash.hex();
     auto fail = [&](const Error& e) {
+        if (e.kind == ErrorKind::cache_entry_too_big || e.kind == ErrorKind::cache_entry_unsafe ||
+            e.sys_errno == ENOSPC)
+            note_refused(record.task, e.message);
         return with_message(e, fmt::format("cannot cache {}: {}", record.task, e.message));
     };
     struct stat st;
@@ -28,6 +32,13 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record, std::st
     auto list = collect_output_files(root_fd_.get(), *outputs);
     if (!list)
         return fail(list.error());
+    // Measured before a byte is written: over the limit, or over what the disk can spare, nothing is, and
+    // the outputs stay in the workspace as the task left them.
+    const entry_check::EntrySize size = cache_copy::measure(root_fd_.get(), *list);
+    if (Status s = entry_check::within_limit(size, max_entry_bytes_); !s)
+        return fail(s.error());
+    if (Status s = entry_check::room_for(dir_fd_.get(), size.allocated); !s)
+        return fail(s.error());
 
     cache_fs::BuildDir build(dir_fd_.get(), tmp_name(hex));
     if (::mkdirat(dir_fd_.get(), build.name().c_str(), 0755) != 0)
@@ -41,15 +52,23 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record, std::st
 
     std::vector<CachedFile> stored;
     stored.reserve(list->size());
-    cache_copy::EntryWriter writer(root_fd_.get(), files.get());
+    cache_copy::EntryWriter writer(root_fd_.get(), files.get(), max_entry_bytes_);
     for (const OutputFile& out : *list) {
         auto f = writer.add(out);
         if (!f)
             return fail(f.error());
+        // What no entry may hold, refused here in every mode as a remote entry's import refuses it.
+        std::optional<std::string> why = f->kind == OutputFile::Kind::symlink
+                                             ? entry_check::link_refused(*outputs, f->path, f->target)
+                                             : entry_check::mode_refused(*f);
+        if (why)
+            return fail(error(*why + "; the entry is not stored, and the output stays in the workspace",
+                              ErrorKind::cache_entry_unsafe));
         stored.push_back(std::move(*f));
     }
     // Beside the outputs, never among them; a task without warm paths pays nothing here.
-    const bool warm_kept = !record.warm.empty() && keep_warm(entry.get(), record, *outputs, warm_note);
+    const bool warm_kept =
+        !record.warm.empty() && keep_warm(entry.get(), record, *outputs, writer.budget_left(), warm_note);
     QK_TRY(meta, cache_meta::write(hash, record, stored, record.terminal_output.size(), cache_meta::now_utc()));
     // meta.json last: an entry renamed into place without it could only come from a damaged disk.
     if (Status s = cache_fs::write_file_at(entry.get(), "terminal.log", record.terminal_output, 0644); !s)

@@ -1,14 +1,17 @@
 #include "entry_check.hpp"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include <fmt/format.h>
 
 #include "cache_fs.hpp"
 #include "entry_archive.hpp"
 #include "qk/key/output_files.hpp"
+#include "qk/util/link_target.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/printable.hpp"
 #include "qk/util/string_hash.hpp"
@@ -29,15 +32,44 @@ const char* kind_word(OutputFile::Kind k)
 
 }  // namespace
 
-Status room(int fd, const cache_meta::Parsed& meta)
+std::string shown_size(std::uint64_t bytes)
+{
+    constexpr const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024)
+        return fmt::format("{} bytes", bytes);
+    double v = static_cast<double>(bytes) / 1024;
+    std::size_t u = 0;
+    for (; v >= 1024 && u + 1 < std::size(units); ++u)
+        v /= 1024;
+    if (v == static_cast<double>(static_cast<std::uint64_t>(v)))
+        return fmt::format("{} {}", static_cast<std::uint64_t>(v), units[u]);
+    return fmt::format("{:.1f} {}", v, units[u]);
+}
+
+Status within_limit(const EntrySize& size, std::uint64_t limit)
+{
+    if (size.allocated <= limit)
+        return {};
+    // What to set: the next whole GiB above what they take, so the same outputs fit next time.
+    const std::uint64_t gib = std::uint64_t{1} << 30;
+    const std::uint64_t enough = (size.allocated + gib - 1) / gib;
+    std::string sparse = size.apparent > size.allocated ? fmt::format(" ({} as their sizes say: holes in sparse "
+                                                                      "files are not counted, as they are stored "
+                                                                      "as holes)",
+                                                                      shown_size(size.apparent))
+                                                        : std::string();
+    return error(fmt::format("its outputs take {} on disk{}, over the {} one cache entry may take; they stay in the "
+                             "workspace, and the next run runs it again; to cache it, set "
+                             "QK_CACHE_MAX_ENTRY_SIZE={}GiB or more, or declare fewer outputs",
+                             shown_size(size.allocated), sparse, shown_size(limit), enough),
+                 ErrorKind::cache_entry_too_big);
+}
+
+Status room_for(int fd, std::uint64_t need)
 {
     struct statvfs fs {};
     if (::fstatvfs(fd, &fs) != 0)
         return sys_error("cannot tell how much room the cache's file system has");
-    std::uint64_t need = meta.terminal_size;
-    for (const CachedFile& f : meta.hit.files)
-        if (f.kind == OutputFile::Kind::file)
-            need += f.size;
     const std::uint64_t unit = fs.f_frsize ? fs.f_frsize : fs.f_bsize;
     const std::uint64_t avail = static_cast<std::uint64_t>(fs.f_bavail) * unit;
     const std::uint64_t kept = std::min<std::uint64_t>(std::uint64_t{1} << 30, fs.f_blocks * unit / 20);
@@ -49,26 +81,34 @@ Status room(int fd, const cache_meta::Parsed& meta)
     return {};
 }
 
-bool target_stays_inside(std::string_view path, std::string_view target)
+Status room(int fd, const cache_meta::Parsed& meta)
 {
-    if (target.empty() || target.front() == '/' || target.find('\0') != std::string_view::npos)
-        return false;
-    // Depth below the root of the directory the kernel resolves the target from: the link's own.
-    // A ".." only before any name: after one ("a/../x") it climbs out of whatever "a" is, which may be
-    // another link of the entry ("a" -> "..") or of the workspace, so the text alone says nothing.
-    std::size_t depth = cache_fs::split_path(cache_fs::parent_of(path)).size();
-    bool named = false;
-    for (std::string_view part : cache_fs::split_path(target)) {
-        if (part == ".")
-            continue;
-        if (part != "..") {
-            ++depth;
-            named = true;
-        } else if (named || depth-- == 0) {
-            return false;
-        }
-    }
-    return true;
+    std::uint64_t need = meta.terminal_size;
+    for (const CachedFile& f : meta.hit.files)
+        if (f.kind == OutputFile::Kind::file)
+            need += f.size;
+    return room_for(fd, need);
+}
+
+std::optional<std::string> link_refused(const OutputSet& outputs, std::string_view path, std::string_view target)
+{
+    std::optional<std::string> to = link_destination(path, target);
+    if (!to)
+        return fmt::format("the symbolic link {} points at \"{}\", outside the workspace", printable(path),
+                           printable(target));
+    for (const OutputSet::Root& root : outputs.roots())
+        if (is_within(*to, root.path))
+            return std::nullopt;
+    return fmt::format("the symbolic link {} points at \"{}\", out of its outputs ({})", printable(path),
+                       printable(target), to->empty() ? "the workspace root" : printable(*to));
+}
+
+std::optional<std::string> mode_refused(const CachedFile& f)
+{
+    if (f.kind != OutputFile::Kind::file || (f.mode & (S_ISUID | S_ISGID)) == 0)
+        return std::nullopt;
+    return fmt::format("{} has mode {:o}, which sets a {} id when it runs, and no cache entry restores one", printable(f.path),
+                       f.mode, (f.mode & S_ISUID) ? "user" : "group");
 }
 
 Status check(const cache_meta::Parsed& meta, const ArchiveLimits& limits)
@@ -96,9 +136,8 @@ Status check(const cache_meta::Parsed& meta, const ArchiveLimits& limits)
             if (f.size != f.target.size())
                 return entry_archive::corrupt(
                     fmt::format("the symbolic link {} has size {}, its target {}", shown, f.size, f.target.size()));
-            if (!target_stays_inside(f.path, f.target))
-                return unsafe(fmt::format("the symbolic link {} points at \"{}\", outside the workspace", shown,
-                                          printable(f.target)));
+            if (std::optional<std::string> why = link_refused(*outputs, f.path, f.target))
+                return unsafe(std::move(*why));
         }
         if (f.kind == OutputFile::Kind::file) {
             if (f.size > limits.file_bytes - total)

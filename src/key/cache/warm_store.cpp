@@ -11,6 +11,7 @@
 #include "cache_copy.hpp"
 #include "cache_fs.hpp"
 #include "cache_meta.hpp"
+#include "entry_check.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/util/atomic_file.hpp"
 
@@ -34,7 +35,8 @@ std::string pointer_text(const std::string& task, const Hash128& hash)
 
 }  // namespace
 
-bool LocalCache::keep_warm(int entry, const CacheRecord& record, const OutputSet& outputs, std::string* note) const
+bool LocalCache::keep_warm(int entry, const CacheRecord& record, const OutputSet& outputs, std::uint64_t budget,
+                           std::string* note) const
 {
     auto skip = [&](const std::string& why) {
         if (note)
@@ -55,7 +57,7 @@ bool LocalCache::keep_warm(int entry, const CacheRecord& record, const OutputSet
     if (!copies.valid())
         return skip(sys_error("cannot open warm/ in the entry").message);
     cache_meta::WarmDoc doc{record.task, record.warm, {}};
-    cache_copy::EntryWriter writer(root_fd_.get(), copies.get());
+    cache_copy::EntryWriter writer(root_fd_.get(), copies.get(), budget);
     for (const OutputFile& f : *found) {
         // An output is the result's, restored as one: a warm path never changes what the outputs are.
         if (outputs.contains(f.path))
@@ -63,6 +65,9 @@ bool LocalCache::keep_warm(int entry, const CacheRecord& record, const OutputSet
         auto copied = writer.add(f);
         if (!copied)
             return skip(copied.error().message);
+        // Restored as it is stored: no set-id bit comes back from the cache, as with outputs.
+        if (std::optional<std::string> why = entry_check::mode_refused(*copied))
+            return skip(*why);
         doc.files.push_back(std::move(*copied));
     }
     if (doc.files.empty()) {
