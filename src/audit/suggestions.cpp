@@ -155,7 +155,8 @@ void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
     std::vector<std::string> refused;
     for (const std::string& p : f.refused_writes) {
         // qk's cache is read-only to every task whatever it declares: no output can allow it.
-        if (output_itself(t, p) || special_tree(p) == SpecialDir::qk)
+        // Nor a link that points away: declaring it changes nothing.
+        if (output_itself(t, p) || special_tree(p) == SpecialDir::qk || t.refused_links.contains(p))
             continue;
         if (std::find(t.file_outputs.begin(), t.file_outputs.end(), p) == t.file_outputs.end()) {
             if (!temporary_name(p))

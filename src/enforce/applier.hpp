@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "dir_stack.hpp"
@@ -15,14 +16,18 @@ namespace qk::enforce::detail {
 
 class Applier {
 public:
-    Applier(int up_root, int ws_root, const std::vector<Change>& changes, const KeepFn& keep, int trash_fd)
-        : up_root_(up_root), changes_(changes), keep_(keep), up_(up_root), ws_(ws_root), trash_(trash_fd)
+    Applier(int up_root, int ws_root, const std::vector<Change>& changes, const KeepFn& keep, int trash_fd,
+            const LinkFn& may_link)
+        : up_root_(up_root), changes_(changes), keep_(keep), may_link_(may_link), up_(up_root), ws_(ws_root),
+          trash_(trash_fd)
     {
     }
     Result<ApplyResult> run();
 
 private:
     Status prepare();
+    // keep() of change i, and for a link may_link() of its target too (in refused_ when it says no).
+    Result<bool> judge(std::size_t i);
     Result<std::size_t> step(std::size_t i);
 
     // keep() of change i, asked once in prepare(); how many changes in i's subtree (itself included) it
@@ -59,9 +64,11 @@ private:
     int up_root_;
     const std::vector<Change>& changes_;
     const KeepFn& keep_;
+    const LinkFn& may_link_;
     DirStack up_, ws_;
     Trash trash_;
     std::vector<std::size_t> end_, kept_before_;
+    std::unordered_map<std::size_t, std::string> refused_;  // links may_link() refused, by change: their targets
     ApplyResult result_;
 };
 

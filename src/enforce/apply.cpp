@@ -61,9 +61,39 @@ Status Applier::prepare()
             open.push_back(i);
         else
             end_[i] = i + 1;
-        kept_before_[i + 1] = kept_before_[i] + (keep_(path, false) ? 1 : 0);
+        auto kept = judge(i);
+        if (!kept)
+            return kept.error();
+        kept_before_[i + 1] = kept_before_[i] + (*kept ? 1 : 0);
     }
     return {};
+}
+
+Result<bool> Applier::judge(std::size_t i)
+{
+    const Change& c = changes_[i];
+    if (!keep_(c.path, false))
+        return false;
+    if (c.kind != ChangeKind::symlink || !may_link_)
+        return true;
+    auto up = up_dir(parent_of(c.path));
+    if (!up)
+        return up.error();
+    std::string target(256, '\0');
+    for (;;) {
+        const ssize_t n = ::readlinkat(*up, std::string(name_of(c.path)).c_str(), target.data(), target.size());
+        if (n < 0)
+            return sys_error(fmt::format("cannot read the symbolic link {} in the upper layer", c.path));
+        if (static_cast<std::size_t>(n) < target.size()) {
+            target.resize(static_cast<std::size_t>(n));
+            break;
+        }
+        target.resize(target.size() * 2);
+    }
+    if (may_link_(c.path, target))
+        return true;
+    refused_.emplace(i, std::move(target));
+    return false;
 }
 
 Result<std::size_t> Applier::step(std::size_t i)
@@ -150,7 +180,10 @@ Status Applier::leaf(std::size_t i)
 {
     const Change& c = changes_[i];
     if (!kept(i)) {
-        discard(c.path, c.kind);
+        if (auto refused = refused_.find(i); refused != refused_.end())
+            result_.refused_links.push_back({c.path, refused->second});
+        else
+            discard(c.path, c.kind);
         return {};
     }
     auto up = up_dir(parent_of(c.path));
@@ -171,14 +204,14 @@ Status Applier::leaf(std::size_t i)
 }  // namespace detail
 
 Result<ApplyResult> apply(int upper_fd, int workspace_fd, const std::vector<Change>& changes, const KeepFn& keep,
-                          int trash_fd)
+                          int trash_fd, const LinkFn& may_link)
 {
-    return detail::Applier(upper_fd, workspace_fd, changes, keep, trash_fd).run();
+    return detail::Applier(upper_fd, workspace_fd, changes, keep, trash_fd, may_link).run();
 }
 
 Result<ApplyResult> apply(const std::filesystem::path& upper_dir, const std::filesystem::path& workspace_root,
                           const std::vector<Change>& changes, const KeepFn& keep,
-                          const std::filesystem::path& trash_dir)
+                          const std::filesystem::path& trash_dir, const LinkFn& may_link)
 {
     UniqueFd up(::open(upper_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!up.valid())
@@ -192,7 +225,7 @@ Result<ApplyResult> apply(const std::filesystem::path& upper_dir, const std::fil
         if (!trash.valid())
             return sys_error(fmt::format("cannot open trash directory {}", trash_dir.string()));
     }
-    return apply(up.get(), ws.get(), changes, keep, trash.get());
+    return apply(up.get(), ws.get(), changes, keep, trash.get(), may_link);
 }
 
 }  // namespace qk::enforce

@@ -55,9 +55,10 @@ void enforced_task_lines(std::string& out, const TaskAudit& t, const SummaryOpti
                               "output:",
                               count_of(reads_of_own.size(), "read")),
                   reads_of_own);
-    std::vector<std::string> writes, file_outputs, outputs_themselves, in_cache;
+    std::vector<std::string> writes, file_outputs, outputs_themselves, in_cache, links;
     for (const std::string& p : f.refused_writes)
-        (special_tree(p) == SpecialDir::qk ? in_cache
+        (t.refused_links.contains(p)       ? links
+         : special_tree(p) == SpecialDir::qk ? in_cache
          : audit::output_itself(t, p)      ? outputs_themselves
          : std::find(t.file_outputs.begin(), t.file_outputs.end(), p) != t.file_outputs.end() ? file_outputs
                                                                                               : writes)
@@ -79,6 +80,16 @@ void enforced_task_lines(std::string& out, const TaskAudit& t, const SummaryOpti
                               count_of(outputs_themselves.size(), "change"),
                               outputs_themselves.size() == 1 ? "" : "s", outputs_themselves.size() == 1 ? "it" : "them"),
                   outputs_themselves);
+    if (!links.empty()) {
+        std::vector<std::string> shown;
+        for (const std::string& p : links)
+            shown.push_back(p + " -> " + t.refused_links.at(p));
+        path_list(out,
+                  fmt::format("{} refused, pointing out of the workspace or where it may not write, which a "
+                              "later task or run would write through; not applied, nothing to declare:",
+                              count_of(links.size(), "symbolic link")),
+                  shown);
+    }
     if (!in_cache.empty())
         path_list(out,
                   fmt::format("{} refused in qk's cache, which is read-only to every task; nothing to declare:",

@@ -112,6 +112,10 @@ struct TaskAudit {
     // itself, a refused removal or rename of one (or of a directory holding one, as a tool clearing its
     // output) needs the overlay: declaring it again would change nothing.
     std::vector<std::string> output_paths;
+    // Set by the runner under enforce: those of findings.refused_writes that are symbolic links the task
+    // left where it may write, pointing away (out of the workspace, or where it may not write), which the
+    // overlay did not apply; by path, their targets. Nothing to declare: the summary says so.
+    std::map<std::string, std::string> refused_links;
 };
 
 // Whether the task's result can be shared as verified (a remote cache's upload and trust policies): the
