@@ -229,6 +229,12 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
         // of a directory itself, is one Landlock alone cannot allow either: removing an output directory.
         if (special_tree(*rel) == SpecialDir::qk) {
             refuse(out.refused_writes, *rel, path);  // qk's cache, read-only to every task (EROFS over the overlay)
+        } else if (special_tree(*rel) == SpecialDir::git && rules.write(path, false).allowed()) {
+            // Landlock alone keeps .git's own directory read-only, its configuration in it: git refreshing
+            // its index as it reads (git status, git describe --dirty) is refused and goes on as before.
+            // Named only where the task failed.
+            if (context.failed)
+                refuse(out.refused_writes, *rel, path);
         } else if (!context.landlock_only) {
             if (there && !rules.read(path).allowed())
                 refuse(out.refused_reads, *rel, path);  // over the overlay only what it may not read is refused

@@ -7,6 +7,7 @@
 #include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
 #include "path_kinds.hpp"
+#include "qk/rules/held_paths.hpp"
 #include "rules_data.hpp"
 
 namespace qk::rules {
@@ -17,6 +18,7 @@ const char* class_name(PathClass c)
     case PathClass::outside: return "outside the workspace";
     case PathClass::qk_state: return "qk's state";
     case PathClass::node_modules: return "node_modules";
+    case PathClass::installed_files: return "installed package (read-only)";
     case PathClass::scratch: return "scratch directory";
     case PathClass::output: return "output";
     case PathClass::output_directory: return "directory of an output";
@@ -28,6 +30,7 @@ const char* class_name(PathClass c)
     case PathClass::covered_manifest: return "manifest of a covered nested workspace or what it links to";
     case PathClass::ignored_read: return "ignored read";
     case PathClass::git: return ".git";
+    case PathClass::git_machinery: return "git's configuration or hooks (read-only)";
     case PathClass::dotenv: return "dotenv file";
     case PathClass::effect_file: return "held only by effect";
     case PathClass::manifest: return "workspace package's package.json";
@@ -214,6 +217,20 @@ std::vector<std::string> Rules::directory_warm_paths() const
     return d_->warm ? named_directories(*d_->warm) : std::vector<std::string>{};
 }
 
+std::vector<std::string> Rules::tool_cache_directories() const
+{
+    std::vector<std::string> out;
+    const std::string& project = d_->ws->projects()[d_->project].root;
+    for (const std::string& tree : held_trees()) {
+        if (special_dir(basename_of(tree)) != SpecialDir::node_modules ||
+            (tree != "node_modules" && tree != project + "/node_modules"))
+            continue;
+        for (std::string_view name : kToolCacheNames)
+            out.push_back(tree + "/" + std::string(name));
+    }
+    return out;
+}
+
 Verdict Rules::read(std::string_view path) const
 {
     auto rel = relative(path);
@@ -284,10 +301,15 @@ Verdict Rules::write_relative(std::string_view rel, bool create_or_remove) const
     SpecialDir tree = special_tree(rel);
     if (tree == SpecialDir::qk)
         return {PathClass::qk_state};
+    // What git runs and what was installed are refused, so that no task's code runs outside its
+    // sandbox (a hook, core.fsmonitor) and no task changes what another computes without a key noticing.
     if (tree == SpecialDir::git)
-        return {PathClass::git, Finding::stray_write};
-    if (tree == SpecialDir::node_modules)
+        return {is_git_machinery(rel) ? PathClass::git_machinery : PathClass::git, Finding::stray_write};
+    if (tree == SpecialDir::node_modules) {
+        if (is_installed_file(rel))
+            return {PathClass::installed_files, Finding::stray_write};
         return {PathClass::node_modules};
+    }
     if (auto c = d.writable(rel))
         return {*c};
     if (create_or_remove && d.output_directories.contains(rel))

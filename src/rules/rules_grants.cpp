@@ -10,6 +10,7 @@
 
 #include "path_kinds.hpp"
 #include "qk/util/path_within.hpp"
+#include "qk/rules/held_paths.hpp"
 #include "qk/util/special_names.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "rules_data.hpp"
@@ -230,14 +231,25 @@ PathSet project_ancestors(const workspace::Workspace& ws)
 
 }  // namespace
 
+std::vector<std::string> Rules::held_trees() const
+{
+    std::vector<std::string> out;
+    if (d_->files)
+        for (const std::string& e : d_->files->special_entries())
+            if (special_tree(e) != SpecialDir::qk)
+                out.push_back(e);
+    return out;
+}
+
 std::vector<std::string> Rules::pass_through() const
 {
     const Data& d = *d_;
     std::vector<std::string> out{".qk"};
-    if (d.files)
-        for (const std::string& e : d.files->special_entries())
-            if (special_tree(e) != SpecialDir::qk)
-                out.push_back(e);
+    UniqueFd root(::open(d.root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    for (const std::string& tree : held_trees()) {
+        std::vector<std::string> open = writable_entries(root.get(), tree);
+        out.insert(out.end(), open.begin(), open.end());
+    }
     out.insert(out.end(), d.scratch.begin(), d.scratch.end());
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -282,6 +294,8 @@ std::vector<Grant> Rules::grants() const
     g.patterns(d.outputs->patterns(), *d.outputs, A::read_write, PathClass::output);
     if (d.warm)
         g.patterns(d.warm->patterns(), *d.warm, A::read_write, PathClass::warm);
+    for (const std::string& p : held_trees())  // whole, never walked: node_modules holds more node_modules
+        g.add(p, A::read, true, class_of_open_tree(p));
     for (const std::string& p : pass_through())  // scratch directories among them
         g.path(p, A::read_write, class_of_open_tree(p));
 

@@ -139,6 +139,8 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
         // them): made too, and removed if left empty. State a tool keeps, not an output, so not noted.
         std::vector<std::string> warm = rules->directory_warm_paths();
         dirs.insert(dirs.end(), warm.begin(), warm.end());
+        std::vector<std::string> caches = rules->tool_cache_directories();
+        dirs.insert(dirs.end(), caches.begin(), caches.end());
     }
     std::sort(dirs.begin(), dirs.end());  // parents first
     dirs.erase(std::unique(dirs.begin(), dirs.end()), dirs.end());
@@ -225,7 +227,11 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
                 if (std::find(made.begin(), made.end(), d.path) != made.end() &&
                     std::filesystem::is_empty(layer.upper / d.path, ec))
                     continue;
-                audit.findings.discarded_writes.push_back(d.path);
+                // Git's configuration and hooks, and what was installed, are refused as under Landlock
+                // alone: the task went on believing it changed what git runs or what other tasks load.
+                const auto why = run.rules.write(root + "/" + d.path, false).why;
+                const bool held = why == rules::PathClass::git_machinery || why == rules::PathClass::installed_files;
+                (held ? audit.findings.refused_writes : audit.findings.discarded_writes).push_back(d.path);
             }
         }
         if (run.recording)

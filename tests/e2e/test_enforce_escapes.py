@@ -366,6 +366,133 @@ def test_another_runs_upper_layer_cannot_be_reached(mode, tmp_path):
     assert sorted(p.name for p in (b_ws / "dist").iterdir()) == ["b.txt"]
 
 
+# ---------------------------------------------------------------------------------------------------
+# What git runs and what was installed (issue 38): read-only under enforce, the rest of .git and
+# node_modules open as the spec says.
+
+
+def git_workspace(tmp_path: Path, command: str, cache: bool = False) -> Path:
+    ws = escape_workspace(tmp_path / "ws", {"t": target(command, cache=cache)})
+    # dist is there before the run: qk makes no output for the task, so Landlock alone caches it too.
+    (ws / "dist").mkdir()
+    (ws / "dist" / "keep.txt").write_text("kept\n")
+    for args in (["init", "-q"], ["add", "-A"], ["-c", "user.name=qk", "-c", "user.email=qk@example.com",
+                                                  "commit", "-qm", "init"]):
+        subprocess.run(["git", *args], cwd=ws, check=True, capture_output=True)
+    return ws
+
+
+def git_machinery(ws: Path) -> dict:
+    git = ws / ".git"
+    return {"config": (git / "config").read_bytes(), "hooks": sorted(os.listdir(git / "hooks")),
+            "commondir": (git / "commondir").exists(), "config.worktree": (git / "config.worktree").exists()}
+
+
+# Each way a task could make git run its code: (command, the path the refusal names).
+GIT_MACHINERY = {
+    "git-config-fsmonitor": ("git config core.fsmonitor 'touch {marker}'", ".git/config"),
+    "git-config-hooks-path": ("git config core.hooksPath {evil}", ".git/config"),
+    "append-to-config": ("printf '[core]\\n\\tfsmonitor = touch {marker}\\n' >> .git/config", ".git/config"),
+    "hook": ("printf '#!/bin/sh\\ntouch {marker}\\n' > .git/hooks/post-checkout", ".git/hooks/post-checkout"),
+    "commondir": ("printf '{evil}' > .git/commondir", ".git/commondir"),
+    "config-worktree": ("printf '[core]\\n\\tfsmonitor = touch {marker}\\n' > .git/config.worktree",
+                        ".git/config.worktree"),
+}
+
+
+@MODE
+@pytest.mark.parametrize("way", sorted(GIT_MACHINERY))
+def test_what_git_runs_cannot_be_written(mode, way, tmp_path):
+    marker, evil = tmp_path / "pwned", tmp_path / "evil"
+    evil.mkdir()
+    command, named = GIT_MACHINERY[way]
+    ws = git_workspace(tmp_path, f"mkdir -p dist; {command.format(marker=marker, evil=evil)}; true", cache=True)
+    before = git_machinery(ws)
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    task = doc["tasks"]["app:t"]
+    assert git_machinery(ws) == before, r.stdout
+    refused = task["findings"].get("refusedWrites", [])
+    # git writes its configuration through config.lock, which Landlock alone refuses first.
+    assert any(p == named or p == named + ".lock" for p in refused), task
+    assert "kept to what it declares" not in r.stdout[r.stdout.find("Sandbox enforce:"):], r.stdout
+    # Refused, so not cached: a second run runs it again rather than restoring.
+    (ws / "dist" / "keep.txt").unlink()
+    _, again = enforce(ws, "t", tmp_path / "r2.json", mode=mode)
+    assert again["tasks"]["app:t"]["status"] == "enforced", again["tasks"]["app:t"]
+    subprocess.run(["git", "status"], cwd=ws, check=True, capture_output=True)
+    assert not marker.exists()
+
+
+@MODE
+def test_the_rest_of_git_stays_open(mode, tmp_path):
+    # Objects land in the workspace as the task writes them; git status refreshing the index as it reads
+    # is no refusal, so the task is cached and restored.
+    ws = git_workspace(tmp_path, "git status --porcelain -- src > dist/status.txt; "
+                                 "echo data | git hash-object -w --stdin > dist/object.txt", cache=True)
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["tasks"]["app:t"]["findings"].get("refusedWrites") is None, doc["tasks"]["app:t"]
+    sha = (ws / "dist" / "object.txt").read_text().strip()
+    assert (ws / ".git" / "objects" / sha[:2] / sha[2:]).exists()
+    (ws / "dist" / "object.txt").unlink()
+    _, again = enforce(ws, "t", tmp_path / "r2.json", mode=mode)
+    assert again["tasks"]["app:t"]["status"] == "restored", again["tasks"]["app:t"]
+
+
+INSTALLED = {
+    "node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/index.js": "module.exports = 'pad';\n",
+    "node_modules/.bin/left-pad": "#!/bin/sh\necho pad\n",
+    "node_modules/.modules.yaml": "layoutVersion: 5\n",
+    "node_modules/.cache/tool/state.json": "{}\n",
+}
+
+INSTALLED_WRITES = {
+    "package-file": "echo evil > node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/index.js",
+    "package-file-replaced": "echo evil > dist/x.js && mv dist/x.js node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/index.js",
+    "new-package-file": "echo evil > node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/extra.js",
+    "bin": "echo 'echo evil' > node_modules/.bin/left-pad",
+    "new-package": "mkdir -p node_modules/evil && echo evil > node_modules/evil/index.js",
+    "package-manager-state": "echo evil > node_modules/.modules.yaml",
+}
+
+
+@MODE
+@pytest.mark.parametrize("way", sorted(INSTALLED_WRITES))
+def test_installed_packages_cannot_be_written(mode, way, tmp_path):
+    ws = escape_workspace(tmp_path / "ws", {"t": target(f"mkdir -p dist; {INSTALLED_WRITES[way]}; true", cache=True)},
+                          INSTALLED)
+    before = snapshot(ws, leave_out=(".qk", "dist", "x.js"))
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    task = doc["tasks"]["app:t"]
+    after = snapshot(ws, leave_out=(".qk", "dist", "x.js"))
+    assert after == before, r.stdout
+    refused = task["findings"].get("refusedWrites", [])
+    assert any(p.startswith("node_modules/") for p in refused), task
+    assert "kept to what it declares" not in r.stdout[r.stdout.find("Sandbox enforce:"):], r.stdout
+
+
+@MODE
+def test_what_tools_keep_in_node_modules_stays_writable(mode, tmp_path):
+    ws = escape_workspace(tmp_path / "ws", {"t": target(
+        "mkdir -p dist; echo 1 > node_modules/.cache/tool/state.json; echo ok > dist/out.txt", cache=True)}, INSTALLED)
+    r, doc = enforce(ws, "t", tmp_path / "r.json", mode=mode)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "node_modules/.cache/tool/state.json").read_text() == "1\n"
+    assert doc["tasks"]["app:t"]["findings"].get("refusedWrites") is None, doc["tasks"]["app:t"]
+
+
+def test_a_tool_cache_made_in_node_modules_is_kept_over_the_overlay(tmp_path):
+    # Over the overlay a directory a tool makes in node_modules is applied as the task ends. (Landlock
+    # alone cannot let a task make one without letting it make packages: refused and named there.)
+    ws = escape_workspace(tmp_path / "ws", {"t": target(
+        "mkdir -p dist node_modules/.vite/deps; echo 1 > node_modules/.vite/deps/_metadata.json", cache=True)},
+        INSTALLED)
+    r, doc = enforce(ws, "t", tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "node_modules/.vite/deps/_metadata.json").read_text() == "1\n"
+    assert doc["tasks"]["app:t"]["findings"].get("refusedWrites") is None, doc["tasks"]["app:t"]
+
+
 @MODE
 def test_a_sysctl_cannot_be_written(mode, tmp_path):
     # Root writing kernel.core_pattern would make the kernel run its program outside every sandbox.

@@ -208,7 +208,10 @@ def test_every_task_succeeds_under_enforce(mode, state, real_workspace, tmp_path
 def vitest_config_in_node_modules(ws: Path, clean: bool) -> None:
     """lib's test script with vite's bundled config kept out of the way: vitest reads a copy of
     vite.config.ts in node_modules, where every task may write (and so create and read back the
-    timestamp file vite bundles it to); with clean=False, coverage.clean is off."""
+    timestamp file vite bundles it to); with clean=False, coverage.clean is off. The directory is there
+    already, as an earlier run leaves it: Landlock alone lets a task write in a tool's directory of
+    node_modules, not make one (test_enforce_escapes.py)."""
+    (ws / "packages/lib/node_modules/.config").mkdir(exist_ok=True)
     path = ws / "packages/lib/package.json"
     manifest = json.loads(path.read_text())
     assert manifest["scripts"]["test"] == "vitest run --coverage"

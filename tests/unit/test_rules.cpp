@@ -84,6 +84,22 @@ TEST_CASE("rules: writes by class", "[rules]")
     CHECK(git.why == PathClass::git);
     CHECK(git.finding == Finding::stray_write);
     CHECK(git.allowed());
+    // What git runs and what was installed: refused, and a finding the audit counts.
+    for (const char* held : {".git/config", ".git/config.lock", ".git/hooks/pre-commit", ".git/commondir",
+                             ".git/modules/sub/config", ".git"}) {
+        INFO(held);
+        CHECK(write(held).why == PathClass::git_machinery);
+        CHECK_FALSE(write(held).allowed());
+    }
+    CHECK(write(".git/refs/heads/config").allowed());  // a branch named config
+    for (const char* held : {"node_modules/x/index.js", "node_modules/.pnpm/x@1/node_modules/x/a.js",
+                             "node_modules/.bin/tsc", "node_modules/.modules.yaml", "node_modules",
+                             "packages/app/node_modules/@scope/y/package.json"}) {
+        INFO(held);
+        CHECK(write(held).why == PathClass::installed_files);
+        CHECK_FALSE(write(held).allowed());
+    }
+    CHECK(write("packages/app/node_modules/.vite/deps/x.js").allowed());
     // Inputs are read, not written; a dependency's outputs are its own.
     CHECK(write("packages/app/src/index.ts").finding == Finding::stray_write);
     CHECK(write("packages/lib/out/a.js").finding == Finding::stray_write);

@@ -30,6 +30,9 @@ struct GrantWorkspace : qk::test::PlannedWorkspace {
     {
         dir.write(".gitignore", "dist\nuntracked.txt\nproject.local.json\n");
         dir.write(".git/HEAD", "ref: refs/heads/main\n");
+        dir.write(".git/refs/heads/main", "0000000000000000000000000000000000000000\n");
+        dir.write(".git/hooks/pre-commit.sample", "#!/bin/sh\n");
+        dir.write("packages/app/node_modules/.vite/deps/_metadata.json", "{}\n");
         dir.write("packages/app/package.json", R"({ "name": "app" })");
         dir.write("packages/app/project.json", R"({ "name": "app", "targets": {
   "build": { "command": "true", "inputs": ["{projectRoot}/src/**/*", "{projectRoot}/linked", "{projectRoot}/gen.ts"],
@@ -114,7 +117,7 @@ TEST_CASE("grants: node_modules and undeclared configuration keep a directory fr
     CHECK(find(grants, "packages/app/notes.txt"));
     const Grant* nm = find(grants, "packages/app/node_modules");
     REQUIRE(nm);
-    CHECK(nm->access == Grant::Access::read_write);
+    CHECK(nm->access == Grant::Access::read);  // what was installed is read-only (held_paths.hpp)
     CHECK(nm->why == PathClass::node_modules);
 
     // cfg holds a git-ignored project.local.json its inputs do not select: Landlock cannot allow the
@@ -169,7 +172,10 @@ TEST_CASE("grants: what the task may write, and what stays open", "[rules][grant
     };
     rw("packages/app/dist", PathClass::output);
     rw("packages/app/.cache", PathClass::scratch);
-    rw(".git", PathClass::git);
+    rw(".git/refs", PathClass::git);
+    REQUIRE(find(grants, ".git"));
+    CHECK(find(grants, ".git")->access == Grant::Access::read);  // its configuration in it
+    CHECK_FALSE(find(grants, ".git/hooks"));
     CHECK(find(grants, ".env"));
     CHECK(find(grants, "packages/app/package.json"));
     CHECK(find(grants, ".gitignore"));
@@ -184,9 +190,15 @@ TEST_CASE("grants: what the task may write, and what stays open", "[rules][grant
         return component_key(a.path) < component_key(b.path);
     }));
     auto through = r.pass_through();
-    CHECK(std::find(through.begin(), through.end(), ".git") != through.end());
-    CHECK(std::find(through.begin(), through.end(), "packages/app/node_modules") != through.end());
-    CHECK(std::find(through.begin(), through.end(), "packages/app/.cache") != through.end());
+    auto bound = [&](const std::string& p) { return std::find(through.begin(), through.end(), p) != through.end(); };
+    // What a task may write in .git and node_modules, not the trees whole.
+    CHECK(bound(".git/refs"));
+    CHECK_FALSE(bound(".git"));
+    CHECK_FALSE(bound(".git/hooks"));
+    CHECK(bound("packages/app/node_modules/.vite"));
+    CHECK_FALSE(bound("packages/app/node_modules"));
+    CHECK_FALSE(bound("packages/app/node_modules/x"));
+    CHECK(bound("packages/app/.cache"));
 }
 
 TEST_CASE("grants: no rule through a link placed where a granted directory was", "[rules][grants]")

@@ -29,6 +29,7 @@ enum class PathClass : std::uint8_t {
     outside,            // outside the workspace: qk is not hermetic
     qk_state,           // .qk at the root: qk's cache and state
     node_modules,       // installed packages and what tools keep there
+    installed_files,    // written: what a package manager installed in node_modules (held_paths.hpp)
     scratch,            // a scratch directory of the task
     output,             // a declared output of the task
     output_directory,   // a directory a declared output lies in (creating or removing it)
@@ -40,6 +41,7 @@ enum class PathClass : std::uint8_t {
     covered_manifest,   // the package.json of a nested workspace its globs cover, or of a project it links to
     ignored_read,       // matched by qk:ultracache.ignoreReads
     git,                // in .git: allowed, not keyed
+    git_machinery,      // git's configuration and hooks: what git runs (held_paths.hpp); never written
     dotenv,             // a dotenv file: allowed, not keyed
     effect_file,        // held by the key only by effect (nx.json, project.json, the lockfile...)
     manifest,           // another workspace package's package.json
@@ -148,6 +150,11 @@ public:
     // The same of its warm paths ("qk:warm"): held by Landlock alone, a missing one is made as the task
     // starts too, so that the tool can keep its state there.
     std::vector<std::string> directory_warm_paths() const;
+    // The directories tools keep their caches in (node_modules/.cache, .vite, .vitest, .vite-temp), in
+    // the node_modules at the workspace root and at the task's project root: held by Landlock alone,
+    // which cannot let a task make one there without letting it make packages, a missing one is made
+    // as the task starts too (vitest fails where it cannot write node_modules/.vite).
+    std::vector<std::string> tool_cache_directories() const;
 
     // The rules as `qk show task --rules` prints them, most specific first.
     std::vector<RuleLine> describe() const;
@@ -158,8 +165,12 @@ public:
     // Outside the workspace everything stays open, which is the enforcer's to say.
     std::vector<Grant> grants() const;
     // What the overlay binds through from the real workspace, so that writes there land at once: .qk,
-    // every .git and node_modules the file index met, and the task's scratch directories.
+    // the task's scratch directories, and in every .git and node_modules the file index met what a task
+    // may write there (held_paths.hpp: not git's configuration and hooks, not what was installed).
     std::vector<std::string> pass_through() const;
+    // The .git and node_modules directories the file index met: read whole, written only where
+    // pass_through() says.
+    std::vector<std::string> held_trees() const;
 
     // The workspace-relative form of an absolute path inside the workspace ("" for the root), or
     // nullopt outside it.
