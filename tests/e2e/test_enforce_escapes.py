@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from audit_workspace import audit_text, sandbox
 from enforce_workspace import MODES, SECRET, enforce, escape_workspace, outside_dist, snapshot, target
 import qk_harness as h
 
@@ -491,6 +492,25 @@ def test_a_tool_cache_made_in_node_modules_is_kept_over_the_overlay(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert (ws / "node_modules/.vite/deps/_metadata.json").read_text() == "1\n"
     assert doc["tasks"]["app:t"]["findings"].get("refusedWrites") is None, doc["tasks"]["app:t"]
+
+
+@pytest.mark.parametrize("recorder", h.RECORDERS)
+def test_the_audit_counts_writes_to_what_git_runs_and_what_was_installed(recorder, tmp_path):
+    # What enforce refuses the audit counts as going beyond; the rest of .git stays apart, allowed.
+    ws = escape_workspace(tmp_path / "ws", {"t": target(
+        "mkdir -p dist; echo x > node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/index.js; "
+        "echo 1 > node_modules/.cache/tool/state.json; mkdir -p .git/hooks .git/refs; "
+        "echo x > .git/hooks/pre-commit; echo y > .git/refs/note")}, INSTALLED)
+    r, doc = sandbox(ws, "t", recorder, tmp_path / "r.json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    findings = doc["tasks"]["app:t"]["findings"]
+    stray = findings.get("strayWrites", [])
+    assert "node_modules/.pnpm/left-pad@1.3.0/node_modules/left-pad/index.js" in stray, findings
+    assert ".git/hooks/pre-commit" in stray, findings
+    assert not any(p.startswith("node_modules/.cache") for p in stray), findings
+    assert "1 of 1 task went beyond" in audit_text(r.stdout), r.stdout
+    # .git/refs/note is .git's own, allowed: among strayWrites in the report, not counted.
+    assert ".git/refs/note" in stray, findings
 
 
 @MODE
