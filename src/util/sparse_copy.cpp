@@ -75,6 +75,17 @@ Status copy_sparse(int src, int dst, std::string_view what)
     if (::fstat(src, &st) != 0)
         return sys_error(fmt::format("cannot stat {}", what));
     const off_t size = st.st_size;
+    // SEEK_DATA and SEEK_HOLE move the offset: put back where the caller left it.
+    const off_t was = ::lseek(src, 0, SEEK_CUR);
+    struct Restore {
+        int fd;
+        off_t at;
+        ~Restore()
+        {
+            if (at >= 0)
+                (void)::lseek(fd, at, SEEK_SET);  // a regular file's offset: cannot fail for a valid one
+        }
+    } restore{src, was};
     bool in_kernel = true;
     for (off_t at = 0; at < size;) {
         off_t data = ::lseek(src, at, SEEK_DATA);
