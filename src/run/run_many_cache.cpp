@@ -75,35 +75,6 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
     return std::nullopt;
 }
 
-std::optional<std::string> RunMany::changed_while_running(std::size_t i, const key::TaskKey& key)
-{
-    key::FileIndex& files = session_->files();
-    // Its `^` inputs are one digest per input in the key; the files behind them are the dependencies'
-    // groups, which only the expanded key lists. A dependency's source edited while the task ran is as
-    // much a change as its own.
-    std::optional<key::TaskKey> expanded;
-    if (!key.dependency_inputs.empty()) {
-        auto full = session_->keys().expanded(i);
-        if (!full)
-            return "what its dependencies hold could not be checked again: " + full.error().message;
-        expanded = std::move(*full);
-    }
-    auto while_running = [](const std::string& what) {
-        return what + " while it ran: the result may hold what its key does not say; run again";
-    };
-    for (const key::KeyGroup& g : (expanded ? *expanded : key).groups)
-        if (g.files)
-            if (auto changed = files.changed_since_hashed(*g.files))
-                return while_running(*changed);
-    std::vector<std::uint32_t> named;  // the project's package.json, .gitignore: held whatever the inputs say
-    for (const key::KeyFile& f : key.always)
-        if (auto index = files.find(f.path))
-            named.push_back(static_cast<std::uint32_t>(*index));
-    if (auto changed = files.changed_since_hashed(named))
-        return while_running(*changed);
-    return std::nullopt;
-}
-
 void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record)
 {
     const std::string& id = runs_[i].task;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -66,11 +67,27 @@ public:
     // The content hash of a file that hash() covered; for a symbolic link, the hash of its target's
     // text, domain-separated so that it never equals the hash of a file holding that text.
     Hash128 hash_of(std::size_t file) const;
-    // The first of `files` (those hash() covered; the others are skipped) that no longer holds what it held when hashed:
-    // gone, or another content (a new stamp with the same bytes, as a rewrite of the same output, is
-    // no change). nullopt when all hold. The guard before a result is stored under a key: a file edited
-    // while the task ran was read at its new content, which the key does not say.
-    std::optional<std::string> changed_since_hashed(std::span<const std::uint32_t> files) const;
+    // How a file a key holds differs from what hash() saw of it (changed_since_hashed).
+    struct Change {
+        enum class Kind {
+            removed,    // gone
+            content,    // another content or type
+            // The same content, but a new stamp: written over, or changed and put back (its ctime, which no
+            // call can set back, moved; its mtime may have been restored)
+            rewritten,
+        };
+        std::string path;
+        Kind kind = Kind::content;
+    };
+    // The first of `files` (those hash() covered; the others are skipped) changed in any way since it was
+    // hashed: gone, another content, or the same content with a new stamp (size, mtime, ctime, inode or
+    // mode), unless `may_rewrite` says the path may be written over (a task's own output that its inputs
+    // hold too): then its content alone decides. nullopt when all hold. The guard before a result is
+    // stored under a key: a file edited while the task ran was read at a content the key does not say,
+    // even when the edit was put back before the task ended. It costs the lstat of each file; the content
+    // is read again only where the stamp moved.
+    std::optional<Change> changed_since_hashed(std::span<const std::uint32_t> files,
+                                               const std::function<bool(std::string_view)>& may_rewrite = {}) const;
     // Whether a file that hash() covered was a symbolic link when it was hashed (its lstat then).
     bool is_symlink(std::size_t file) const;
     // The content hash of a regular file outside the index (an output, git-ignored), `st` its lstat:

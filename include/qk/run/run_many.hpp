@@ -120,8 +120,9 @@ private:
     // that of the task's newest stored entry (run_many_warm.cpp). Never fails the task.
     void put_warm(std::size_t i, const key::CacheHit* hit);
     // Why task i's result may not be what its key says, if it may: a file its key holds, its own or a
-    // dependency's through a `^` input, changed while it ran ("src/a.ts changed while it ran: ..."). Such a
-    // result is not stored (as Bazel guards against a concurrent edit).
+    // dependency's through a `^` input, changed while it ran ("src/a.ts changed while it ran: ..."), even if
+    // put back before it ended (its ctime moved), or in the task's own view over the overlay (a discarded
+    // write). Such a result is not stored (as Bazel guards against a concurrent edit). run_many_guard.cpp.
     std::optional<std::string> changed_while_running(std::size_t i, const key::TaskKey& key);
 
     RunRequest request_;

@@ -177,7 +177,8 @@ bool FileIndex::is_symlink(std::size_t file) const
     return S_ISLNK(hashing_->known[file].stamp.mode);
 }
 
-std::optional<std::string> FileIndex::changed_since_hashed(std::span<const std::uint32_t> files) const
+std::optional<FileIndex::Change> FileIndex::changed_since_hashed(
+    std::span<const std::uint32_t> files, const std::function<bool(std::string_view)>& may_rewrite) const
 {
     FileReader reader(hashing_->root_fd.get(), root_);
     for (std::uint32_t f : files) {
@@ -186,13 +187,18 @@ std::optional<std::string> FileIndex::changed_since_hashed(std::span<const std::
         const std::string& path = files_[f];
         struct stat st {};
         if (!reader.stat(path, st))
-            return path + " was removed";
+            return Change{path, Change::Kind::removed};
+        // The stamp was taken as the key read the file (hash_claimed), from the same lstat: no second one.
         if (FileStamp::of(st) == hashing_->known[f].stamp)
             continue;
-        // A stamp alone can change with nothing else (a rewrite of the same bytes): the content decides.
         auto now = reader.hash(path, st);
         if (!now || *now != hashing_->hashes[f])
-            return path + " changed";
+            return Change{path, Change::Kind::content};
+        // The same bytes under a new stamp: ctime moves on every write, chmod, link or utimensat, so a
+        // file edited and put back (mtime too, with `touch -r`) shows here. The task may have read it in
+        // between; only a file it may write itself is judged by its content.
+        if (!may_rewrite || !may_rewrite(path))
+            return Change{path, Change::Kind::rewritten};
     }
     return std::nullopt;
 }
