@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 9
+#define QK_ABI_VERSION 10
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -59,7 +59,8 @@ enum qk_kind {
  * EPERM and EROFS when it has QK_TASK_DENIALS; an OPEN that failed has an empty first piece. LOOK is sent only
  * as a failure: ENOENT as OPEN's, EACCES when the task has QK_TASK_DENIALS. RENAME, UNLINK, RMDIR, MKDIR, LINK, SYMLINK, TRUNCATE and MKNOD are sent
  * failed only with EACCES, EPERM, EROFS or EOVERFLOW (the overlay could not copy up a read mask's
- * stand-in), when the task has QK_TASK_DENIALS: a change refused. */
+ * stand-in), when the task has QK_TASK_DENIALS: a change refused; LINK with EXDEV too (Landlock refusing
+ * a link across its rules, or a link out of the overlay's mount: its source was not reached). */
 enum qk_op {
     QK_OP_OPEN = 1,
     QK_OP_RENAME = 2,

@@ -46,6 +46,7 @@ enum {
 #define EACCES 13
 #define EROFS 30
 #define EOVERFLOW 75
+#define EXDEV 18
 #define ENOSYS 38
 #define PF_KTHREAD 0x00200000
 #define CLONE_NEWNS 0x00020000
@@ -208,8 +209,10 @@ __noinline int qk_record_plan(struct plan *p, long ret)
         return 0;
     /* Failures are noise except, for opens and execs, a lookup that found nothing (a probe; a PATH
      * search probes each directory) and a refusal (EACCES, EPERM: what a confinement denied; EROFS: a
-     * write into what enforce binds read-only, qk's cache). */
-    if (ret < 0 && ret != -ENOENT && ret != -EACCES && ret != -EPERM && ret != -EROFS && ret != -EOVERFLOW)
+     * write into what enforce binds read-only, qk's cache); for links, EXDEV too (Landlock refusing a link
+     * across its rules: the source is a read refused, userspace judges whether it was the task's to read). */
+    if (ret < 0 && ret != -ENOENT && ret != -EACCES && ret != -EPERM && ret != -EROFS && ret != -EOVERFLOW &&
+        !(ret == -EXDEV && p->op == QK_OP_LINK))
         return 0;
     /* A change refused (EACCES, EPERM, EROFS) names what a confinement kept from being written; one that
      * found nothing changed nothing. What a look found, or was refused, reads nothing. */

@@ -40,7 +40,8 @@ public:
                 if (renamed_away(path))
                     continue;  // judged where it went, or as the rename's source below
                 judge_write(path, !(access & record::kWrite), temporary(path, access));
-            } else if (access & record::kRead) {
+            } else if (access & (record::kRead | record::kLinked)) {
+                // A hard link's source is read through its new name (`ln secret /tmp/h; cat /tmp/h`).
                 judge_read(path);
             }
         }

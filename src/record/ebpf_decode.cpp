@@ -11,7 +11,7 @@
 namespace qk::record {
 
 // The layout both compilers must agree on; a change here needs QK_ABI_VERSION bumped.
-static_assert(QK_ABI_VERSION == 9);
+static_assert(QK_ABI_VERSION == 10);
 static_assert(sizeof(qk_event_header) == 24);
 static_assert(offsetof(qk_event_header, cgroup_id) == 8);
 static_assert(sizeof(qk_pieces) == 12 + QK_DATA_SIZE);

@@ -9,7 +9,7 @@ void Recording::add(std::string_view path, std::uint16_t access, pid_t pid)
 {
     // What a finding or a refusal names a process for. A probe comes with a pid only where a refusal
     // may look like one (enforce over a read mask): elsewhere they are too many to keep a pid each.
-    constexpr std::uint16_t kDoing = kRead | kWrite | kCreate | kRemove | kDenied | kProbe;
+    constexpr std::uint16_t kDoing = kRead | kWrite | kCreate | kRemove | kDenied | kProbe | kLinked;
     std::uint16_t before = 0;
     auto it = paths_.find(path);  // no allocation for a path seen before, as most are
     if (it == paths_.end()) {

@@ -21,6 +21,9 @@ bool refusal(int64_t result) { return result == -EACCES || result == -EPERM || r
 // A change is refused by EOVERFLOW too: the overlay cannot copy up a read mask's stand-in, whose owner
 // the task's namespace does not map (renaming or linking a file it may not read).
 bool refused_change(int64_t result) { return refusal(result) || result == -EOVERFLOW; }
+// A link refused by Landlock across its rules fails with EXDEV (so does one out of the overlay's mount):
+// its source was not reached, which is a read refused where the task may not read it.
+bool refused_link(const FsOp& op) { return op.kind == FsOpKind::link && op.result == -EXDEV; }
 
 std::string too_long_reason() { return "a path longer than 4096 bytes could not be recorded whole"; }
 
@@ -83,15 +86,28 @@ void RecordingSink::on_refused_change(const FsOp& op)
 {
     // A change refused (Landlock alone refusing a write outside the outputs, or removing an output
     // directory itself): named as a refused open is, by the path asked for, not followed. A rename or
-    // link names both, since either side may have been the one refused.
-    if (!refused_change(op.result) || !denials_)
+    // link names both, since either side may have been the one refused. A link's source is not changed
+    // but reached by another name (kLinked): refused, it is a read refused, as a refused open is.
+    if (!denials_)
         return;
     std::string path;
+    if (refused_link(op)) {
+        if (linked_source(op, path))
+            out_.add(path, kDenied, op.pid);
+        return;  // no change of the new name was refused: two file systems, or two sets of rules, met
+    }
+    if (!refused_change(op.result))
+        return;
     switch (op.kind) {
     case FsOpKind::rename:
-    case FsOpKind::link:
         if (resolve(op.a, false, path))
             out_.add(path, kDenied | kDeniedChange, op.pid);
+        if (resolve(op.b, false, path))
+            out_.add(path, kDenied | kDeniedChange, op.pid);
+        break;
+    case FsOpKind::link:
+        if (linked_source(op, path))
+            out_.add(path, kDenied, op.pid);
         if (resolve(op.b, false, path))
             out_.add(path, kDenied | kDeniedChange, op.pid);
         break;
@@ -107,6 +123,17 @@ void RecordingSink::on_refused_change(const FsOp& op)
     default:
         break;
     }
+}
+
+bool RecordingSink::linked_source(const FsOp& op, std::string& out)
+{
+    // AT_EMPTY_PATH links the descriptor itself: its path is the base the engine resolved.
+    const bool follow = op.flags & AT_SYMLINK_FOLLOW;
+    if (!resolve(op.a, follow, out))
+        return false;
+    // The kernel's name of a file without one (an O_TMPFILE, or unlinked since it was opened).
+    constexpr std::string_view kDeleted = " (deleted)";
+    return !out.empty() && !std::string_view(out).ends_with(kDeleted);
 }
 
 void RecordingSink::on_open(const FsOp& op)
@@ -185,9 +212,13 @@ void RecordingSink::on_fs(const FsOp& op)
             out_.add(a, kCreate, op.pid);
         break;
     case FsOpKind::link:
-        // The source is neither read nor written: only a new name for it appears.
+        // The source is neither read nor written, but a new name for it appears, and through it the
+        // content: kLinked, which the audit judges as a read. A source with no name (an O_TMPFILE or
+        // deleted file given one through its descriptor) links nothing the workspace holds.
         if (resolve(op.b, false, b))
             out_.add(b, kCreate, op.pid);
+        if (linked_source(op, a))
+            out_.add(a, kLinked, op.pid);
         break;
     case FsOpKind::symlink:
     case FsOpKind::mknod:  // a regular file (or a FIFO, a device node): a new name all the same

@@ -11,6 +11,7 @@
 using namespace qk;
 using qk::test::RulesWorkspace;
 using record::kCreate;
+using record::kLinked;
 using record::kList;
 using record::kProbe;
 using record::kRead;
@@ -131,6 +132,27 @@ TEST_CASE("classify: files written in a directory renamed into an output are jud
     Fixture g;
     g.add("packages/app/dist.tmp/a.js", kWrite | kCreate);
     CHECK(g.findings().stray_writes == Paths{"packages/app/dist.tmp/a.js"});
+}
+
+TEST_CASE("classify: a hard link's source is a read, judged as any read", "[audit][classify]")
+{
+    // ln other/notes.txt /tmp/h; cat /tmp/h: the read is of /tmp/h, outside the workspace; the link made
+    // the workspace file's content reachable there.
+    Fixture f;
+    f.add("other/notes.txt", kLinked);
+    f.add("packages/app/src/index.ts", kLinked);  // an input: linking it is as free as reading it
+    f.add("packages/app/dist/main.js", kLinked);  // its own output
+    f.add(".env", kLinked);
+    f.rec.add("/tmp/h", kCreate);
+    audit::TaskFindings got = f.findings();
+    CHECK(got.reads_outside_inputs == Paths{"other/notes.txt"});
+    CHECK(got.unkeyed_reads == Paths{".env"});
+    CHECK(got.stray_writes.empty());
+    // Made and linked by the task: judged as what it wrote.
+    Fixture g;
+    g.add("packages/app/tmp.js", kWrite | kCreate | kLinked);
+    CHECK(g.findings().stray_writes == Paths{"packages/app/tmp.js"});
+    CHECK(g.findings().reads_outside_inputs.empty());
 }
 
 TEST_CASE("classify: a read through a link counts where it lands", "[audit][classify]")

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 
 #include <catch2/catch.hpp>
 
@@ -110,8 +111,68 @@ TEST_CASE("namespace operations: rename, exchange, unlink, mkdir, link, symlink,
     CHECK(paths_with(rec, kRemove) == Paths{"/w/dir", "/w/gone"});
     CHECK(paths_with(rec, kCreate) == Paths{"/w/hard", "/w/new", "/w/soft"});
     CHECK(paths_with(rec, kWrite) == Paths{"/w/trunc"});
-    CHECK(rec.paths().count("/w/src") == 0);
+    CHECK(paths_with(rec, kLinked) == Paths{"/w/src"});  // a hard link's source: neither read nor written
+    CHECK(rec.paths().at("/w/src") == kLinked);
     CHECK(rec.paths().count("/w/failed") == 0);
+}
+
+TEST_CASE("a hard link's source is linked, followed only under AT_SYMLINK_FOLLOW; one without a name is not",
+          "[record][sink]")
+{
+    qk::test::TempDir dir;
+    std::filesystem::create_directories(dir.path / "ws");
+    std::ofstream(dir.path / "ws/secret.txt") << "s\n";
+    std::filesystem::create_symlink("secret.txt", dir.path / "ws/sl");
+    const std::string ws = std::filesystem::canonical(dir.path / "ws").string();
+    Recording rec;
+    RecordingSink sink(rec);
+    auto link = [&](const std::string& base, const std::string& name, std::uint32_t flags, long result = 0) {
+        FsOp op;
+        op.kind = FsOpKind::link;
+        op.pid = 7;
+        op.result = result;
+        op.flags = flags;
+        op.a = PathArg{base, name};
+        op.b = PathArg{"", "/tmp/h"};
+        sink.on_fs(op);
+    };
+    link(ws, "sl", AT_SYMLINK_FOLLOW);  // the file the link leads to
+    link(ws, "sl", 0);                  // the link itself
+    link(ws + "/#1234 (deleted)", "", AT_EMPTY_PATH);  // an O_TMPFILE given a name: links nothing named
+    link(ws, "refused.txt", 0, -EXDEV);                // failed: nothing linked
+    CHECK(paths_with(rec, kLinked) == Paths{ws + "/secret.txt", ws + "/sl"});
+    CHECK(rec.first_pid(ws + "/secret.txt") == 7);  // named beside a finding, as a read's process is
+    CHECK(paths_with(rec, kRead).empty());
+    CHECK(paths_with(rec, kDenied).empty());  // denials not asked for
+
+    // Refused (Landlock alone; over the overlay EOVERFLOW, a read mask's stand-in): the source is a read
+    // refused, the new name a change refused.
+    Recording denied;
+    RecordingSink keeping(denied);
+    keeping.keep_denials();
+    for (long refusal : {-EACCES, -EOVERFLOW}) {
+        FsOp op;
+        op.kind = FsOpKind::link;
+        op.result = refusal;
+        op.a = PathArg{ws, "secret.txt"};
+        op.b = PathArg{ws, refusal == -EACCES ? "h" : "h2"};
+        keeping.on_fs(op);
+    }
+    CHECK(denied.paths().at(ws + "/secret.txt") == kDenied);
+    CHECK(denied.paths().at(ws + "/h") == (kDenied | kDeniedChange));
+    CHECK(denied.paths().at(ws + "/h2") == (kDenied | kDeniedChange));
+    // EXDEV: Landlock refusing a link across its rules (or one out of the overlay's mount): the source was
+    // not reached; the new name was no change refused.
+    FsOp across;
+    across.kind = FsOpKind::link;
+    across.result = -EXDEV;
+    across.a = PathArg{ws, "sl"};
+    across.b = PathArg{ws, "h3"};
+    across.flags = AT_SYMLINK_FOLLOW;
+    keeping.on_fs(across);
+    CHECK(denied.paths().at(ws + "/secret.txt") == kDenied);
+    CHECK(denied.paths().count(ws + "/h3") == 0);
+    CHECK(denied.paths().size() == 3);
 }
 
 TEST_CASE("processes: fork, exec, exit codes and signals", "[record][sink]")

@@ -38,11 +38,17 @@ enum Access : std::uint16_t {
     // EACCES may also come from a directory on the way that may not be searched, or from an O_CREAT
     // in a directory that may not be written: then the path named is the one asked for, which may not
     // exist. A change refused (unlink, rmdir, mkdir, rename, link, symlink, mknod, truncate) names the
-    // path it would have changed, as spelled (both names of a rename or link).
+    // path it would have changed, as spelled (both names of a rename, a link's new name); a link refused
+    // (EACCES, EPERM, EOVERFLOW, and EXDEV: Landlock refusing a link across its rules) names its source
+    // as a read refused (kDenied alone), since the link would have reached its content.
     kDenied = 1 << 6,
     // With kDenied: what was refused asked to change the path (an open for writing, creating or
     // truncating, or one of the changes above), not only to read it.
     kDeniedChange = 1 << 7,
+    // The source of a hard link the task made (link, linkat): no data was read, but the file's content is
+    // reachable by the new name (`ln secret /tmp/h; cat /tmp/h`), so a consumer judging reads counts it as
+    // one. Named as the kernel resolved it: the last component followed only under AT_SYMLINK_FOLLOW.
+    kLinked = 1 << 8,
 };
 
 struct Process {

@@ -41,6 +41,9 @@ private:
     // A change (unlink, rmdir, mkdir, rename, link, symlink, mknod, truncate) refused with EACCES or
     // EPERM: a denial of the path it would have changed, when denials are kept.
     void on_refused_change(const FsOp& op);
+    // The canonical path of a successful link's source into `out`; false when it names no file the
+    // workspace could hold (a descriptor's file without a name) or is too long.
+    bool linked_source(const FsOp& op, std::string& out);
     // Remembers `spelled` as an alias of `path` when it names it another way (through a link).
     void note_spelling(const PathArg& spelled, const std::string& path);
 
