@@ -13,6 +13,7 @@
 #include "qk/enforce/run_mirror.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/key/outputs.hpp"
+#include "qk/util/link_target.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/workspace/glob.hpp"
 #include "qk/enforce/upper_layer.hpp"
@@ -209,13 +210,20 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
         auto keep = [&](std::string_view rel, bool directory) {
             return run.rules.write(root + "/" + std::string(rel), directory).allowed();
         };
+        // A link may lead only where the task may write, inside the workspace, read as its text says
+        // (link_destination: the rule the cache holds its entries to): one leading away would be stored,
+        // restored and written through later.
+        auto may_link = [&](std::string_view rel, std::string_view target) {
+            std::optional<std::string> to = link_destination(rel, target);
+            return to && !to->empty() && run.rules.write(root + "/" + *to, false).allowed();
+        };
         for (const auto& layer : run.enforced->layers()) {
             auto changes = enforce::read_upper_layer(layer.upper, root);
             if (!changes) {
                 kept = changes.error();
                 break;
             }
-            auto applied = enforce::apply(layer.upper, root, *changes, keep, layer.trash);
+            auto applied = enforce::apply(layer.upper, root, *changes, keep, layer.trash, may_link);
             if (!applied) {
                 kept = applied.error();
                 break;
@@ -232,6 +240,10 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
                 const auto why = run.rules.write(root + "/" + d.path, false).why;
                 const bool held = why == rules::PathClass::git_machinery || why == rules::PathClass::installed_files;
                 (held ? audit.findings.refused_writes : audit.findings.discarded_writes).push_back(d.path);
+            }
+            for (const auto& l : applied->refused_links) {
+                audit.findings.refused_writes.push_back(l.path);
+                audit.refused_links[l.path] = l.target;
             }
         }
         if (run.recording)
