@@ -1,6 +1,7 @@
 #include "affected_command.hpp"
 
 #include <cstdio>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -14,6 +15,8 @@ namespace qk::cli {
 
 int run_affected(const AffectedOptions& o)
 {
+    // Before git runs: it is not to inherit the remote cache's secrets either.
+    Settings settings = read_run_settings();
     auto session = or_fatal(key::Session::open(o.run.directory));
     workspace::TaskRequest request;
     request.targets = o.run.targets;
@@ -56,7 +59,7 @@ int run_affected(const AffectedOptions& o)
     }
     RunOptions run = o.run;
     run.projects = projects;
-    return run_tasks(run);
+    return run_tasks(run, std::move(settings));
 }
 
 }  // namespace qk::cli

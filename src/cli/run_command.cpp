@@ -7,18 +7,35 @@
 #include "interrupt.hpp"
 #include "qk/util/result.hpp"
 #include "qk/run/run_many.hpp"
+#include "qk/util/process_secrets.hpp"
 #include "qk/util/settings.hpp"
 
 namespace qk::cli {
 
-int run_tasks(const RunOptions& options)
+Settings read_run_settings()
+{
+    Settings settings = or_fatal(Settings::read());
+    // Read once, held in the settings: gone from qk's environment, so that nothing qk starts (git, strace,
+    // a task through any path that copies qk's environment) is handed the remote cache's secrets, and their
+    // bytes overwritten where /proc/<qk>/environ reads them, which a task of a plain or audited run could.
+    const RemoteCacheSettings& remote = settings.remote_cache;
+    unsigned secrets = forget_environment_variable("QK_REMOTE_CACHE_TOKEN");
+    secrets += forget_environment_variable("QK_REMOTE_CACHE_SIGNATURE_KEY");
+    if (url_without_credentials(remote.url) != remote.url)  // a password in the URL is as secret as a token
+        secrets += forget_environment_variable("QK_REMOTE_CACHE_URL");
+    // The copies in qk's memory: a process of the same user can read it through /proc/<qk>/mem unless qk is
+    // undumpable. Only then: it also keeps qk's own core dumps, which are worth having otherwise.
+    if (secrets > 0 || !remote.token.empty() || !remote.signature_key.empty())
+        or_fatal(make_undumpable());
+    return settings;
+}
+
+int run_tasks(const RunOptions& options) { return run_tasks(options, read_run_settings()); }
+
+int run_tasks(const RunOptions& options, Settings settings)
 {
     run::RunRequest request;
-    request.settings = or_fatal(Settings::read());
-    // Read once, held in the settings: gone from qk's environment, so that nothing qk starts (git, strace,
-    // a task through any path that copies qk's environment) is handed the remote cache's secrets.
-    ::unsetenv("QK_REMOTE_CACHE_TOKEN");
-    ::unsetenv("QK_REMOTE_CACHE_SIGNATURE_KEY");
+    request.settings = std::move(settings);
     request.tasks.targets = options.targets;
     request.tasks.projects = options.projects;
     request.tasks.exclude = options.exclude;

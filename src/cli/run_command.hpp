@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "qk/util/settings.hpp"
+
 namespace qk::cli {
 
 struct RunOptions {
@@ -28,7 +30,13 @@ struct RunOptions {
     bool verbose = false;       // -v, --verbose
 };
 
+// The run's settings (qk/util/settings.hpp), with the remote cache's secrets then taken out of qk's
+// environment and qk made undumpable when it holds one (docs/remote-cache.md). Called before anything is
+// started: qk affected's git too.
+Settings read_run_settings();
+
 // Runs the tasks; returns the exit status (0 when every task succeeded). Bad input is a FatalError.
 int run_tasks(const RunOptions& options);
+int run_tasks(const RunOptions& options, Settings settings);
 
 }  // namespace qk::cli
