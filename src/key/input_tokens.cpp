@@ -18,7 +18,7 @@ Result<ResolvedPattern> resolve_fileset_tokens(std::string_view written, const w
         return error(fmt::format("input \"{}\" needs a leading {{projectRoot}}/ or {{workspaceRoot}}/", written));
     auto path = workspace::relative_path(r->text);
     if (!path)
-        return error(fmt::format("input \"{}\" names a path outside the workspace", written));
+        return error(fmt::format("input \"{}\" {}", written, workspace::outside_path_advice(written, r->text)));
     ResolvedPattern out;
     out.project_group = r->lead == Lead::project_root;
     if (path->empty())

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/special_names.hpp"
 #include "qk/workspace/tokens.hpp"
 
 namespace qk::key {
@@ -25,7 +26,9 @@ Json merged_options(const workspace::Target& target, const std::string& configur
     return out;
 }
 
-// nullopt when a token names nothing (the output is dropped, as Nx drops it).
+// nullopt when a token names nothing (the output is dropped, as Nx drops it). What qk restores from the
+// cache it first clears: an output is a plain path inside the workspace, never its root, nor in .git or
+// .qk, so that no configuration can make a restore remove or write anything else.
 Result<std::optional<std::string>> interpolate(const std::string& written, const workspace::Project& project,
                                                const Json& options)
 {
@@ -38,9 +41,18 @@ Result<std::optional<std::string>> interpolate(const std::string& written, const
     if (r->unresolved)
         return std::optional<std::string>();
     auto out = workspace::relative_path(r->text);
-    if (!out || out->empty())  // outside, or the workspace root itself
-        return error(fmt::format("output \"{}\" of {} resolves to \"{}\", which is not inside the workspace",
-                                 written, project.name, out ? "." : r->text));
+    const auto plain = workspace::relative_path(r->text, true);
+    if (!out && !(plain && plain->empty()))
+        return error(fmt::format("output \"{}\" {}", written, workspace::outside_path_advice(written, r->text)));
+    if (!out || out->empty())
+        return error(fmt::format("output \"{}\" names the whole workspace, which qk would clear to restore the "
+                                 "task from the cache; name the directories the task writes, such as "
+                                 "\"{{projectRoot}}/dist\"",
+                                 written));
+    if (const SpecialDir d = special_tree(*out); d == SpecialDir::git || d == SpecialDir::qk)
+        return error(fmt::format("output \"{}\" lies in {}, which is {}; a task's outputs are its own files",
+                                 written, d == SpecialDir::git ? ".git" : ".qk",
+                                 d == SpecialDir::git ? "git's" : "qk's own state (its cache)"));
     return std::optional<std::string>(r->negated ? "!" + *out : *out);
 }
 
@@ -79,8 +91,13 @@ Result<ResolvedOutputs> resolve_outputs(const workspace::Project& project, const
     }
     for (const std::string& w : written) {
         auto r = interpolate(w, project, options);
-        if (!r)
-            return error(fmt::format("{}:{}: {}", project.name, target.name, r.error().message));
+        if (!r) {
+            // Where: the target's outputs, or the outputPath option they default to.
+            const std::string where = target.configured_in();
+            return error(fmt::format("{}:{}: {} (its {}{})", project.name, target.name, r.error().message,
+                                     res.defaulted ? "options.outputPath" : "outputs",
+                                     where.empty() ? "" : " in " + where));
+        }
         if (!*r)
             res.dropped.push_back(w);
         else if (std::find(res.paths.begin(), res.paths.end(), **r) == res.paths.end())

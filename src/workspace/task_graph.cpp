@@ -162,9 +162,7 @@ struct Builder {
 // " (in p/a/project.json, or nx.json's targetDefaults \"build\")": where a target's dependsOn may come from.
 std::string where_defined(const Target& t)
 {
-    std::string files = join(t.defined_in);
-    if (!t.target_default_key.empty())
-        files += (files.empty() ? "" : ", or ") + fmt::format("nx.json's targetDefaults \"{}\"", t.target_default_key);
+    std::string files = t.configured_in();
     return files.empty() ? std::string() : " (" + files + ")";
 }
 

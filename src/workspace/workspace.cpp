@@ -148,6 +148,16 @@ Json Project::raw() const
     return out;
 }
 
+std::string Target::configured_in() const
+{
+    std::string files;
+    for (const std::string& f : defined_in)
+        files += (files.empty() ? "" : ", ") + f;
+    if (!target_default_key.empty())
+        files += (files.empty() ? "" : ", or ") + fmt::format("nx.json's targetDefaults \"{}\"", target_default_key);
+    return files;
+}
+
 const Target* Project::find_target(std::string_view name) const
 {
     auto it = std::lower_bound(targets.begin(), targets.end(), name,

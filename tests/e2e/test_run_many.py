@@ -167,7 +167,7 @@ def test_dry_run_prints_hashes_and_runs_nothing(runner: Path):
          ("-t", "build", "-p", "lib"), r'task lib:build: input "prod" is not defined'),
         (("packages/lib/project.json",
           '{"name": "lib", "targets": {"build": {"command": "true", "outputs": ["{projectRoot}/../../../x"]}}}'),
-         ("-t", "build", "-p", "lib"), r"not inside the workspace"),
+         ("-t", "build", "-p", "lib"), r"leads outside the workspace"),
         (("packages/lib/project.json",
           '{"name": "lib", "targets": {"build": {"command": "true", "dependsOn": ["other"]}, '
           '"other": {"command": "true", "dependsOn": ["build"]}}}'),

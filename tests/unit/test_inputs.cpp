@@ -153,7 +153,12 @@ TEST_CASE("inputs: errors name the task and the input", "[key][inputs]")
           "task a:test: input \"prod\" is not defined for project b (named inputs: default, production, sharedGlobals, docs)");
     CHECK(with_inputs(R"(["src/**/*.ts"])") ==
           "task a:test: input \"src/**/*.ts\" is a file pattern without a token: start it with {projectRoot}/ or {workspaceRoot}/");
-    CHECK(with_inputs(R"(["{projectRoot}/../x"])") == "task a:test: input \"{projectRoot}/../x\" names a path outside the workspace");
+    CHECK(with_inputs(R"(["{projectRoot}/../x"])") ==
+          "task a:test: input \"{projectRoot}/../x\" steps up with \"..\"; write it without, as "
+          "\"{workspaceRoot}/packages/x\"");
+    CHECK(with_inputs(R"(["{projectRoot}/../../../etc/passwd"])") ==
+          "task a:test: input \"{projectRoot}/../../../etc/passwd\" resolves to \"packages/a/../../../etc/passwd\", "
+          "which leads outside the workspace; name a path inside it");
     CHECK(with_inputs(R"(["{projectRoot}/{workspaceRoot}/x"])") ==
           "task a:test: input \"{projectRoot}/{workspaceRoot}/x\": {workspaceRoot} may only start a path");
     CHECK(with_inputs(R"([{"what": 1}])") ==
@@ -218,12 +223,34 @@ TEST_CASE("outputs: tokens, options, dropped unresolved ones, defaults and error
 
     t.outputs = *parse_json(R"(["!{projectRoot}/dist/cache", "{projectRoot}/dist/**/*.{js,map}"])", "o");
     CHECK(resolve_outputs(a, t)->paths == Strings{"!packages/a/dist/cache", "packages/a/dist/**/*.{js,map}"});
-    t.outputs = *parse_json(R"(["{projectRoot}/../../outside"])", "o");
-    auto bad = resolve_outputs(a, t);
-    REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().message ==
-          "a:test: output \"{projectRoot}/../../outside\" of a resolves to \"packages/a/../../outside\", which is not "
-          "inside the workspace");
+    // What a restore would clear is never outside the workspace, its root, .git or .qk; each error says
+    // where the output is configured and what to write instead.
+    t.defined_in = {"packages/a/project.json"};
+    const std::string where = " (its outputs in packages/a/project.json, or nx.json's targetDefaults \"test\")";
+    auto bad = [&](const char* outputs) {
+        t.outputs = *parse_json(outputs, "o");
+        auto r = resolve_outputs(a, t);
+        REQUIRE_FALSE(r.ok());
+        return r.error().message;
+    };
+    CHECK(bad(R"(["{projectRoot}/../../outside"])") ==
+          "a:test: output \"{projectRoot}/../../outside\" steps up with \"..\"; write it without, as "
+          "\"{workspaceRoot}/outside\"" + where);
+    CHECK(bad(R"(["{projectRoot}/../../.."])") ==
+          "a:test: output \"{projectRoot}/../../..\" resolves to \"packages/a/../../..\", which leads outside the "
+          "workspace; name a path inside it" + where);
+    CHECK(bad(R"([".."])").find("output \"..\" resolves to \"..\", which leads outside the workspace") !=
+          std::string::npos);
+    CHECK(bad(R"(["/"])").find("output \"/\" is an absolute path; write it from the workspace's root or the "
+                               "project's") != std::string::npos);
+    for (const char* root : {R"(["{workspaceRoot}"])", R"(["{workspaceRoot}/"])", R"(["{projectRoot}/../.."])"})
+        CHECK(bad(root).find("names the whole workspace, which qk would clear to restore the task") != std::string::npos);
+    CHECK(bad(R"(["{workspaceRoot}/.git/hooks"])") ==
+          "a:test: output \"{workspaceRoot}/.git/hooks\" lies in .git, which is git's; a task's outputs are its own "
+          "files" + where);
+    CHECK(bad(R"(["{workspaceRoot}/.QK/cache"])").find("lies in .qk, which is qk's own state") != std::string::npos);
+    t.outputs = *parse_json(R"(["{workspaceRoot}/node_modules/.prisma/client"])", "o");  // prisma generate's
+    CHECK(resolve_outputs(a, t)->paths == Strings{"node_modules/.prisma/client"});
     t.outputs = *parse_json(R"(["dist/{workspaceRoot}"])", "o");
     CHECK_FALSE(resolve_outputs(a, t).ok());
     t.outputs = *parse_json(R"([1])", "o");

@@ -87,8 +87,13 @@ enum class TrailingCommas : std::uint8_t { refuse, allow };
 // Parses JSON with `//` and `/* */` comments (as Nx falls back to jsonc-parser). A leading BOM is
 // skipped. Errors read "<file>:<line>:<column>: <what was expected>, found <what was there>".
 Result<Json> parse_json(std::string_view text, std::string_view file, TrailingCommas commas = TrailingCommas::refuse);
+// The largest configuration file qk reads (nx.json, project.json, package.json, a JSON input): a real
+// one holds kilobytes, and parsed, a file takes up to ~50 times its size (a tree of small values).
+inline constexpr std::size_t kMaxConfigFileBytes = std::size_t{8} << 20;
+
 // Reads and parses a configuration file `path` as Nx reads nx.json, project.json and package.json
 // (comments and trailing commas allowed); `display` names it in messages (a workspace-relative path).
+// A file over kMaxConfigFileBytes is an error saying so, read no further.
 Result<Json> read_json_file(const std::filesystem::path& path, std::string_view display);
 
 }  // namespace qk::workspace

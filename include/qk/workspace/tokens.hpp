@@ -43,4 +43,9 @@ Result<ResolvedTokens> resolve_tokens(std::string_view written, const Project& p
 // nullopt only when it leaves the workspace.
 std::optional<std::string> relative_path(std::string_view path, bool parent_steps = false);
 
+// Why a resolved path that `relative_path` refused (`resolved`, as written `written`) is refused, and what
+// to write instead, as a fragment a caller puts after the value it names: an absolute path, one that
+// leads outside the workspace, or one inside it that steps up with "..", whose plain spelling it gives.
+std::string outside_path_advice(std::string_view written, std::string_view resolved);
+
 }  // namespace qk::workspace

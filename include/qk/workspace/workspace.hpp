@@ -51,7 +51,8 @@ struct RunSpec {
     // commands: run side by side (run-commands `parallel`; false for `command`, true by default for
     // `commands`). script: always one after another.
     bool parallel = false;
-    // The working directory: workspace-relative ("." is the root), or absolute when configured so.
+    // The working directory: workspace-relative ("." is the root). An options.cwd that is absolute or
+    // climbs out of the workspace is a `problem` instead.
     std::string cwd = ".";
     // Directories to put first on PATH, in order, workspace-relative (absolute when outside it).
     // run-commands: node_modules/.bin of cwd and each parent up to the root (npm-run-path);
@@ -101,6 +102,10 @@ struct Target {
     // its targetDefaults entry (or Nx's default), and an edit of that entry reaches it (qk report fix).
     bool names_inputs = false, names_outputs = false;
     Json raw;  // the merged configuration, as `nx show project --json` would print it
+
+    // Where to fix it, for messages: "p/a/project.json, or nx.json's targetDefaults \"build\"" ("" when
+    // nothing is known).
+    std::string configured_in() const;
 };
 
 // A project: a directory with a project.json, or a package.json the workspace globs select.

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "config_loader.hpp"
+#include "qk/workspace/tokens.hpp"
 
 namespace qk::workspace::detail {
 
@@ -118,14 +119,23 @@ std::vector<std::string> bin_dirs_up(const std::string& dir)
     return out;
 }
 
-void run_commands(RunSpec& run, const Target& target)
+void run_commands(RunSpec& run, const Target& target, const Project& project)
 {
     const Json& o = target.options;
     if (const Json* cwd = o.find("cwd"); cwd && cwd->is_string() && !cwd->as_string().empty()) {
-        std::string c = fs::path(cwd->as_string()).lexically_normal().generic_string();
-        while (c.size() > 1 && c.back() == '/')
-            c.pop_back();
-        run.cwd = c.empty() ? std::string(1, '.') : c;
+        // A directory inside the workspace, as a plain relative path ("a/../b" is "b": a directory, not a
+        // glob). Nx also takes an absolute path, or one that climbs out; qk refuses both: what a task
+        // writes relative to its directory would land outside the workspace, unseen by its outputs.
+        const std::string& written = cwd->as_string();
+        if (auto inside = relative_path(written, true)) {
+            run.cwd = inside->empty() ? std::string(1, '.') : *inside;
+        } else {
+            const std::string where = target.configured_in();
+            run.problem = fmt::format("its options.cwd \"{}\" {} (options.cwd{}); give a directory inside the "
+                                      "workspace, relative to its root, such as \"{}\" or \"{{projectRoot}}\"",
+                                      written, written.starts_with('/') ? "is an absolute path" : "leads outside the workspace",
+                                      where.empty() ? "" : " in " + where, project.root);
+        }
     }
     bool forward_all = true;
     if (const Json* f = o.find("forwardAllArgs"); f && f->is_bool())
@@ -199,7 +209,7 @@ RunSpec make_run_spec(const Target& target, const Project& project)
     run.executor = target.executor;
     if (target.executor == "nx:run-commands") {
         run.kind = RunSpec::Kind::commands;
-        run_commands(run, target);
+        run_commands(run, target, project);
     } else if (target.executor == "nx:run-script") {
         run.kind = RunSpec::Kind::script;
         run_script(run, target, project);

@@ -4,14 +4,18 @@
 // comments and gives no position for many errors, and a message must say file:line:column and what was
 // expected, so this is a small recursive-descent parser. Columns count characters (UTF-8 code points),
 // from 1.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
+#include "qk/util/unique_fd.hpp"
 #include "qk/workspace/json.hpp"
 
 namespace qk::workspace {
@@ -444,14 +448,36 @@ Result<Json> parse_json(std::string_view text, std::string_view file, TrailingCo
 
 Result<Json> read_json_file(const std::filesystem::path& path, std::string_view display)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!fd.valid())
         return sys_error(fmt::format("{}: cannot read", display));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad())
-        return sys_error(fmt::format("{}: cannot read", display));
-    return parse_json(ss.str(), display, TrailingCommas::allow);
+    // At most one byte past the limit is read, whatever the file claims or does while it is read.
+    std::string text;
+    std::size_t have = 0;
+    for (;;) {
+        if (have == text.size()) {
+            if (have > kMaxConfigFileBytes)
+                break;
+            text.resize(std::min(std::max<std::size_t>(2 * have, 64 * 1024), kMaxConfigFileBytes + 1));
+        }
+        const ssize_t n = retry_eintr([&] { return ::read(fd.get(), text.data() + have, text.size() - have); });
+        if (n < 0)
+            return sys_error(fmt::format("{}: cannot read", display));
+        if (n == 0)
+            break;
+        have += static_cast<std::size_t>(n);
+    }
+    if (have > kMaxConfigFileBytes) {
+        struct stat st {};
+        const bool sized = ::fstat(fd.get(), &st) == 0 && static_cast<std::size_t>(st.st_size) > kMaxConfigFileBytes;
+        return error(fmt::format("{}: {} is more than qk reads of a configuration file ({} MiB; parsed, a file takes "
+                                 "many times its size in memory); one this large was most likely generated or "
+                                 "damaged by mistake: keep in it only what configures the workspace",
+                                 display, sized ? fmt::format("{:.0f} MiB", static_cast<double>(st.st_size) / (1 << 20)) : "it",
+                                 kMaxConfigFileBytes >> 20));
+    }
+    text.resize(have);
+    return parse_json(text, display, TrailingCommas::allow);
 }
 
 }  // namespace qk::workspace

@@ -116,4 +116,20 @@ std::optional<std::string> relative_path(std::string_view path, bool parent_step
     return out;
 }
 
+std::string outside_path_advice(std::string_view written, std::string_view resolved)
+{
+    if (resolved.starts_with('/'))
+        return "is an absolute path; write it from the workspace's root or the project's, as "
+               "\"{workspaceRoot}/dist\" or \"{projectRoot}/dist\"";
+    auto inside = relative_path(resolved, true);
+    if (!inside)
+        return fmt::format("resolves to \"{}\", which leads outside the workspace; name a path inside it", resolved);
+    // Inside, but spelled with "..": the rules, the cache and globs take plain paths, so say the plain one.
+    if (inside->empty())
+        return "steps up with \"..\" to the workspace's root itself; name the paths inside it you mean";
+    const bool negated = written.starts_with('!');
+    return fmt::format("steps up with \"..\"; write it without, as \"{}{{workspaceRoot}}/{}\"", negated ? "!" : "",
+                       *inside);
+}
+
 }  // namespace qk::workspace
