@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import qk_harness as h
 from audit_workspace import QK, make_workspace, qk, write
 from enforce_workspace import MODES, enforce, escape_workspace, mode_env, target
 from remote_servers import TEAM, TOKEN, SIGNATURE_KEY, servers  # noqa: F401
@@ -143,6 +144,36 @@ def test_enforce_works_while_qk_is_undumpable(servers, tmp_path, mode):
     assert doc["tasks"]["app:t"]["status"] == "enforced", doc
     out = (ws / "dist/out.txt").read_text()
     assert out.startswith("main\n") and "TOP-SECRET" not in out, out
+
+
+@pytest.mark.privileged  # root, to run qk as another user
+@pytest.mark.parametrize("mode", MODES)
+def test_enforce_as_another_user_works_while_qk_is_undumpable(mode):
+    # Without root there is no mirror, but the helper, its user namespace and its maps are the same user's
+    # as qk: none of them may need qk's /proc/<pid>, which only root can open while qk is undumpable.
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run qk as nobody")
+    home = Path(tempfile.mkdtemp(prefix="qk-nobody-", dir="/tmp"))
+    try:
+        os.chmod(home, 0o755)
+        command = ("mkdir -p dist && cat src/main.txt > dist/out.txt && "
+                   "(cat other/secret.txt >> dist/out.txt 2>&1 || true)")
+        ws = escape_workspace(home / "ws", {"t": target(command)})
+        run_as = as_nobody(home)
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(home), **mode_env(mode)}
+        doctor = subprocess.run([*run_as, str(QK), "doctor", "--sandbox=enforce"], cwd=ws, env=env,
+                                capture_output=True, text=True, timeout=120)
+        if doctor.returncode != 0:  # a machine that refuses an ordinary user's namespaces (sysctl, AppArmor)
+            h.not_applicable("enforce as an ordinary user: " + doctor.stdout[-400:])
+        env["QK_REMOTE_CACHE_TOKEN"] = "tok-" + os.urandom(8).hex()
+        r = subprocess.run([*run_as, str(QK), "run-many", "-t", "t", "--sandbox=enforce"], cwd=ws, env=env,
+                           capture_output=True, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "1 read refused" in r.stdout, r.stdout
+        out = (ws / "dist/out.txt").read_text()
+        assert out.startswith("main\n") and "TOP-SECRET" not in out, out
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
 
 
 # -- the git qk runs -----------------------------------------------------------------------------------------
