@@ -26,6 +26,8 @@ const std::vector<std::string>& no_execution()
         // No transport at all: ssh (core.sshCommand), a credential helper, or a remote helper would run
         // for a partial clone's lazy fetch of an object qk's command needs.
         "-c", "protocol.allow=never",
+        // gpg.program, for git log's signatures.
+        "-c", "log.showSignature=false",
     };
     return options;
 }

@@ -29,6 +29,7 @@ TEST_CASE("every git qk runs has fsmonitor, hooks, transports and the pager off"
     CHECK(has_pair(argv, "-c", "core.fsmonitor=false"));
     CHECK(has_pair(argv, "-c", "core.hooksPath=/dev/null"));
     CHECK(has_pair(argv, "-c", "protocol.allow=never"));
+    CHECK(has_pair(argv, "-c", "log.showSignature=false"));
     CHECK(std::find(argv.begin(), argv.end(), "--no-pager") < std::find(argv.begin(), argv.end(), "rev-parse"));
     // Options go before the subcommand, its own arguments after it, unchanged.
     CHECK(Strings(argv.end() - 4, argv.end()) == Strings{"rev-parse", "--verify", "-q", "HEAD"});

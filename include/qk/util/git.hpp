@@ -18,7 +18,7 @@ namespace qk {
 Result<std::string> git(const std::filesystem::path& root, const std::vector<std::string>& args);
 
 // What git's command line must say so that git runs no program named by configuration (command-line
-// configuration wins over every file): no fsmonitor hook or daemon, no hooks, no transport (a partial
+// configuration wins over every file): no fsmonitor hook or daemon, no hooks, no gpg, no transport (a partial
 // clone's lazy fetch would run ssh or a credential helper), no pager, and for diff, log and show no
 // external diff, no textconv and no git run inside submodules (it would read their own configuration).
 // `filter_overrides` (git_filter_overrides) empty the filter drivers configuration names.
