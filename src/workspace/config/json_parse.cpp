@@ -458,7 +458,7 @@ Result<Json> read_json_file(const std::filesystem::path& path, std::string_view 
         if (have == text.size()) {
             if (have > kMaxConfigFileBytes)
                 break;
-            text.resize(std::min(std::max<std::size_t>(2 * have, 64 * 1024), kMaxConfigFileBytes + 1));
+            text.resize(std::min(std::max<std::size_t>(2 * have, std::size_t{64} << 10), kMaxConfigFileBytes + 1));
         }
         const ssize_t n = retry_eintr([&] { return ::read(fd.get(), text.data() + have, text.size() - have); });
         if (n < 0)
