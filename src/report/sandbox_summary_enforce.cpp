@@ -85,7 +85,7 @@ void enforced_task_lines(std::string& out, const TaskAudit& t, const SummaryOpti
         for (const std::string& p : links)
             shown.push_back(p + " -> " + t.refused_links.at(p));
         path_list(out,
-                  fmt::format("{} refused, pointing out of the workspace or where it may not write, which a "
+                  fmt::format("{} refused, pointing out of the workspace, which a "
                               "later task or run would write through; not applied, nothing to declare:",
                               count_of(links.size(), "symbolic link")),
                   shown);

@@ -210,12 +210,13 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
         auto keep = [&](std::string_view rel, bool directory) {
             return run.rules.write(root + "/" + std::string(rel), directory).allowed();
         };
-        // A link may lead only where the task may write, inside the workspace, read as its text says
-        // (link_destination: the rule the cache holds its entries to): one leading away would be stored,
-        // restored and written through later.
+        // A link may lead anywhere inside the workspace but its root, read as its text says
+        // (link_destination: the rule the cache holds its entries to): one leading away would be written
+        // through later, by tasks and tools that trust the workspace. One to an input (out/a -> ../src/a)
+        // is applied as a plain run leaves it; the cache keeps no entry holding it, in every mode alike.
         auto may_link = [&](std::string_view rel, std::string_view target) {
             std::optional<std::string> to = link_destination(rel, target);
-            return to && !to->empty() && run.rules.write(root + "/" + *to, false).allowed();
+            return to && !to->empty();
         };
         for (const auto& layer : run.enforced->layers()) {
             auto changes = enforce::read_upper_layer(layer.upper, root);

@@ -95,12 +95,13 @@ def test_a_link_in_an_output_pointing_away(mode, link, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert (ws / "dist" / "new.txt").read_text() == "new\n"
     why = "outside the workspace" if link == "/etc" else "out of its outputs"
-    if mode == "overlay":
+    if mode == "overlay" and link == "/etc":
         assert task["findings"].get("refusedWrites") == ["dist/away"], task
         assert f"dist/away -> {link}" in r.stdout, r.stdout
         assert not os.path.lexists(ws / "dist" / "away")
     else:
-        # Landlock allows making a link in an output; so does a run without the sandbox: the cache refuses.
+        # Landlock allows making a link in an output; so does a run without the sandbox, and the overlay
+        # applies one that stays in the workspace as they leave it (test_modes_agree): the cache refuses.
         assert os.readlink(ws / "dist" / "away") == link
         os.unlink(ws / "dist" / "away")
     assert_not_stored_and_not_restored(ws, mode, tmp_path, why, r)
