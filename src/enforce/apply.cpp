@@ -8,6 +8,7 @@
 
 #include "applier.hpp"
 #include "place.hpp"
+#include "qk/util/io.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/unique_fd.hpp"
 #include "tree_ops.hpp"
@@ -79,20 +80,13 @@ Result<bool> Applier::judge(std::size_t i)
     auto up = up_dir(parent_of(c.path));
     if (!up)
         return up.error();
-    std::string target(256, '\0');
-    for (;;) {
-        const ssize_t n = ::readlinkat(*up, std::string(name_of(c.path)).c_str(), target.data(), target.size());
-        if (n < 0)
-            return sys_error(fmt::format("cannot read the symbolic link {} in the upper layer", c.path));
-        if (static_cast<std::size_t>(n) < target.size()) {
-            target.resize(static_cast<std::size_t>(n));
-            break;
-        }
-        target.resize(target.size() * 2);
-    }
-    if (may_link_(c.path, target))
+    auto target = read_link_at(*up, std::string(name_of(c.path)).c_str());
+    if (!target)
+        return sys_error(fmt::format("cannot read the symbolic link {} in the upper layer", c.path),
+                         target.error().sys_errno);
+    if (may_link_(c.path, *target))
         return true;
-    refused_.emplace(i, std::move(target));
+    refused_.emplace(i, std::move(*target));
     return false;
 }
 

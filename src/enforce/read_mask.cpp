@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
 #include "qk/util/special_names.hpp"
 #include "qk/util/unique_fd.hpp"
 
@@ -223,18 +224,10 @@ private:
     Status copy_link(int real_fd, int mask_fd, const std::string& name, const struct stat& st, const std::string& path)
     {
         // st_size is the target's length on most filesystems, 0 on some (procfs-like): grow until it fits.
-        std::string target(std::max<std::size_t>(static_cast<std::size_t>(st.st_size) + 1, 256), '\0');
-        for (;;) {
-            ssize_t n = ::readlinkat(real_fd, name.c_str(), target.data(), target.size());
-            if (n < 0)
-                return {};  // gone since it was listed
-            if (static_cast<std::size_t>(n) < target.size()) {
-                target.resize(static_cast<std::size_t>(n));
-                break;
-            }
-            target.resize(target.size() * 2);
-        }
-        if (::symlinkat(target.c_str(), mask_fd, name.c_str()) != 0)
+        auto target = read_link_at(real_fd, name.c_str(), static_cast<std::size_t>(st.st_size));
+        if (!target)
+            return {};  // gone since it was listed
+        if (::symlinkat(target->c_str(), mask_fd, name.c_str()) != 0)
             return sys_error(fmt::format("cannot copy the link {} into the sandbox's view", path));
         const struct timespec times[2] = {st.st_atim, st.st_mtim};
         (void)::utimensat(mask_fd, name.c_str(), times, AT_SYMLINK_NOFOLLOW);

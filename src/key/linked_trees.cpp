@@ -20,6 +20,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
 #include "qk/util/unique_fd.hpp"
@@ -41,21 +42,6 @@ Result<std::string> resolve(const std::string& path)
     if (!p)
         return sys_error("cannot resolve " + path);
     return std::string(p.get());
-}
-
-Result<std::string> link_text(int dir_fd, const char* name)
-{
-    std::string text(256, '\0');
-    for (;;) {
-        ssize_t n = ::readlinkat(dir_fd, name, text.data(), text.size());
-        if (n < 0)
-            return sys_error("readlink");
-        if (static_cast<std::size_t>(n) < text.size()) {
-            text.resize(static_cast<std::size_t>(n));
-            return text;
-        }
-        text.resize(text.size() * 2);
-    }
 }
 
 struct Entry {
@@ -185,7 +171,7 @@ private:
 
     Status nested_link(int dir_fd, const std::string& name, const std::string& abs, const std::string& rel)
     {
-        auto text = link_text(dir_fd, name.c_str());
+        auto text = read_link_at(dir_fd, name.c_str());
         if (!text) {
             if (text.error().sys_errno == ENOENT)
                 return {};  // gone since it was listed

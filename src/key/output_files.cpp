@@ -21,7 +21,6 @@ namespace {
 
 using cache_fs::name_of;
 using cache_fs::parent_of;
-using cache_fs::split_path;
 
 // Why a path (a pattern's text, or its literal prefix) may not be an output, or nullopt.
 std::optional<std::string> refusal(std::string_view path)
@@ -30,7 +29,7 @@ std::optional<std::string> refusal(std::string_view path)
         return "names the workspace root itself";
     if (path.starts_with('/'))
         return "is an absolute path";
-    for (std::string_view part : split_path(path))
+    for (std::string_view part : path_components(path))
         if (part == "." || part == "..")
             return fmt::format("has a \"{}\" component", part);
     return std::nullopt;
@@ -105,7 +104,7 @@ bool OutputSet::contains(std::string_view path) const
 {
     if (!qk::is_plain_relative(path))
         return false;
-    auto parts = split_path(path);
+    auto parts = path_components(path);
     return std::none_of(parts.begin(), parts.end(), never_entered) && matches(path);
 }
 
@@ -135,7 +134,7 @@ Result<OutputSet> OutputSet::compile(std::span<const std::string> patterns)
         std::string prefix(glob->literal_prefix());
         if (auto why = refusal(prefix); why && (glob->is_literal() || !prefix.empty()))
             return refuse(*why);
-        auto parts = split_path(prefix);
+        auto parts = path_components(prefix);
         if (std::any_of(parts.begin(), parts.end(), never_entered))
             continue;
         out.roots_.push_back({std::move(prefix), glob->is_literal()});

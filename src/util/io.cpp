@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "qk/util/unique_fd.hpp"
 
 namespace qk {
@@ -51,6 +53,21 @@ Result<std::string> read_file(const std::string& path)
     if (Status s = read_all(fd.get(), text, hint); !s)
         return sys_error("cannot read " + path, s.error().sys_errno);
     return text;
+}
+
+Result<std::string> read_link_at(int dir_fd, const char* name, std::size_t size_hint)
+{
+    std::string text(std::max<std::size_t>(size_hint + 1, 256), '\0');
+    for (;;) {
+        const ssize_t n = ::readlinkat(dir_fd, name, text.data(), text.size());
+        if (n < 0)
+            return sys_error("readlink");
+        if (static_cast<std::size_t>(n) < text.size()) {
+            text.resize(static_cast<std::size_t>(n));
+            return text;
+        }
+        text.resize(text.size() * 2);
+    }
 }
 
 }  // namespace qk

@@ -1,38 +1,19 @@
 #include "qk/util/link_target.hpp"
 
-#include <vector>
+#include "qk/util/path_within.hpp"
 
 namespace qk {
-
-namespace {
-
-std::vector<std::string_view> components(std::string_view path)
-{
-    std::vector<std::string_view> parts;
-    while (!path.empty()) {
-        const auto slash = path.find('/');
-        const std::string_view part = path.substr(0, slash);
-        if (!part.empty())
-            parts.push_back(part);
-        if (slash == std::string_view::npos)
-            break;
-        path.remove_prefix(slash + 1);
-    }
-    return parts;
-}
-
-}  // namespace
 
 std::optional<std::string> link_destination(std::string_view link, std::string_view target)
 {
     if (target.empty() || target.front() == '/' || target.find('\0') != std::string_view::npos)
         return std::nullopt;
     // The kernel resolves the target from the link's directory.
-    std::vector<std::string_view> at = components(link);
+    std::vector<std::string_view> at = path_components(link);
     if (!at.empty())
         at.pop_back();
     bool named = false;
-    for (std::string_view part : components(target)) {
+    for (std::string_view part : path_components(target)) {
         if (part == ".")
             continue;
         if (part != "..") {

@@ -29,5 +29,9 @@ Status write_all(int fd, std::string_view data);
 Status read_all(int fd, std::string& out, std::size_t size_hint = 0);
 // The whole file at `path`; errors name it.
 Result<std::string> read_file(const std::string& path);
+// The text of symbolic link `name` in `dir_fd`, however long (readlinkat grown until it fits: a link's
+// st_size is 0 on some filesystems, and the link may change between a stat and the read). `size_hint`:
+// its st_size, when known. Errors: "readlink: <strerror>", errno kept.
+Result<std::string> read_link_at(int dir_fd, const char* name, std::size_t size_hint = 0);
 
 }  // namespace qk

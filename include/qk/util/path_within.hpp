@@ -7,6 +7,7 @@
 
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace qk {
 
@@ -63,6 +64,23 @@ constexpr bool is_plain_relative(std::string_view path)
             return true;
         start = slash + 1;
     }
+}
+
+// "a/b/c" -> {"a", "b", "c"}, by text: empty components (a leading, doubled or trailing '/') are skipped,
+// "." and ".." kept as they are.
+inline std::vector<std::string_view> path_components(std::string_view path)
+{
+    std::vector<std::string_view> parts;
+    while (!path.empty()) {
+        const auto slash = path.find('/');
+        const std::string_view part = path.substr(0, slash);
+        if (!part.empty())
+            parts.push_back(part);
+        if (slash == std::string_view::npos)
+            break;
+        path.remove_prefix(slash + 1);
+    }
+    return parts;
 }
 
 }  // namespace qk

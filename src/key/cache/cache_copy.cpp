@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/util/io.hpp"
 #include "qk/util/sparse_copy.hpp"
 
 namespace qk::key::cache_copy {
@@ -27,21 +28,13 @@ Error failure(std::string_view output, const cache_fs::OpenedDir& at)
 
 Result<CachedFile> copy_link(CachedFile f, int src, int dst, const std::string& name)
 {
-    std::string target(256, '\0');
-    for (;;) {
-        ssize_t n = ::readlinkat(src, name.c_str(), target.data(), target.size());
-        if (n < 0)
-            return sys_error(fmt::format("cannot read the symbolic link {}", f.path));
-        if (static_cast<std::size_t>(n) < target.size()) {
-            target.resize(static_cast<std::size_t>(n));
-            break;
-        }
-        target.resize(target.size() * 2);
-    }
-    if (::symlinkat(target.c_str(), dst, name.c_str()) != 0)
+    auto target = read_link_at(src, name.c_str());
+    if (!target)
+        return sys_error(fmt::format("cannot read the symbolic link {}", f.path), target.error().sys_errno);
+    if (::symlinkat(target->c_str(), dst, name.c_str()) != 0)
         return sys_error(fmt::format("cannot store the symbolic link {}", f.path));
-    f.size = target.size();
-    f.target = std::move(target);
+    f.size = target->size();
+    f.target = std::move(*target);
     return f;
 }
 

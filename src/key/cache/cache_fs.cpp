@@ -12,24 +12,10 @@
 #include <fmt/format.h>
 
 #include "qk/util/io.hpp"
+#include "qk/util/path_within.hpp"
 #include "qk/util/sparse_copy.hpp"
 
 namespace qk::key::cache_fs {
-
-std::vector<std::string_view> split_path(std::string_view path)
-{
-    std::vector<std::string_view> parts;
-    while (!path.empty()) {
-        auto slash = path.find('/');
-        std::string_view part = path.substr(0, slash);
-        if (!part.empty())
-            parts.push_back(part);
-        if (slash == std::string_view::npos)
-            break;
-        path.remove_prefix(slash + 1);
-    }
-    return parts;
-}
 
 std::string_view parent_of(std::string_view path)
 {
@@ -59,7 +45,7 @@ OpenedDir open_dir_beneath(int base, std::string_view path, bool create)
         out.err = errno;
         return out;
     }
-    for (std::string_view part : split_path(path)) {
+    for (std::string_view part : path_components(path)) {
         if (!out.at.empty())
             out.at += '/';
         out.at += part;

@@ -14,8 +14,6 @@
 
 namespace qk::key::cache_fs {
 
-// "a/b/c" -> {"a", "b", "c"}; empty components are skipped.
-std::vector<std::string_view> split_path(std::string_view path);
 // "a/b/c" -> "a/b"; "c" -> "".
 std::string_view parent_of(std::string_view path);
 std::string_view name_of(std::string_view path);

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <unistd.h>
+#include "qk/util/io.hpp"
 
 namespace qk::key {
 
@@ -44,19 +45,9 @@ Status FileReader::stat(std::string_view path, struct stat& st)
 Result<Hash128> FileReader::hash(std::string_view path, const struct stat& st)
 {
     if (S_ISLNK(st.st_mode)) {
-        std::string target(static_cast<std::size_t>(st.st_size) + 1, '\0');
-        for (;;) {
-            ssize_t n = ::readlinkat(dir_fd(), base_.c_str(), target.data(), target.size());
-            if (n < 0)
-                return sys_error("readlink");
-            if (static_cast<std::size_t>(n) < target.size()) {
-                target.resize(static_cast<std::size_t>(n));
-                break;
-            }
-            target.resize(target.size() * 2);  // the link changed since it was stat'ed
-        }
+        QK_TRY(target, read_link_at(dir_fd(), base_.c_str(), static_cast<std::size_t>(st.st_size)));
         // Length-prefixed fields under a tag: never the plain content hash of a file holding the text.
-        return Hasher().field("qk:symlink").field(target).digest();
+        return Hasher().field("qk:symlink").field(*target).digest();
     }
     if (!S_ISREG(st.st_mode))
         return error("it is no longer a regular file or a symbolic link");
