@@ -101,6 +101,8 @@ std::string encode(const SandboxPlan& plan)
     auto line = [&](std::string_view tag, std::string_view value) { out += fmt::format("{}\t{}\n", tag, escape(value)); };
     line("root", plan.root);
     out += fmt::format("overlay\t{}\n", plan.overlay ? 1 : 0);
+    if (plan.user_namespace)
+        out += "userns\t1\n";
     if (!plan.upper.empty())
         line("upper", plan.upper);
     if (!plan.work.empty())
@@ -152,6 +154,12 @@ Result<SandboxPlan> decode_plan(std::string_view text)
             if (f[1] != "0" && f[1] != "1")
                 return "overlay is 0 or 1";
             plan.overlay = f[1] == "1";
+            return {};
+        }
+        if (tag == "userns") {
+            if (f[1] != "0" && f[1] != "1")
+                return "userns is 0 or 1";
+            plan.user_namespace = f[1] == "1";
             return {};
         }
         if (tag == "watch")

@@ -101,14 +101,21 @@ std::vector<std::string> writable_entries(int root_fd, const std::string& tree)
         std::string_view name = e->d_name;
         if (name == "." || name == "..")
             continue;
-        struct stat st {};
-        if (::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(st.st_mode))
-            continue;  // a file of its own is written by replacing it in the tree, which stays read-only
-        const std::string rel = tree + "/" + std::string(name);
+        // By name first: a node_modules holds a package (or a link to one) an entry, and every task
+        // starting lists each node_modules of the workspace.
+        std::string rel = tree + "/" + std::string(name);
         const bool writable = kind == SpecialDir::git ? !among(name, kGitHolders) && !is_git_machinery(rel)
                                                       : !is_installed_file(rel);
-        if (writable)
-            out.push_back(rel);
+        if (!writable)
+            continue;
+        // A file of its own is written by replacing it in the tree, which stays read-only.
+        bool directory = e->d_type == DT_DIR;
+        if (e->d_type == DT_UNKNOWN) {
+            struct stat st {};
+            directory = ::fstatat(::dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+        }
+        if (directory)
+            out.push_back(std::move(rel));
     }
     ::closedir(d);
     return out;

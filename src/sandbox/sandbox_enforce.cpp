@@ -155,6 +155,7 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
     enforce::SandboxPlan plan;
     plan.root = root;
     plan.overlay = overlay_;
+    plan.user_namespace = user_namespace_;
     using Access = enforce::SandboxPlan::Grant::Access;
     if (overlay_) {
         plan.binds = rules->pass_through();

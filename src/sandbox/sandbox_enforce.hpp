@@ -49,6 +49,7 @@ private:
     std::string helper_;
     std::optional<enforce::SandboxDir> dir_;
     bool overlay_ = true;
+    bool user_namespace_ = false;  // Landlock alone as root: each command in a user namespace (SandboxPlan)
     bool private_tmp_ = false;
     std::vector<std::string> covers_;  // sandboxes' directories, kept from every command (SandboxPlan::cover)
     bool read_mask_ = false;  // tasks' reads held by a read mask (the probe found one works here)

@@ -115,6 +115,24 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                                                           failed->message)
                                             : "the overlay cannot be mounted";
     }
+    // Root's commands held by Landlock alone run in a user namespace of their own, which keeps their
+    // capabilities from every run's sandbox directory; where the probe could not make one, say so.
+    if (!self->overlay_ && ::geteuid() == 0) {
+        int mapped = 0;
+        for (const enforce::ProbeStep& step : report->steps) {
+            if (step.stage != "userns" && step.stage != "uid_map")
+                continue;
+            if (step.ok) {
+                ++mapped;
+                continue;
+            }
+            self->audit_.landlock_only += "; root's commands keep their capabilities over the host's files (no "
+                                          "user namespace: " + step.message + "), and so reach a run's sandbox "
+                                          "directory no cover of this run names (docs/sandbox.md)";
+            break;
+        }
+        self->user_namespace_ = mapped == 2;
+    }
     // Over the overlay a command's directories hold its upper layer. Under Landlock alone they hold none,
     // and the command reaches its private temporary directory there by its path (no mount namespace
     // binds it back).

@@ -239,10 +239,11 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
     } else {
         if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)  // else what it leaves running escapes
             return fail(setup_error("subreaper", "cannot become the subreaper of the command's processes"));
-        // Where root may not make one (a container's seccomp profile), the command runs as before and
-        // docs/sandbox.md says what it may then reach.
-        if (::geteuid() == 0)
-            (void)enter_user_namespace_as_root();
+        // qk asks for it where its probe made one; where root may not (a container's seccomp profile), the
+        // run says what the command may then reach.
+        if (plan.user_namespace)
+            if (auto e = enter_user_namespace_as_root())
+                return fail(*e);
     }
 
     int pipe_fds[2];

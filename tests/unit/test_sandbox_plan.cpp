@@ -32,6 +32,7 @@ TEST_CASE("a plan reads back as written, whatever its paths hold", "[enforce][pl
     SandboxPlan alone;
     alone.root = "/ws";
     alone.overlay = false;
+    alone.user_namespace = true;
     alone.grants = {{"src", SandboxPlan::Grant::Access::read}};
     auto alone_back = decode_plan(encode(alone));
     REQUIRE(alone_back);
@@ -51,6 +52,7 @@ TEST_CASE("a bad plan is refused, naming the line", "[enforce][plan]")
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\noverlay\t0\nbind\ta\\qb\n") == "sandbox plan line 4: a bad escape in the path");
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\nfrobnicate\tx\n") == "sandbox plan line 3: unknown record \"frobnicate\"");
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\nwatch\tqk\n") == "sandbox plan line 3: watch is a pid");
+    CHECK(message("qk-sandbox-plan 1\nroot\t/ws\nuserns\tyes\n") == "sandbox plan line 3: userns is 0 or 1");
     CHECK(message("qk-sandbox-plan 1\noverlay\t0\n") == "sandbox plan: no absolute root");
     CHECK(message("qk-sandbox-plan 1\nroot\trelative\noverlay\t0\n") == "sandbox plan: no absolute root");
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\noverlay\t1\n") == "sandbox plan: an overlay needs upper and work");

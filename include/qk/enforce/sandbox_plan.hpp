@@ -22,9 +22,13 @@ struct SandboxPlan {
 
     std::string root;    // the workspace root: absolute, canonical
     bool overlay = true;  // false: Landlock alone (writes outside read_write grants refused as they happen)
+    // Landlock alone as root: the command runs in a user namespace mapping every id but kStandInOwner, so
+    // the file capabilities it keeps reach no run's sandbox directory. Set where the probe made one.
+    bool user_namespace = false;
     std::string upper, work;         // overlay mode: the upper and work directories (outside the workspace)
     std::vector<std::string> binds;  // overlay mode: workspace-relative paths bound through from the real
-                                     // workspace (.git, .qk, every node_modules, scratch directories)
+                                     // workspace (.qk, scratch directories, and what a task may
+                                     // write in .git and node_modules: rules::Rules::pass_through)
     std::vector<Grant> grants;       // everything else in the workspace is refused
     // Overlay mode: a read mask (enforce/read_mask.hpp), a lower layer over the workspace that stands an
     // unreadable stand-in in front of all but the grants and binds, and keeps `hidden` out of view. The helper builds it on a tmpfs it mounts on `mask`
