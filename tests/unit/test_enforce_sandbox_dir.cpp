@@ -11,6 +11,7 @@
 
 #include "enforce/tree_ops.hpp"
 #include "enforce_support.hpp"
+#include "settings_support.hpp"
 #include "test_support.hpp"
 
 using namespace qk;
@@ -218,10 +219,7 @@ TEST_CASE("candidates: the first outside the workspace on its filesystem wins, e
 TEST_CASE("the bases come from QK_SANDBOX_DIR, XDG_CACHE_HOME or HOME, /var/tmp, the workspace's parent", "[enforce]")
 {
     auto settings_of = [](std::map<std::string, std::string> vars) {
-        auto read = qk::Settings::read([vars = std::move(vars)](const char* name) -> const char* {
-            auto it = vars.find(name);
-            return it == vars.end() ? nullptr : it->second.c_str();
-        });
+        auto read = qk::test::settings_from(std::move(vars));
         REQUIRE(read);
         return read->sandbox;
     };

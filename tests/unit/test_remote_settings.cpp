@@ -6,6 +6,7 @@
 #include <string>
 
 #include "qk/util/settings.hpp"
+#include "settings_support.hpp"
 
 using namespace qk;
 
@@ -13,10 +14,7 @@ namespace {
 
 Result<Settings> read(std::map<std::string, std::string> vars)
 {
-    return Settings::read([vars = std::move(vars)](const char* name) -> const char* {
-        auto it = vars.find(name);
-        return it == vars.end() ? nullptr : it->second.c_str();
-    });
+    return test::settings_from(std::move(vars));
 }
 
 std::string error_of(std::map<std::string, std::string> vars)
