@@ -10,9 +10,11 @@
 
 #include <fmt/format.h>
 
+#include "qk/enforce/base_registry.hpp"
 #include "qk/enforce/read_mask.hpp"
 #include "qk/util/capabilities.hpp"
 #include "qk/util/path_within.hpp"
+#include "own_directory.hpp"
 #include "tree_ops.hpp"
 
 namespace qk::enforce {
@@ -48,8 +50,7 @@ struct Base {
     dev_t dev = 0;
 };
 
-// Makes `dir` (and its missing parents, mode 0700) and opens it. Refuses a directory that is a link,
-// is not ours or that others may write in: in a shared /var/tmp another user could have made it first.
+// Opens `dir` as a base (made if missing): ours, nobody else may write in it, outside the workspace.
 Result<Base> open_base(const fs::path& dir, const fs::path& workspace)
 {
     std::error_code ec;
@@ -58,29 +59,17 @@ Result<Base> open_base(const fs::path& dir, const fs::path& workspace)
         return error(fmt::format("cannot resolve it: {}", ec.message()));
     if (qk::is_within(path.native(), workspace.native()))
         return error("it is inside the workspace");
-    fs::path made;
-    for (const fs::path& part : path) {
-        made /= part;
-        if (::mkdir(made.c_str(), 0700) != 0 && errno != EEXIST)
-            return sys_error(fmt::format("cannot create {}", made.string()));
-    }
+    QK_TRY(own, open_own_directory(path));
+    if (qk::is_within(own->path.native(), workspace.native()))
+        return error("it is inside the workspace");
     Base base;
-    base.path = fs::canonical(path, ec);
-    if (ec || qk::is_within(base.path.native(), workspace.native()))
-        return error(ec ? fmt::format("cannot resolve it: {}", ec.message()) : "it is inside the workspace");
-    base.fd.reset(::open(base.path.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    struct stat st;
-    if (!base.fd.valid() || ::fstat(base.fd.get(), &st) != 0)
-        return sys_error("cannot open it");
-    if (st.st_uid != ::geteuid())
-        return error(fmt::format("it belongs to uid {}, not to us (uid {})", st.st_uid, ::geteuid()));
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-        return error(fmt::format("others may write in it (mode {:o})", st.st_mode & 07777));
+    base.path = std::move(own->path);
+    base.fd = std::move(own->fd);
     // Creating the lock file is the test of being able to write there (a read-only mount, a full disk).
     base.lock.reset(::openat(base.fd.get(), kBaseLock, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!base.lock.valid())
         return sys_error("cannot write in it");
-    base.dev = st.st_dev;
+    base.dev = own->st.st_dev;
     return base;
 }
 
@@ -145,12 +134,11 @@ SandboxDir::Bases SandboxDir::bases(const SandboxSettings& settings, const fs::p
         bases.candidates.push_back(fs::path(settings.cache_home) / "qk" / "sandbox");
     else if (!settings.home.empty())
         bases.candidates.push_back(fs::path(settings.home) / ".cache" / "qk" / "sandbox");
-    const std::string user_dir = fmt::format("qk-sandbox-{}", ::geteuid());
-    bases.candidates.push_back(fs::path("/var/tmp") / user_dir);
+    bases.candidates.push_back(BaseRegistry::home());
     std::error_code ec;
     fs::path root = fs::absolute(workspace_root, ec).lexically_normal();
     if (!ec && root.has_relative_path())
-        bases.candidates.push_back(root.parent_path() / ("." + user_dir));
+        bases.candidates.push_back(root.parent_path() / ("." + BaseRegistry::home().filename().string()));
     return bases;
 }
 
@@ -253,12 +241,17 @@ Status SandboxDir::hide_from_commands() const
     // into what this run applies and caches, or rename a command's directory away and put its own in
     // its place. As root, qk mounts the layers as the host's root, and a run directory owned by the one
     // id no command's user namespace maps, mode 0700, is out of reach of every capability a command
-    // keeps. Without root a command runs as qk's own user: docs/sandbox.md says what holds then.
-    if (::geteuid() != 0 || !has_capability(CAP_SYS_ADMIN))
+    // keeps. Without root a command runs as qk's own user, and covers alone keep runs apart (BaseRegistry).
+    if (!can_hide_from_commands())
         return {};
     if (::fchownat(run_fd_.get(), "", kStandInOwner, kStandInOwner, AT_EMPTY_PATH) != 0)
         return sys_error(fmt::format("cannot give {} to the owner no sandbox maps", run_dir_.string()));
     return {};
+}
+
+bool SandboxDir::can_hide_from_commands()
+{
+    return ::geteuid() == 0 && has_capability(CAP_SYS_ADMIN);
 }
 
 Result<SandboxDir::CommandDirs> SandboxDir::command_dirs() const

@@ -12,6 +12,7 @@
 #include <string>
 #include <thread>
 
+#include "qk/enforce/base_registry.hpp"
 #include "qk/enforce/run_mirror.hpp"
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/sandbox/sandbox.hpp"
@@ -47,7 +48,9 @@ private:
     std::optional<std::string> note_outputs_made(std::size_t i, const std::vector<std::string>& made);
 
     std::string helper_;
+    std::optional<enforce::BaseRegistry> registry_;  // this run live, and what its commands are kept from
     std::optional<enforce::SandboxDir> dir_;
+    std::string sandbox_note_;  // where the run keeps its sandboxes, when not where it was told
     bool overlay_ = true;
     bool user_namespace_ = false;  // Landlock alone as root: each command in a user namespace (SandboxPlan)
     bool private_tmp_ = false;

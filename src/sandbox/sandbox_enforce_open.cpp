@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/enforce/base_registry.hpp"
 #include "qk/enforce/probe.hpp"
 #include "qk/enforce/run_mirror.hpp"
 #include "qk/key/outputs.hpp"
@@ -25,12 +26,14 @@ namespace {
 
 // Where this run keeps its commands' sandboxes, and where another run (of this workspace or another)
 // would: each that exists, canonical, for the helper to keep from the command.
-std::vector<std::string> sandbox_bases(const enforce::SandboxDir::Bases& bases, const std::filesystem::path& own)
+std::vector<std::string> sandbox_bases(const enforce::SandboxDir::Bases& bases, const std::vector<std::string>& registered,
+                                       const std::filesystem::path& own)
 {
     std::vector<std::filesystem::path> all{own};
     if (bases.chosen)
         all.push_back(*bases.chosen);
     all.insert(all.end(), bases.candidates.begin(), bases.candidates.end());
+    all.insert(all.end(), registered.begin(), registered.end());
     std::vector<std::string> out;
     for (const auto& p : all) {
         std::error_code ec;
@@ -88,7 +91,25 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
     self->helper_ = std::move(*helper);
     const std::string& root = session.workspace().root();
     const auto bases = enforce::SandboxDir::bases(settings.sandbox, root);
+    QK_TRY(registry, enforce::BaseRegistry::open(enforce::BaseRegistry::home()));
+    self->registry_.emplace(std::move(*registry));
     QK_TRY(dir, enforce::SandboxDir::create(root, bases));
+    QK_TRY_STATUS(self->registry_->add(dir->base()));
+    // A run's layers go only where no live run's command can reach them, else where every run keeps its
+    // commands from (the registry's home). Without root a task runs as the user who owns every run's
+    // layers; as root the run directory is hidden, but not from a command that keeps capabilities.
+    {
+        QK_TRY(covered, self->registry_->covered_by_live_runs(dir->base(),
+                                                              enforce::SandboxDir::can_hide_from_commands()));
+        if (!*covered) {
+            QK_TRY(home, enforce::SandboxDir::create(root, {self->registry_->dir(), {}}));
+            self->sandbox_note_ = fmt::format(
+                "qk: this run keeps its sandboxes in {}, not {}: a run of yours that started before {} was first "
+                "used could reach them there\n",
+                home->base().string(), dir->base().string(), dir->base().string());
+            *dir = std::move(*home);
+        }
+    }
     self->dir_.emplace(std::move(*dir));
     self->audit_.stale_sandboxes = self->dir_->removed().size();
 
@@ -127,8 +148,8 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
                 continue;
             }
             self->audit_.landlock_only += "; root's commands keep their capabilities over the host's files (no "
-                                          "user namespace: " + step.message + "), and so reach a run's sandbox "
-                                          "directory no cover of this run names (docs/sandbox.md)";
+                                          "user namespace: " + step.message + "); other runs keep their layers "
+                                          "out of their reach (docs/sandbox.md)";
             break;
         }
         self->user_namespace_ = mapped == 2;
@@ -139,7 +160,10 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
     if (self->overlay_)
         QK_TRY_STATUS(self->dir_->hide_from_commands());
     self->private_tmp_ = workspace_in_tmp(root, settings.sandbox.tmpdir);
-    self->covers_ = sandbox_bases(bases, self->dir_->base());
+    QK_TRY(registered, self->registry_->bases());
+    self->covers_ = sandbox_bases(bases, *registered, self->dir_->base());
+    QK_TRY_STATUS(self->registry_->publish(self->covers_, ::geteuid() == 0 && !self->overlay_ &&
+                                                              !self->user_namespace_));
     if (self->read_mask_) {
         self->run_outputs_ = run_outputs(session);
         // As root, refused directories point at one mirror of the workspace's names made here for the
@@ -191,7 +215,7 @@ void SandboxEnforce::janitor()
 
 std::string SandboxEnforce::notice() const
 {
-    std::string recording = Sandbox::notice();
+    std::string recording = Sandbox::notice() + sandbox_note_;
     if (!audit_.landlock_only.empty())
         return recording + fmt::format("qk: enforce holds tasks by Landlock alone, as {}: a write outside a task's outputs fails "
                            "it as it happens\n",

@@ -50,12 +50,13 @@ def make_workspace(root: Path, projects: dict[str, dict], files: dict[str, str] 
 
 
 def qk(ws: Path, *args: str, recorder: str | None = None, env: dict | None = None,
-       timeout: float = 120) -> subprocess.CompletedProcess:
+       timeout: float = 120, prefix: list[str] | None = None) -> subprocess.CompletedProcess:
+    """qk ARGS in ws; `prefix` runs it through another program first (setpriv, to run as another user)."""
     e = dict(os.environ)
     if recorder:
         e["QK_RECORDER"] = recorder
     e.update(env or {})
-    proc = subprocess.Popen([str(QK), *args], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    proc = subprocess.Popen([*(prefix or []), str(QK), *args], cwd=ws, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=e)
     try:
         out, err = proc.communicate(timeout=timeout)

@@ -33,12 +33,12 @@ def escape_workspace(root: Path, targets: dict[str, dict], files: dict[str, str]
 
 
 def enforce(ws: Path, targets: str, report: Path, *more: str, mode: str = "overlay", env: dict | None = None,
-            recorder: str | None = None, timeout: float = 120):
+            recorder: str | None = None, timeout: float = 120, prefix: list[str] | None = None):
     """qk run-many -t targets --sandbox=enforce --sandbox-report report; the run and its report."""
     e = mode_env(mode)
     e.update(env or {})
     r = qk(ws, "run-many", "-t", targets, "--sandbox=enforce", "--sandbox-report", str(report), *more,
-           env=e, recorder=recorder, timeout=timeout)
+           env=e, recorder=recorder, timeout=timeout, prefix=prefix)
     assert report.exists(), r.stdout + r.stderr
     doc = json.loads(report.read_text())
     import sandbox_report

@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import concurrent.futures
 import os
+import pwd
 import re
 import shutil
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -335,23 +338,32 @@ def test_no_sandbox_directory_can_be_reached(mode, tmp_path):
     assert not (other / "pwned.txt").exists() and not (base / "pwned.txt").exists()
 
 
+def two_runs(top: Path, searched: list[Path]) -> tuple[Path, Path]:
+    """Workspaces of runs A and B, syncing through top/sync: B's task marks b-started and waits for
+    a-done before it writes dist/b.txt; A's task marks a-started, waits for b-started, writes into every
+    upper layer it finds under `searched` (saying "wrote"), then marks a-done."""
+    sync = top / "sync"
+    sync.mkdir()
+    wait_for = "while [ ! -e {0} ]; do sleep 0.02; done"
+    where = " ".join(str(p) for p in searched)
+    b_ws = escape_workspace(top / "b", {"t": target(
+        f"mkdir -p dist; touch {sync}/b-started; {wait_for.format(sync / 'a-done')}; echo b > dist/b.txt",
+        cache=True)})
+    a_ws = escape_workspace(top / "a", {"t": target(
+        f"mkdir -p dist; touch {sync}/a-started; {wait_for.format(sync / 'b-started')}; "
+        f"for d in $(find {where} -type d -name upper 2>/dev/null); do mkdir -p $d/dist; "
+        f"echo pwned > $d/dist/pwned.txt && echo \"wrote $d\"; done; "
+        f"ls -laR {where} > dist/seen.txt 2>&1; touch {sync}/a-done; true")})
+    return a_ws, b_ws
+
+
 @MODE
 def test_another_runs_upper_layer_cannot_be_reached(mode, tmp_path):
     # Run B (its own QK_SANDBOX_DIR, over the overlay) holds its task until run A's task has looked for
     # B's upper layers by path and written into every one it found. B must apply, cache and restore only
     # what its own task wrote.
-    sync = tmp_path / "sync"
-    sync.mkdir()
     base_b = tmp_path / "sandboxes-b"
-    wait_for = "while [ ! -e {0} ]; do sleep 0.02; done"
-    b_ws = escape_workspace(tmp_path / "b", {"t": target(
-        f"mkdir -p dist; touch {sync}/b-started; {wait_for.format(sync / 'a-done')}; echo b > dist/b.txt",
-        cache=True)})
-    a_ws = escape_workspace(tmp_path / "a", {"t": target(
-        f"mkdir -p dist; {wait_for.format(sync / 'b-started')}; "
-        f"for d in $(find {base_b} -type d -name upper 2>/dev/null); do mkdir -p $d/dist; "
-        f"echo pwned > $d/dist/pwned.txt && echo \"wrote $d\"; done; "
-        f"ls -laR {base_b} > dist/seen.txt 2>&1; touch {sync}/a-done; true")})
+    a_ws, b_ws = two_runs(tmp_path, [base_b])
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         b = pool.submit(enforce, b_ws, "t", tmp_path / "b.json", env={"QK_SANDBOX_DIR": str(base_b)})
         ra, _ = enforce(a_ws, "t", tmp_path / "a.json", mode=mode,
@@ -365,6 +377,66 @@ def test_another_runs_upper_layer_cannot_be_reached(mode, tmp_path):
     rb2, doc_b2 = enforce(b_ws, "t", tmp_path / "b2.json", env={"QK_SANDBOX_DIR": str(base_b)})
     assert doc_b2["tasks"]["app:t"]["status"] == "restored", rb2.stdout
     assert sorted(p.name for p in (b_ws / "dist").iterdir()) == ["b.txt"]
+
+
+NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
+
+
+@MODE
+@pytest.mark.parametrize("base_b_was", ["new", "used-before"])
+def test_another_runs_upper_layer_cannot_be_reached_without_root(mode, base_b_was):
+    # As above, but qk runs as an ordinary user: every run's layers then belong to the user every task
+    # runs as, and only covers keep them apart. B's QK_SANDBOX_DIR is one A cannot know of when it starts
+    # (new: B falls back to where every run keeps its commands from) or one a run has used before (A's
+    # commands are kept from it, from the registry).
+    if shutil.which("setpriv") is None:
+        pytest.fail("setpriv (util-linux) is not installed")
+    if os.geteuid() != 0:
+        h.skip_or_fail("switching to an ordinary user needs root")
+    nobody = pwd.getpwnam("nobody")
+    top = Path(tempfile.mkdtemp(prefix="qk-escape-user-"))
+    try:
+        os.chmod(top, 0o755)
+        sync, base_b, home = top / "sync", top / "sandboxes-b", top / "home"
+        a_ws, b_ws = two_runs(top, [base_b, Path(f"/var/tmp/qk-sandbox-{nobody.pw_uid}"), home])
+        home.mkdir()
+        for dirpath, dirnames, filenames in os.walk(top):
+            for name in [dirpath, *[os.path.join(dirpath, n) for n in dirnames + filenames]]:
+                os.lchown(name, nobody.pw_uid, nobody.pw_gid)
+        env = {"HOME": str(home), "XDG_CACHE_HOME": ""}
+
+        def run_b(report: str):
+            return enforce(b_ws, "t", home / report, env={**env, "QK_SANDBOX_DIR": str(base_b)}, prefix=NOBODY)
+
+        if base_b_was == "used-before":
+            (sync / "a-done").touch()
+            first, _ = run_b("b0.json")
+            assert first.returncode == 0, first.stdout + first.stderr
+            (sync / "a-done").unlink()
+            (sync / "b-started").unlink()
+            shutil.rmtree(b_ws / "dist")
+            shutil.rmtree(b_ws / ".qk" / "cache")
+        with concurrent.futures.ThreadPoolExecutor(1) as pool:
+            a = pool.submit(enforce, a_ws, "t", home / "a.json", mode=mode, prefix=NOBODY,
+                            env={**env, "QK_SANDBOX_DIR": str(top / "sandboxes-a")})
+            # B starts once A's task runs: A's commands are out before B picks where its layers go.
+            while not (sync / "a-started").exists():
+                assert not a.done(), a.result()[0].stdout
+                time.sleep(0.02)
+            rb, _ = run_b("b.json")
+            ra, _ = a.result(timeout=120)
+        assert ra.returncode == 0 and rb.returncode == 0, ra.stdout + ra.stderr + rb.stdout + rb.stderr
+        assert "wrote " not in ra.stdout, ra.stdout
+        assert sorted(p.name for p in (b_ws / "dist").iterdir()) == ["b.txt"], (a_ws / "dist" / "seen.txt").read_text()
+        fell_back = "keeps its sandboxes in" in rb.stdout + rb.stderr
+        assert fell_back == (base_b_was == "new"), rb.stdout + rb.stderr
+        shutil.rmtree(b_ws / "dist")
+        (sync / "a-done").touch()
+        rb2, doc_b2 = run_b("b2.json")
+        assert doc_b2["tasks"]["app:t"]["status"] == "restored", rb2.stdout
+        assert sorted(p.name for p in (b_ws / "dist").iterdir()) == ["b.txt"]
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
 
 
 # ---------------------------------------------------------------------------------------------------

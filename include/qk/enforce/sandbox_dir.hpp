@@ -60,6 +60,9 @@ public:
     // other, whatever directory holds theirs), once the probe, which works in it from inside a user
     // namespace, is done. Only where the overlay's layers are mounted as the host's root.
     Status hide_from_commands() const;
+    // Whether hide_from_commands() can: as root, with CAP_SYS_ADMIN. Otherwise every command runs as the
+    // owner of every run directory of its user, and only covers keep them apart (BaseRegistry).
+    static bool can_hide_from_commands();
     // Removes what command_dirs() made, once its upper has been applied: the slow part of replacing many
     // outputs (freeing what they replaced), so call it off the critical path (it is thread-safe).
     Status remove(const CommandDirs& dirs) const;
