@@ -276,18 +276,25 @@ Result<int> RunMany::run()
     (void)session_->files().save_hash_cache(true);  // the run's last: unused entries for outputs go
 
     RunSummary summary;
-    summary.targets = request_.tasks.targets;
     std::set<std::size_t> projects;
+    std::set<std::string, std::less<>> ran;  // the targets of the requested tasks
     for (const workspace::Task& t : tasks) {
         if (t.requested)
             projects.insert(t.project);
         else
             ++summary.dependency_tasks;
+        if (t.requested)
+            ran.insert(t.target->name);
         // qk run P:T gives its task as written, not as -t targets.
         if (t.requested && request_.tasks.targets.empty() &&
             std::find(summary.targets.begin(), summary.targets.end(), t.target->name) == summary.targets.end())
             summary.targets.push_back(t.target->name);
     }
+    // As Nx says it: the -t targets some project has, in the order asked (one no project has, as a
+    // target with neither executor nor command nor dependsOn, ran nowhere).
+    for (const std::string& target : request_.tasks.targets)
+        if (ran.contains(target))
+            summary.targets.push_back(target);
     summary.projects = projects.size();
     summary.interrupted = cancelled_;
     for (key::LocalCache::Refusal& r : cache_->refused())

@@ -298,3 +298,26 @@ def test_output_styles_static_groups_each_task_dynamic_shows_failures_only(tmp_p
     assert "a1" not in dynamic.stdout and "a2" not in dynamic.stdout, dynamic.stdout
     assert "b:t | b1\nb:t | b2\nb:t | ✖ failed: exit code 3" in dynamic.stdout, dynamic.stdout
     assert re.search(r"^a:t \| ✔ done in", dynamic.stdout, re.M), dynamic.stdout
+
+
+def test_options_commands_without_an_executor_run_as_nx_runs_them(tmp_path: Path):
+    # Nx 22 (normalizeTargets) runs neither: a target with options.commands but no executor, command or
+    # dependsOn is dropped; with dependsOn it is nx:noop. A package.json script of the same name makes it
+    # nx:run-script. The success line names only targets that ran, as Nx's does ("build, chk").
+    ws = tmp_path / "ws"
+    (ws / "pkg").mkdir(parents=True)
+    (ws / "nx.json").write_text("{}")
+    (ws / "package.json").write_text('{"name": "root", "private": true}')
+    (ws / "pnpm-workspace.yaml").write_text("packages:\n  - pkg\n")
+    (ws / "pkg" / "package.json").write_text(json.dumps({
+        "name": "pkg", "scripts": {"build": "echo script-build"},
+        "nx": {"targets": {"build": {"options": {"commands": ["echo cmds-build"]}},
+                           "lint": {"options": {"commands": ["echo cmds-lint > lint.txt"]}},
+                           "chk": {"dependsOn": ["build"], "options": {"commands": ["echo cmds-chk > chk.txt"]}}}}}))
+    r = qk(ws, "run-many", "-t", "build,lint,chk")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "pkg:build | script-build" in r.stdout, r.stdout
+    assert "cmds-" not in r.stdout and not (ws / "pkg" / "lint.txt").exists() and not (ws / "pkg" / "chk.txt").exists()
+    assert "Successfully ran targets build, chk for 1 project" in r.stdout, r.stdout
+    gone = qk(ws, "run-many", "-t", "lint")
+    assert gone.returncode != 0 and "no project has a target named lint" in gone.stdout + gone.stderr
