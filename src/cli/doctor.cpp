@@ -12,6 +12,8 @@
 #include "qk/record/cgroup.hpp"
 #include "qk/key/session.hpp"
 #include "qk/record/recorder.hpp"
+#include "qk/remote/remote_check.hpp"
+#include "qk/run/remote_policy.hpp"
 #include "qk/run/scratch.hpp"
 #include "qk/sandbox/sandbox_exec_path.hpp"
 #include "qk/util/printable.hpp"
@@ -86,6 +88,27 @@ DoctorCheck scratch_check(key::Session& session)
             "change the target's \"qk:sandbox\": { \"scratch\": [...] } as the message says"};
 }
 
+// The remote cache a run here would use (the environment's, else nx.json's), tried as a run would meet it.
+// Nothing named: no check, a remote cache being optional.
+void remote_checks(DoctorReport& out, const key::Session* session, const Settings& settings)
+{
+    const workspace::RemoteCacheConfig nx = session ? session->workspace().nx().remote_cache
+                                                    : workspace::RemoteCacheConfig{};
+    auto policy = run::remote_policy(nx, settings.remote_cache, "");
+    if (!policy) {
+        out.checks.push_back({"remote-cache", false, true, policy.error().message,
+                              "correct nx.json's qk.remoteCache or the QK_REMOTE_CACHE_* variables as it says"});
+        out.remote_ok = false;
+        return;
+    }
+    if (policy->server.url.empty())
+        return;
+    for (remote::RemoteCheck& c : remote::check_remote(policy->server, policy->write)) {
+        out.remote_ok = out.remote_ok && c.ok;
+        out.checks.push_back({std::move(c.name), c.ok && c.tried, c.tried, std::move(c.verdict), std::move(c.fix)});
+    }
+}
+
 }  // namespace
 
 DoctorReport doctor(const std::filesystem::path& directory, const Settings& settings)
@@ -156,6 +179,7 @@ DoctorReport doctor(const std::filesystem::path& directory, const Settings& sett
         add(scratch_check(*session));
         out.workspace_ok = out.checks.back().ok;
     }
+    remote_checks(out, session.get(), settings);
     return out;
 }
 

@@ -1,6 +1,7 @@
 // qk doctor: what the sandbox can use on this machine, each mechanism tried rather than assumed (the
 // recorders load, the probe mounts an overlay), with a one-line verdict and the fix where one fails; and
-// the workspace's scratch directories checked against the rules a run would refuse them by.
+// the workspace's scratch directories checked against the rules a run would refuse them by; and the remote
+// cache, where one is named, reached, written and read back as a run would.
 #pragma once
 
 #include <filesystem>
@@ -25,6 +26,7 @@ struct DoctorReport {
     std::string enforce;  // likewise for enforce
     bool audit_works = false, enforce_works = false;
     bool workspace_ok = true;  // no scratch problem (true outside a workspace)
+    bool remote_ok = true;     // the remote cache named answers as runs need (true when none is named)
 };
 
 // Runs every check. `directory`: where a workspace is looked for (its scratch directories checked, and

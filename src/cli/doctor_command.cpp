@@ -15,7 +15,7 @@ int run_doctor(const DoctorOptions& options)
     std::string text = doctor_text(report);
     const bool shown = std::fwrite(text.data(), 1, text.size(), stdout) == text.size();
     bool works = options.mode == "enforce" ? report.enforce_works : report.audit_works;
-    return works && report.workspace_ok && shown ? 0 : 1;
+    return works && report.workspace_ok && report.remote_ok && shown ? 0 : 1;
 }
 
 }  // namespace qk::cli

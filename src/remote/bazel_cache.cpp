@@ -24,6 +24,16 @@ std::string cas_path(std::string_view sha256) { return fmt::format("/cas/{}", sh
 
 bool stored(long status) { return status == 200 || status == 201 || status == 204; }
 
+// A PUT refused: nginx answers 500 to every PUT when its worker may not write the directory.
+Error put_error(long status, const std::string& what)
+{
+    Error e = status_error(status, what);
+    if (status == 500)
+        e.message += " (nginx: the worker's user, `user` in nginx.conf, must own the cache directory; see "
+                     "docs/remote-cache.md)";
+    return e;
+}
+
 }  // namespace
 
 std::string format_pointer(const CasPointer& p) { return fmt::format("{}{} {}\n", kPointerMagic, p.sha256, p.size); }
@@ -122,21 +132,36 @@ Result<Lookup> BazelCache::get(std::string_view key, const Sink& sink) const
 
 Status BazelCache::put(std::string_view key, const Source& source) const
 {
+    return store(key, source, false);
+}
+
+Status BazelCache::replace(std::string_view key, const Source& source) const
+{
+    return store(key, source, true);
+}
+
+Status BazelCache::store(std::string_view key, const Source& source, bool replacing) const
+{
     QK_TRY_STATUS(check_key(key, describe()));
     // The blob's address is its digest: a first pass over the source.
     Sha256 sha;
     QK_TRY_STATUS(read_source(source, [&sha](std::string_view chunk) { sha.update(chunk); }));
     const CasPointer p{hex(sha.finish()), source.size};
 
-    // A blob the server holds already (the same outputs under another key) is not sent again.
-    const HttpRequest head{Method::head, cas_path(p.sha256), {}, nullptr, nullptr};
-    QK_TRY(held, perform(client_, head));
-    if (held->status != 200) {
+    // A blob the server holds already (the same outputs under another key) is not sent again, unless an
+    // entry was refused: the blob at this address may be the damaged one.
+    bool held = false;
+    if (!replacing) {
+        const HttpRequest head{Method::head, cas_path(p.sha256), {}, nullptr, nullptr};
+        QK_TRY(answer, perform(client_, head));
+        held = answer->status == 200;
+    }
+    if (!held) {
         const HttpRequest blob{Method::put, cas_path(p.sha256), {"Content-Type: application/octet-stream"}, &source,
                                nullptr};
         QK_TRY(response, perform(client_, blob));
         if (!stored(response->status))
-            return status_error(response->status, remote::describe(client_, blob));
+            return put_error(response->status, remote::describe(client_, blob));
     }
     const std::string text = format_pointer(p);
     const Source pointer_source{text.size(), [&text](std::uint64_t offset, char* buf, std::size_t len) {
@@ -148,7 +173,7 @@ Status BazelCache::put(std::string_view key, const Source& source) const
                          nullptr};
     QK_TRY(response, perform(client_, ac));
     if (!stored(response->status))
-        return status_error(response->status, remote::describe(client_, ac));
+        return put_error(response->status, remote::describe(client_, ac));
     return {};
 }
 

@@ -31,11 +31,14 @@ public:
     Result<Lookup> exists(std::string_view key) const override;
     Result<Lookup> get(std::string_view key, const Sink& sink) const override;
     Status put(std::string_view key, const Source& source) const override;
+    Status replace(std::string_view key, const Source& source) const override;
     std::string describe() const override;
 
 private:
     // The entry's pointer, or nullopt when the action cache has none (a miss).
     Result<std::optional<CasPointer>> pointer(std::string_view key) const;
+    // put, the blob sent even where the server holds one at its address when `replacing`.
+    Status store(std::string_view key, const Source& source, bool replacing) const;
 
     HttpClient client_;
 };

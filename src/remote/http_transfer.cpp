@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -24,11 +25,16 @@ using HeaderList = std::unique_ptr<curl_slist, CurlDeleter>;
 
 // What the callbacks share with perform(): libcurl calls them on perform()'s own thread.
 struct Transfer {
+    const HttpClient* client = nullptr;
+    CURL* handle = nullptr;
     const HttpRequest* request = nullptr;
     HttpResponse response;
     std::uint64_t sent = 0;
     std::optional<Error> callback_error;  // the sink's or source's, returned as it is
     bool error_page_cut = false;          // an error page was not read to its end: its status stands
+    // When a byte last moved either way (or the request began), and how many had: for the WaitNotice.
+    std::chrono::steady_clock::time_point last_move = std::chrono::steady_clock::now();
+    curl_off_t moved = 0;
 };
 
 constexpr std::string_view kTagHeader = "x-artifact-tag:";
@@ -108,6 +114,41 @@ int on_seek(void* user, curl_off_t offset, int origin)
     return CURL_SEEKFUNC_OK;
 }
 
+bool connected(CURL* c)
+{
+    curl_off_t connect_us = 0;
+    (void)curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connect_us);
+    return connect_us > 0;
+}
+
+// libcurl's progress callback, called about once a second while a transfer waits: tells the client's
+// WaitNotice, once, when nothing has moved for notice_after_s of the timeout that would end the wait.
+int on_progress(void* user, curl_off_t /*dltotal*/, curl_off_t dlnow, curl_off_t /*ultotal*/, curl_off_t ulnow)
+{
+    auto* t = static_cast<Transfer*>(user);
+    const auto now = std::chrono::steady_clock::now();
+    if (dlnow + ulnow != t->moved) {
+        t->moved = dlnow + ulnow;
+        t->last_move = now;
+        return 0;
+    }
+    const HttpClient& client = *t->client;
+    const bool up = connected(t->handle);
+    const unsigned timeout = up ? client.stall_timeout_s : client.connect_timeout_s;
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(now - t->last_move);
+    if (waited.count() < notice_after_s(timeout) || client.waiting->said.exchange(true))
+        return 0;
+    const std::string what = describe(client, *t->request);
+    client.waiting->say(
+        up ? fmt::format("waiting for the remote cache: {} has had no answer for {} s; qk gives up on the server "
+                         "after {} s without one (QK_REMOTE_CACHE_STALL_TIMEOUT) and goes on without it",
+                         what, waited.count(), timeout)
+           : fmt::format("waiting for the remote cache: {} has had no connection for {} s; qk gives up on the "
+                         "server after {} s (QK_REMOTE_CACHE_CONNECT_TIMEOUT) and goes on without it",
+                         what, waited.count(), timeout));
+    return 0;
+}
+
 const char* method_name(Method m)
 {
     switch (m) {
@@ -146,7 +187,34 @@ ErrorKind kind_of(CURLcode code, bool connected)
     }
 }
 
+// A server that is not there and one that stopped answering are different faults with different remedies:
+// each in its own words, libcurl's detail after them.
+std::string failure_message(const HttpClient& client, const std::string& what, const std::string& detail,
+                            ErrorKind kind, CURLcode code, curl_off_t moved)
+{
+    if (kind == ErrorKind::remote_timeout)
+        return fmt::format("{}: the server is stalled: it accepted the connection, then {} for {} s "
+                           "(QK_REMOTE_CACHE_STALL_TIMEOUT); is it stopped or overloaded? ({})",
+                           what, moved == 0 ? "answered nothing" : "moved under 1 KiB/s", client.stall_timeout_s,
+                           detail);
+    if (kind == ErrorKind::remote_unreachable && code == CURLE_OPERATION_TIMEDOUT)
+        return fmt::format("{}: the server is unreachable: no connection within {} s "
+                           "(QK_REMOTE_CACHE_CONNECT_TIMEOUT); check the URL, the network and that the server runs "
+                           "({})",
+                           what, client.connect_timeout_s, detail);
+    if (kind == ErrorKind::remote_unreachable)
+        return fmt::format("{}: the server is unreachable: {}; check the URL (QK_REMOTE_CACHE_URL or nx.json's "
+                           "qk.remoteCache.url) and that the server runs",
+                           what, detail);
+    return fmt::format("{}: {}", what, detail);
+}
+
 }  // namespace
+
+unsigned notice_after_s(unsigned timeout_s)
+{
+    return std::clamp(timeout_s / 2, 1U, 5U);
+}
 
 void init_curl_once()
 {
@@ -167,6 +235,11 @@ Error status_error(long status, const std::string& what)
                      ErrorKind::remote_forbidden);
     if (status >= 500 && status < 600)
         return error(fmt::format("{}: the server failed ({})", what, status), ErrorKind::remote_server);
+    if (status == 413)
+        return error(fmt::format("{}: 413: the server refuses an entry this large; raise its limit "
+                                 "(turborepo-remote-cache: BODY_LIMIT; nginx: client_max_body_size)",
+                                 what),
+                     ErrorKind::remote_protocol);
     return error(fmt::format("{}: unexpected status {}", what, status), ErrorKind::remote_protocol);
 }
 
@@ -199,6 +272,8 @@ Result<HttpResponse> perform(const HttpClient& client, const HttpRequest& reques
     if (!c)
         return error(what + ": libcurl could not make a handle", ErrorKind::remote_protocol);
     Transfer t;
+    t.client = &client;
+    t.handle = c;
     t.request = &request;
     const std::string url = client.base_url + request.path;
     HeaderList headers;
@@ -235,6 +310,11 @@ Result<HttpResponse> perform(const HttpClient& client, const HttpRequest& reques
     (void)curl_easy_setopt(c, CURLOPT_HEADERDATA, &t);
     (void)curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     (void)curl_easy_setopt(c, CURLOPT_WRITEDATA, &t);
+    if (client.waiting && client.waiting->say) {
+        (void)curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+        (void)curl_easy_setopt(c, CURLOPT_XFERINFODATA, &t);
+        (void)curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
     switch (request.method) {
     case Method::head:
         (void)curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
@@ -257,10 +337,9 @@ Result<HttpResponse> perform(const HttpClient& client, const HttpRequest& reques
     if (t.error_page_cut)
         return t.response;  // answered by its status, as a short error page would be
     if (code != CURLE_OK) {
-        curl_off_t connect_us = 0;
-        (void)curl_easy_getinfo(c, CURLINFO_CONNECT_TIME_T, &connect_us);
         const std::string detail = errbuf[0] ? std::string(errbuf) : curl_easy_strerror(code);
-        return error(fmt::format("{}: {}", what, detail), kind_of(code, connect_us > 0));
+        const ErrorKind kind = kind_of(code, connected(c));
+        return error(failure_message(client, what, detail, kind, code, t.moved), kind);
     }
     curl_off_t announced = -1;
     (void)curl_easy_getinfo(c, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &announced);

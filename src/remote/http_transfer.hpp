@@ -3,7 +3,9 @@
 // which requests to make and what their answers mean.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,13 @@
 
 namespace qk::remote {
 
+// Who is told, once for all the copies of a client, that a request has waited long without a byte moving:
+// a stalled server would otherwise hold the run for the whole stall timeout in silence.
+struct WaitNotice {
+    Waiting say;
+    std::atomic<bool> said{false};
+};
+
 // What every request of one client shares.
 struct HttpClient {
     std::string base_url;     // as configured: may hold user:password for basic auth (never printed)
@@ -20,7 +29,12 @@ struct HttpClient {
     std::string bearer;       // a token to send as "Authorization: Bearer", else empty
     unsigned connect_timeout_s = 10;
     unsigned stall_timeout_s = 30;
+    std::shared_ptr<WaitNotice> waiting;  // null: nobody to tell
 };
+
+// How long a request waits without a byte moving before the WaitNotice is told: half of the timeout that
+// will end it, at least 1 s and at most 5 s (noticeable, and said well before it gives up).
+unsigned notice_after_s(unsigned timeout_s);
 
 enum class Method : std::uint8_t { head, get, put };
 

@@ -57,11 +57,15 @@ Source file_source(int fd, std::uint64_t size)
                   }};
 }
 
-Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings& settings)
+Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings& settings, Waiting waiting)
 {
     init_curl_once();
-    HttpClient client{settings.url, url_without_credentials(settings.url), settings.token,
-                      settings.connect_timeout_s, settings.stall_timeout_s};
+    HttpClient client{settings.url,           url_without_credentials(settings.url), settings.token,
+                      settings.connect_timeout_s, settings.stall_timeout_s, nullptr};
+    if (waiting) {
+        client.waiting = std::make_shared<WaitNotice>();
+        client.waiting->say = std::move(waiting);
+    }
     if (settings.url.empty() || !parses(settings.url))
         return error(fmt::format("the remote cache's URL '{}' (QK_REMOTE_CACHE_URL or nx.json's qk.remoteCache.url) is "
                                  "not an address libcurl can reach",

@@ -52,6 +52,25 @@ std::string TurboCache::path_of(std::string_view key) const
 
 std::string TurboCache::describe() const { return "turbo " + client_.shown_url; }
 
+Error TurboCache::status_error(long status, const std::string& what) const
+{
+    // turborepo-remote-cache answers a request without a token 400, Vercel 401 or 403: with none set, the
+    // status says less than the cause.
+    if (client_.bearer.empty() && (status == 400 || status == 401 || status == 403))
+        return error(fmt::format("{}: no token: set QK_REMOTE_CACHE_TOKEN to a token the server accepts (it "
+                                 "refuses requests without one: {})",
+                                 what, status),
+                     ErrorKind::remote_forbidden);
+    return remote::status_error(status, what);
+}
+
+Result<Lookup> TurboCache::lookup(long status, const std::string& what) const
+{
+    if (status == 200 || status == 404)
+        return lookup_of(status, what);
+    return status_error(status, what);
+}
+
 std::string TurboCache::tag(std::string_view signature_key, std::string_view key, std::string_view team,
                             std::string_view body)
 {
@@ -65,7 +84,7 @@ Result<Lookup> TurboCache::exists(std::string_view key) const
     QK_TRY_STATUS(check_key(key, describe()));
     const HttpRequest request{Method::head, path_of(key), {}, nullptr, nullptr};
     QK_TRY(response, perform(client_, request));
-    return lookup_of(response->status, remote::describe(client_, request));
+    return lookup(response->status, remote::describe(client_, request));
 }
 
 Result<Lookup> TurboCache::get(std::string_view key, const Sink& sink) const
@@ -81,7 +100,7 @@ Result<Lookup> TurboCache::get(std::string_view key, const Sink& sink) const
     const HttpRequest request{Method::get, path_of(key), {}, nullptr, &checked};
     const std::string what = remote::describe(client_, request);
     QK_TRY(response, perform(client_, request));
-    QK_TRY(found, lookup_of(response->status, what));
+    QK_TRY(found, lookup(response->status, what));
     if (*found == Lookup::miss)
         return Lookup::miss;
     if (signed_entries) {

@@ -27,6 +27,10 @@ public:
 
 private:
     std::string path_of(std::string_view key) const;
+    // The Error for an answer that is not the request's (remote::status_error, saying "no token" where it is).
+    Error status_error(long status, const std::string& what) const;
+    // 200 hit, 404 miss, else status_error.
+    Result<Lookup> lookup(long status, const std::string& what) const;
 
     HttpClient client_;
     std::string team_;

@@ -50,6 +50,10 @@ struct RunSummary {
         std::string why;
     };
     std::vector<NotCached> not_cached;
+    // Of the tasks restored from the cache, how many the remote cache brought; and its block, what the run
+    // shared and what not, and why (remote_summary), said last. Empty without a remote cache.
+    std::size_t restored_remote = 0;
+    std::string remote;
 };
 
 // "exit code 2", "killed by signal 9 (SIGKILL)".

@@ -53,10 +53,14 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
         case State::running: ++not_run; break;
         }
     }
-    std::string from_cache = restored ? fmt::format(" ({} restored from the cache)", restored) : std::string();
+    std::string from_cache = !restored ? std::string()
+                             : run.restored_remote ? fmt::format(" ({} restored from the cache, {} of them from the remote "
+                                                                 "cache)",
+                                                                 restored, run.restored_remote)
+                                                   : fmt::format(" ({} restored from the cache)", restored);
     if (!run.interrupted && failed == 0 && skipped == 0 && not_run == 0)
         return fmt::format("\n{} Successfully ran {}{}\n", mark("✔", 32), what_ran(run), from_cache) +
-               not_cached_lines(run);
+               not_cached_lines(run) + run.remote;
 
     std::vector<std::string> parts;
     if (succeeded)
@@ -83,7 +87,7 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
         if (t.state == State::skipped)
             text += fmt::format("  {} {:<{}}  skipped: {} failed\n", mark("-", 2), t.shown, width, t.because);
     }
-    return text + not_cached_lines(run);
+    return text + not_cached_lines(run) + run.remote;
 }
 
 }  // namespace qk::run

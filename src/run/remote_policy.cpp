@@ -1,5 +1,5 @@
-// remote_policy (remote_policy.hpp): the environment wins over nx.json field by field, the flag over both.
-#include "remote_policy.hpp"
+// remote_policy (qk/run/remote_policy.hpp): the environment wins over nx.json field by field, the flag over both.
+#include "qk/run/remote_policy.hpp"
 
 #include <fmt/format.h>
 

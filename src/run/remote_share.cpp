@@ -26,12 +26,27 @@ bool gives_up(ErrorKind kind)
     return kind == ErrorKind::remote_unreachable || kind == ErrorKind::remote_timeout;
 }
 
+KeptLocal kept_for(ShareVerdict verdict)
+{
+    switch (verdict) {
+    case ShareVerdict::opted_out: return KeptLocal::opted_out;
+    case ShareVerdict::not_audited: return KeptLocal::not_audited;
+    case ShareVerdict::went_beyond: return KeptLocal::went_beyond;
+    case ShareVerdict::not_sandboxed:
+    case ShareVerdict::verified: break;
+    }
+    return KeptLocal::not_sandboxed;
+}
+
 }  // namespace
 
 RemoteShare::RemoteShare(std::unique_ptr<remote::RemoteCache> server, RemotePolicy policy, key::LocalCache& cache,
                          OutputDisplay& display)
     : server_(std::move(server)), policy_(std::move(policy)), cache_(cache), display_(display)
 {
+    tally_.server = server_->describe();
+    tally_.read = policy_.read;
+    tally_.write = policy_.write;
 }
 
 RemoteShare::~RemoteShare()
@@ -44,9 +59,11 @@ void RemoteShare::fault(const std::string& id, const Error& e, Direction way)
     std::string what;
     {
         std::lock_guard lock(mutex_);
-        ++counts_.failed;
-        if (gives_up(e.kind))
+        ++(way == Direction::fetch ? tally_.fetch_faults : tally_.upload_faults)[e.kind];
+        if (gives_up(e.kind)) {
             policy_.read = policy_.write = false;
+            gone_ = true;
+        }
         else if (e.kind == ErrorKind::remote_forbidden && way == Direction::fetch)
             policy_.read = false;  // a token that may not read will not read the next entry either
         bool first = said_.insert(e.kind).second;
@@ -134,6 +151,8 @@ void RemoteShare::cancel()
     // A stopped run ends without sending what it had not started to, nor what tasks ending meanwhile
     // would queue: each upload could take a stall timeout, and the user asked it to stop.
     cancelled_ = true;
+    for (const Upload& u : queue_)
+        drop_locked(u);
     queue_.clear();
     if (busy_ == 0)
         idle_.notify_all();
@@ -141,25 +160,38 @@ void RemoteShare::cancel()
 
 std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& hash, const std::string& id)
 {
+    const std::string hex = hash.hex();
     {
         std::lock_guard lock(mutex_);
-        if (!policy_.read)
+        if (!policy_.read) {
+            if (tally_.read)  // a fault stopped the fetches
+                ++tally_.not_asked;
             return std::nullopt;
+        }
     }
+    auto refused = [&](const Error& e) {
+        if (refused_as_damaged(e.kind)) {
+            std::lock_guard lock(mutex_);
+            damaged_.insert(hex);
+        }
+        fault(id, e, Direction::fetch);
+        return std::nullopt;
+    };
     // The archive goes into an import as it arrives; only a whole, checked transfer becomes an entry.
     key::EntryImport import = cache_.begin_import(hash);
-    auto got = server_->get(hash.hex(), [&](std::string_view chunk) { return import.write(chunk); });
-    if (!got) {
-        fault(id, got.error(), Direction::fetch);
+    auto got = server_->get(hex, [&](std::string_view chunk) { return import.write(chunk); });
+    if (!got)
+        return refused(got.error());
+    if (*got == remote::Lookup::miss) {
+        std::lock_guard lock(mutex_);
+        ++tally_.missed;
         return std::nullopt;
     }
-    if (*got == remote::Lookup::miss)
-        return std::nullopt;
     // The record is read and judged before the entry is put in place: one the trust policy refuses never
     // becomes an entry, not even for the moment a kill could leave it in for a later run to restore.
     Fetched out;
     std::string why_unverified = "it carries no sandbox record";
-    bool refused = false;
+    bool untrusted = false;
     auto accept = [&](std::string_view doc) -> Status {
         if (!doc.empty()) {
             if (auto record = report::read_entry_report(std::string(doc), "its sandbox record")) {
@@ -171,18 +203,16 @@ std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& h
                 why_unverified = record.error().message;
             }
         }
-        refused = !policy_.trust_any && !(out.record && audit::verified(*out.record));
-        return refused ? error("refused by the trust policy") : Status();
+        untrusted = !policy_.trust_any && !(out.record && audit::verified(*out.record));
+        return untrusted ? error("refused by the trust policy") : Status();
     };
     if (auto st = import.finish(accept); !st) {
-        if (!refused) {
-            fault(id, st.error(), Direction::fetch);
-            return std::nullopt;
-        }
+        if (!untrusted)
+            return refused(st.error());
         bool first = false;
         {
             std::lock_guard lock(mutex_);
-            ++counts_.refused;
+            ++tally_.untrusted;
             first = !said_untrusted_;
             said_untrusted_ = true;
         }
@@ -199,19 +229,45 @@ std::optional<RemoteShare::Fetched> RemoteShare::fetch_now(const key::Hash128& h
         return std::nullopt;
     }
     std::lock_guard lock(mutex_);
-    ++counts_.fetched;
+    ++tally_.restored;
     return out;
 }
 
-void RemoteShare::upload(const key::Hash128& hash, const std::string& id, bool verified)
+void RemoteShare::refuse_fetched(const key::Hash128& hash)
 {
     std::lock_guard lock(mutex_);
-    if (!policy_.write || forbidden_ || stopping_ || cancelled_)
-        return;
-    if (!policy_.upload_any && !verified) {
-        ++counts_.not_uploaded;
+    if (tally_.restored > 0)
+        --tally_.restored;
+    ++tally_.fetch_faults[ErrorKind::cache_entry_unsafe];
+    damaged_.insert(hash.hex());
+}
+
+void RemoteShare::keep_local(KeptLocal why)
+{
+    std::lock_guard lock(mutex_);
+    ++tally_.kept[why];
+}
+
+void RemoteShare::drop_locked(const Upload& /*u*/)
+{
+    ++tally_.kept[cancelled_ ? KeptLocal::interrupted
+                  : gone_    ? KeptLocal::server_gone
+                  : forbidden_ ? KeptLocal::token
+                               : KeptLocal::read_only];
+}
+
+void RemoteShare::upload(const key::Hash128& hash, const std::string& id, ShareVerdict verdict)
+{
+    std::lock_guard lock(mutex_);
+    if (stopping_)
+        return;  // after finish(): nothing is counted any more
+    // The policy's reason first, where it has one: a result it keeps would not have been sent anyway.
+    if (tally_.write && !policy_.upload_any && verdict != ShareVerdict::verified) {
+        ++tally_.kept[kept_for(verdict)];
         return;
     }
+    if (!policy_.write || forbidden_ || cancelled_)
+        return drop_locked({hash, id});
     queue_.push_back({hash, id});
     if (uploaders_.size() < kUploaders && uploaders_.size() < queue_.size() + busy_)
         uploaders_.emplace_back([this] { upload_loop(); });
@@ -228,6 +284,7 @@ void RemoteShare::upload_loop()
         Upload u = std::move(queue_.front());
         queue_.pop_front();
         if (forbidden_ || !policy_.write) {
+            drop_locked(u);
             if (queue_.empty() && busy_ == 0)
                 idle_.notify_all();
             continue;
@@ -245,9 +302,20 @@ void RemoteShare::upload_loop()
 void RemoteShare::send(const Upload& u)
 {
     const std::string key = u.hash.hex();
-    // Another shard or machine may have sent it already: a HEAD costs less than the entry.
-    if (auto there = server_->exists(key); there && *there == remote::Lookup::hit)
-        return;
+    bool replacing = false;
+    {
+        std::lock_guard lock(mutex_);
+        replacing = damaged_.count(key) > 0;
+    }
+    // Another shard or machine may have sent it already: a HEAD costs less than the entry. Not for an entry
+    // this run refused: the server holds one under this key, and it is the damaged one.
+    if (!replacing) {
+        if (auto there = server_->exists(key); there && *there == remote::Lookup::hit) {
+            std::lock_guard lock(mutex_);
+            ++tally_.already;
+            return;
+        }
+    }
     // The archive is written to an unnamed file first: both protocols digest the body before sending it.
     std::string tmp = (cache_.dir() / "tmp").string();
     UniqueFd fd(::open(tmp.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
@@ -258,7 +326,8 @@ void RemoteShare::send(const Upload& u)
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0)
         return fault(u.id, sys_error("cannot size the upload"), Direction::upload);
-    if (auto put = server_->put(key, remote::file_source(fd.get(), static_cast<std::uint64_t>(st.st_size))); !put) {
+    const remote::Source body = remote::file_source(fd.get(), static_cast<std::uint64_t>(st.st_size));
+    if (auto put = replacing ? server_->replace(key, body) : server_->put(key, body); !put) {
         if (put.error().kind == ErrorKind::remote_forbidden) {
             std::lock_guard lock(mutex_);
             forbidden_ = true;
@@ -266,7 +335,9 @@ void RemoteShare::send(const Upload& u)
         return fault(u.id, put.error(), Direction::upload);
     }
     std::lock_guard lock(mutex_);
-    ++counts_.uploaded;
+    ++tally_.uploaded;
+    if (replacing)
+        ++tally_.replaced;
 }
 
 void RemoteShare::finish()
@@ -287,10 +358,10 @@ void RemoteShare::finish()
         t.join();
 }
 
-RemoteShare::Counts RemoteShare::counts() const
+RemoteTally RemoteShare::tally() const
 {
     std::lock_guard lock(mutex_);
-    return counts_;
+    return tally_;
 }
 
 }  // namespace qk::run

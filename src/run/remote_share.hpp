@@ -23,7 +23,8 @@
 #include "qk/remote/remote_cache.hpp"
 #include "qk/util/result.hpp"
 #include "qk/util/settings.hpp"
-#include "remote_policy.hpp"
+#include "qk/run/remote_policy.hpp"
+#include "remote_tally.hpp"
 
 namespace qk::run {
 
@@ -63,16 +64,19 @@ public:
     void cancel();
 
     // Uploads the stored entry for `hash` in the background when the policy allows: any result, or only
-    // a `verified` one (audit::verified of the record stored with it).
-    void upload(const key::Hash128& hash, const std::string& id, bool verified);
+    // a verified one (`verdict`: share_verdict of the record stored with it); else counts why not. An entry
+    // this run refused from the server is sent over it, without asking whether the server holds it.
+    void upload(const key::Hash128& hash, const std::string& id, ShareVerdict verdict);
+    // A stored result the run keeps from the server for `why` (counted for the summary).
+    void keep_local(KeptLocal why);
+    // The entry fetched for `hash` was refused after all, being no entry of its task's (the outputs it
+    // names are not the task's): counted as refused rather than restored, and replaced like a damaged one.
+    void refuse_fetched(const key::Hash128& hash);
 
-    // Waits for every upload queued; the counts are final after it.
+    // Waits for every upload queued; the tally is final after it.
     void finish();
 
-    struct Counts {
-        std::size_t fetched = 0, uploaded = 0, not_uploaded = 0, refused = 0, failed = 0;
-    };
-    Counts counts() const;
+    RemoteTally tally() const;
 
 private:
     struct Upload {
@@ -84,6 +88,8 @@ private:
     void stop_prefetching_locked();
     void upload_loop();
     void send(const Upload& u);
+    // The upload left in the queue by a stop, counted with why it was not sent (mutex_ held).
+    void drop_locked(const Upload& u);
     // Says what failed once per kind of fault, on the task that met it first (a server failing both ways
     // is one fault).
     enum class Direction : std::uint8_t { fetch, upload };
@@ -101,9 +107,12 @@ private:
     bool stopping_ = false;
     bool forbidden_ = false;  // a read-only token: nothing more is uploaded
     bool cancelled_ = false;  // the run was stopped: nothing more is sent
+    bool gone_ = false;       // the server stopped answering: nothing more is asked or sent
     std::set<ErrorKind> said_;
     bool said_untrusted_ = false;
-    Counts counts_;
+    RemoteTally tally_;
+    // Entries the server gave that this run refused as damaged (by hash hex): its own result goes over them.
+    std::set<std::string> damaged_;
     std::vector<std::thread> uploaders_;
 
     // Prefetching: the hashes wanted, in order; each one's result once fetched (nullopt: a miss or a

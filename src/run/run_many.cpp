@@ -177,7 +177,9 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
     }
     QK_TRY(policy, remote_policy(s.workspace().nx().remote_cache, request.settings.remote_cache, request.remote_cache));
     if (policy->read || policy->write) {
-        QK_TRY(client, remote::make_remote_cache(policy->server));
+        // Said on stderr as it happens: the run's own output may be a file read after it ends.
+        auto waiting = [](const std::string& message) { fd_sink(2)("qk: " + printable_message(message) + "\n"); };
+        QK_TRY(client, remote::make_remote_cache(policy->server, waiting));
         self->remote_client_ = std::move(*client);
         self->remote_policy_ = std::make_unique<RemotePolicy>(std::move(*policy));
     }
@@ -299,6 +301,11 @@ Result<int> RunMany::run()
     summary.interrupted = cancelled_;
     for (key::LocalCache::Refusal& r : cache_->refused())
         summary.not_cached.push_back({std::move(r.task), std::move(r.why)});
+    if (remote_) {
+        summary.remote = remote_summary(remote_->tally());
+        summary.restored_remote = static_cast<std::size_t>(std::count_if(
+            runs_.begin(), runs_.end(), [](const report::TaskRun& r) { return r.source == report::ResultSource::restored_remote; }));
+    }
     display_->summary(summary);
     for (std::size_t i = 0; i < results->size(); ++i) {
         using State = NodeResult::State;
@@ -402,6 +409,8 @@ Outcome RunMany::run_task(std::size_t i)
                                           printable(fmt::format("{}", fmt::join((*key)->outputs.paths, ", "))));
             display_->note(t.id, why + "; the entry is removed and the task runs");
             cache_->remove(hit->hash);
+            if (from_remote_[i] && remote_)
+                remote_->refuse_fetched(hit->hash);
             run.ran_because = std::move(why);
             hit.reset();
         }

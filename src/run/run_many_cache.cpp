@@ -40,7 +40,8 @@ std::optional<key::CacheHit> RunMany::lookup(std::size_t i, const key::TaskKey& 
         if (asked)
             fetched = remote_->fetch(key.hash, id);
         auto hit = found(key.hash);
-        if (!hit && !asked && remote_ && remote_->reads()) {
+        // Asked even when a fault stopped the fetches: the share counts what it no longer asks for.
+        if (!hit && !asked && remote_) {
             fetched = remote_->fetch(key.hash, id);
             if (fetched)
                 hit = found(key.hash);
@@ -100,6 +101,8 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
             display_->note(id, warm_note);
         if (auto st = read_sets_->add(key.hash, id, std::move(set)); !st)
             return not_cached("its recorded reads could not be saved: " + st.error().message);
+        if (remote_)
+            remote_->keep_local(KeptLocal::read_keyed);
         // Its results are keyed by reads now: an entry under the declared key alone, from a run without
         // --record, would be restored unchecked were the manifest lost.
         cache_->remove(key.hash);
@@ -109,27 +112,27 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
     if (auto sets = read_sets_->sets(key.hash); sets && !sets->empty())
         return not_cached("its results are keyed by what it read, which only --record saves");
     key::CacheRecord with_record = record;
-    bool verified = add_record(i, with_record);
+    const std::optional<audit::TaskAudit> seen = add_record(i, with_record);
     std::string warm_note;
     if (auto st = cache_->store(key.hash, with_record, &warm_note); !st)
         return not_cached(st.error().message);
     if (!warm_note.empty())
         display_->note(id, warm_note);
     if (remote_)
-        remote_->upload(key.hash, id, verified);
+        remote_->upload(key.hash, id, share_verdict(seen ? &*seen : nullptr));
 }
 
-bool RunMany::add_record(std::size_t i, key::CacheRecord& record)
+std::optional<audit::TaskAudit> RunMany::add_record(std::size_t i, key::CacheRecord& record)
 {
     if (!machine_ || !sandbox_)
-        return false;
+        return std::nullopt;
     std::optional<audit::TaskAudit> seen = sandbox_->record_of(i);
     if (!seen)
-        return false;
+        return std::nullopt;
     seen->hash = runs_[i].hash;
     stamp_task(*seen, *machine_);
     record.provenance = report::entry_report_json(*seen, entry_header_);
-    return audit::verified(*seen);
+    return seen;
 }
 
 }  // namespace qk::run

@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "run/output_display.hpp"
-#include "run/remote_policy.hpp"
+#include "qk/run/remote_policy.hpp"
 #include "run/remote_share.hpp"
 #include "test_support.hpp"
 
@@ -168,13 +168,18 @@ TEST_CASE("RemoteShare: a cancelled run sends no upload it had not started; a fi
         policy.read = policy.write = policy.upload_any = true;
         qk::run::RemoteShare share(std::move(server), policy, cache, display);
         for (const auto& h : hashes)
-            share.upload(h, "t:build", false);
+            share.upload(h, "t:build", qk::run::ShareVerdict::not_sandboxed);
         held.wait_started(2);  // both uploaders busy, four uploads queued
         if (cancelled)
             share.cancel();
         held.release();
         share.finish();
         CHECK(held.started() == (cancelled ? 2u : 6u));
-        CHECK(share.counts().uploaded == (cancelled ? 2u : 6u));
+        const qk::run::RemoteTally tally = share.tally();
+        CHECK(tally.uploaded == (cancelled ? 2u : 6u));
+        // What a stop left unsent is counted, for the summary to say.
+        CHECK(tally.kept.count(qk::run::KeptLocal::interrupted) == (cancelled ? 1u : 0u));
+        if (cancelled)
+            CHECK(tally.kept.at(qk::run::KeptLocal::interrupted) == 4u);
     }
 }

@@ -35,6 +35,10 @@ struct Source {
     std::function<Result<std::size_t>(std::uint64_t offset, char* buf, std::size_t len)> read_at;
 };
 
+// Told, once for a client, that a request has waited noticeably long: what qk waits for and how long it
+// will. Called from the thread making the request.
+using Waiting = std::function<void(const std::string& message)>;
+
 // The file open on `fd` (read with pread, so the descriptor's offset is left alone), `size` bytes long.
 // The caller keeps `fd` open while the Source is used.
 Source file_source(int fd, std::uint64_t size);
@@ -55,13 +59,17 @@ public:
     // Stores `source` as the entry (signed where a signature key is set). A read-only token is
     // remote_forbidden.
     virtual Status put(std::string_view key, const Source& source) const = 0;
+    // As put, over an entry the server holds that was refused (corrupt, a bad signature): nothing the
+    // server holds is taken to be this entry's, not even a blob at the same address.
+    virtual Status replace(std::string_view key, const Source& source) const { return put(key, source); }
 
     // "turbo http://host:port" (no credentials), for messages.
     virtual std::string describe() const = 0;
 };
 
-// The client for `settings` (settings.url must be set). Errors: a URL libcurl cannot parse.
-Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings& settings);
+// The client for `settings` (settings.url must be set), telling `waiting` (when set) once when a request
+// has waited noticeably long. Errors: a URL libcurl cannot parse.
+Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings& settings, Waiting waiting = {});
 
 // Whether `key` is a key RemoteCache takes (lower-case hex, 1 to 128 digits).
 bool valid_key(std::string_view key);

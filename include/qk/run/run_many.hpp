@@ -113,9 +113,9 @@ private:
     // Stores a result that succeeded: with the read set --record saved, or plainly (not when recordings
     // of the key say it reads what the key leaves out).
     void store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record);
-    // Task i's sandbox record for its cache entry (report/entry_report.hpp) into `record`; whether it is
-    // verified (audit::verified). Empty and false when the sandbox did not see it run.
-    bool add_record(std::size_t i, key::CacheRecord& record);
+    // Task i's sandbox record for its cache entry (report/entry_report.hpp) into `record`, and returned
+    // (the remote cache's upload policy judges it). nullopt when the sandbox did not see it run.
+    std::optional<audit::TaskAudit> add_record(std::size_t i, key::CacheRecord& record);
     // Puts task i's warm state in place where its warm paths are absent: `hit`'s when it keeps some, else
     // that of the task's newest stored entry (run_many_warm.cpp). Never fails the task.
     void put_warm(std::size_t i, const key::CacheHit* hit);
