@@ -358,3 +358,23 @@ snapshots:
     CHECK(r->snapshots.size() == 1);
     CHECK(r->snapshots[0].key == "ms@2.1.3");
 }
+
+TEST_CASE("a platform list holding null, as pnpm 11 copies libc: [null] from the registry", "[workspace][pnpm]")
+{
+    auto r = parse_pnpm_lock_text("lockfileVersion: '9.0'\n\nimporters:\n\n  .:\n    dependencies:\n      b:\n"
+                                  "        specifier: 1.0.0\n        version: 1.0.0\n\npackages:\n\n  b@1.0.0:\n"
+                                  "    resolution: {integrity: sha512-B==}\n    cpu: [x64]\n    os: [win32]\n"
+                                  "    libc: [null]\n\nsnapshots:\n\n  b@1.0.0: {}\n",
+                                  "pnpm11/pnpm-lock.yaml");
+    INFO((r.ok() ? std::string() : r.error().message));
+    REQUIRE(r.ok());
+    const PnpmPackage& b = r->package_of(r->snapshots[*r->find_snapshot("b@1.0.0")]);
+    CHECK(b.libc.empty());
+    CHECK(b.os == std::vector<std::string>{"win32"});
+    // Anything else but a string is still an error, said where.
+    auto bad = parse_pnpm_lock_text("lockfileVersion: '9.0'\n\npackages:\n\n  b@1.0.0:\n"
+                                    "    resolution: {integrity: sha512-B==}\n    os: [null, {x: 1}]\n",
+                                    "pnpm11/pnpm-lock.yaml");
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message, Catch::Contains("pnpm11/pnpm-lock.yaml:7:16: expected a string"));
+}

@@ -295,11 +295,11 @@ private:
                             pkg.optional_peers.push_back(name);
                     });
                 else if (key == "cpu")
-                    r_.strings(x, pkg.cpu);
+                    r_.platforms(x, pkg.cpu);
                 else if (key == "os")
-                    r_.strings(x, pkg.os);
+                    r_.platforms(x, pkg.os);
                 else if (key == "libc")
-                    r_.strings(x, pkg.libc);
+                    r_.platforms(x, pkg.libc);
                 else if (key == "bundledDependencies") {
                     if (!(x.is_scalar() && x.plain))  // `true` bundles them all
                         r_.strings(x, pkg.bundled_dependencies);

@@ -82,6 +82,17 @@ void Reader::strings(const Node& seq, std::vector<std::string>& out) const
         out.push_back(string(doc_.child(seq, i)));
 }
 
+void Reader::platforms(const Node& seq, std::vector<std::string>& out) const
+{
+    if (seq.is_null())
+        return;
+    if (!seq.is_seq())
+        return expected(seq, "a sequence");
+    for (std::uint32_t i = 0; i < seq.count && !failed(); ++i)
+        if (const Node& item = doc_.child(seq, i); !item.is_null())
+            out.push_back(string(item));
+}
+
 void Reader::string_map(const Node& map, std::map<std::string, std::string, std::less<>>& out) const
 {
     for_each(map, [&](const std::string& key, const Node& v) { out[key] = string(v); });

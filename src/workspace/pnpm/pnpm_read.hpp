@@ -51,6 +51,9 @@ public:
     bool boolean(const pnpm_yaml::Node& n) const;
     std::size_t unsigned_number(const pnpm_yaml::Node& n) const;
     void strings(const pnpm_yaml::Node& seq, std::vector<std::string>& out) const;
+    // A package's cpu, os or libc as published: strings, where a null stands for none (pnpm 11 copies
+    // `libc: [null]` from the registry's metadata into the lockfile).
+    void platforms(const pnpm_yaml::Node& seq, std::vector<std::string>& out) const;
     void string_map(const pnpm_yaml::Node& map, std::map<std::string, std::string, std::less<>>& out) const;
     // A flow-style text of any node with mapping keys sorted, for values kept only to be compared.
     std::string canonical(const pnpm_yaml::Node& n) const;
