@@ -2,6 +2,7 @@
 #include "remote_tally.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "qk/util/printable.hpp"
 
@@ -89,12 +90,17 @@ std::string headline(const RemoteTally& t)
     std::size_t kept = 0;
     for (const auto& [why, n] : t.kept)
         kept += n;
+    std::size_t upload_faults = 0;
+    for (const auto& [kind, n] : t.upload_faults)
+        upload_faults += n;
     if (!t.write) {
         auto read_only = t.kept.find(KeptLocal::read_only);
         parts.push_back(fmt::format("uploads nothing: this run only reads (--remote-cache=read, or nx.json's "
                                     "qk.remoteCache.readOnly){}",
                                     read_only == t.kept.end() ? ""
                                                               : fmt::format(", {} kept local", results(read_only->second))));
+    } else if (t.uploaded + t.already + kept + upload_faults == 0) {
+        // Nothing was offered for upload (every result restored, or none cacheable): nothing to say of it.
     } else if (t.uploaded + t.already > 0 || kept == 0) {
         std::string up = t.uploaded ? "uploaded " + count(t.uploaded) : "uploaded nothing";
         if (t.already)
@@ -110,7 +116,7 @@ std::string headline(const RemoteTally& t)
     } else {
         parts.push_back("uploaded nothing");
     }
-    return fmt::format("{}", fmt::join(parts, "; "));
+    return parts.empty() ? std::string("nothing asked, nothing to upload") : fmt::format("{}", fmt::join(parts, "; "));
 }
 
 }  // namespace

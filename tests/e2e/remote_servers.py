@@ -74,7 +74,7 @@ class TurboServer(Server):
     kind = "turbo"
 
     def __init__(self, tmp: Path, signature_key: str | None = SIGNATURE_KEY, read_only: bool = False,
-                 storage: Path | None = None):
+                 storage: Path | None = None, body_limit: int | None = None):
         super().__init__(tmp)
         self.storage = storage or tmp / "storage"
         self.storage.mkdir(exist_ok=True)
@@ -90,6 +90,8 @@ class TurboServer(Server):
             "LOG_LEVEL": "warn",
             "READ_ONLY": "true" if read_only else "false",
         }
+        if body_limit is not None:
+            env["BODY_LIMIT"] = str(body_limit)  # the largest entry it takes, in bytes: above it, 413
         if signature_key:
             env["TURBO_REMOTE_CACHE_SIGNATURE_KEY"] = signature_key  # the server then stores and serves tags
         with open(self.log, "wb") as log:

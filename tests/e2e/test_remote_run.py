@@ -95,6 +95,30 @@ def remote_notes(stdout: str) -> list[str]:
     return [line for line in stdout.splitlines() if "qk: remote cache " in line]
 
 
+def remote_block(stdout: str) -> list[str]:
+    """The summary's remote block, said once a run: its headline after "remote (<server>): ", then each
+    reason under it."""
+    lines = stdout.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("  remote (")]
+    assert len(starts) == 1, stdout
+    block = [lines[starts[0]].split("): ", 1)[1]]
+    for more in lines[starts[0] + 1:]:
+        if not more.startswith("    "):
+            break
+        block.append(more.strip())
+    return block
+
+
+def counted(block: list[str], reason: str) -> int:
+    """The count of the block's line that says `reason` (0 when no line does)."""
+    found = [int(line.split()[0].replace(",", "")) for line in block[1:] if reason in line]
+    assert len(found) <= 1, block
+    return found[0] if found else 0
+
+
+WENT_BEYOND = "1 result kept local: went beyond its declarations (see the sandbox report)"
+
+
 @pytest.mark.parametrize("kind", ["turbo", "bazel"])
 def test_a_fresh_checkout_restores_from_the_server_with_each_tasks_record(servers, tmp_path, kind):
     srv = servers(kind)
@@ -103,6 +127,8 @@ def test_a_fresh_checkout_restores_from_the_server_with_each_tasks_record(server
     assert r.returncode == 0, r.stdout + r.stderr
     assert sources == {"app:build": "ran", "lib:build": "ran"}
     assert remote_notes(r.stdout) == [], r.stdout
+    # What was shared and what not, and why, once in the summary.
+    assert remote_block(r.stdout) == ["0 restored, 2 not on the server; uploaded 1", WENT_BEYOND], r.stdout
 
     # The other machine: an empty local cache. lib's verified result comes from the server, whole (modes
     # and a nested file included); app's (a read outside its inputs) was not shared, so it runs.
@@ -119,10 +145,28 @@ def test_a_fresh_checkout_restores_from_the_server_with_each_tasks_record(server
     assert lib["fromRemoteCache"] is True
     assert lib["status"] == "audited" and lib["findings"] == {}
     assert "restored from the remote cache, audited where it ran: lib:build" in r.stdout
+    assert remote_block(r.stdout) == ["1 restored, 1 not on the server; uploaded nothing", WENT_BEYOND], r.stdout
+    assert "(1 restored from the cache, 1 of them from the remote cache)" in r.stdout
 
-    # Stored locally on the way: the next run restores it from its own cache.
+    # Stored locally on the way: the next run restores it from its own cache, and says it was local.
     r, sources = run(b, srv)
     assert sources["lib:build"] in ("restored", "restoredInPlace"), r.stdout
+    assert "of them from the remote cache" not in r.stdout
+    assert remote_block(r.stdout) == ["nothing to fetch (every result was local, or not cacheable)"], r.stdout
+
+    # A plain run tells restores from the server apart from local ones, and why it uploads nothing.
+    c = checkout(tmp_path / "c")
+    r, sources = run(c, srv, sandbox=False)
+    assert sources == {"app:build": "ran", "lib:build": "restoredRemote"}, r.stdout
+    assert "(1 restored from the cache, 1 of them from the remote cache)" in r.stdout
+    assert remote_block(r.stdout) == [
+        "1 restored, 1 not on the server; uploaded nothing: this run is not sandboxed and the policy uploads "
+        "verified results (1 result kept local; run with --sandbox to verify them, or set nx.json's "
+        "qk.remoteCache.upload to \"any\")"], r.stdout
+    r, sources = run(c, srv, sandbox=False)
+    assert set(sources.values()) <= {"restored", "restoredInPlace"}, r.stdout
+    assert "(2 restored from the cache)" in r.stdout
+    assert remote_block(r.stdout) == ["nothing to fetch (every result was local, or not cacheable)"], r.stdout
 
 
 def test_upload_any_shares_findings_and_trust_verified_refuses_them(servers, tmp_path):
@@ -131,6 +175,7 @@ def test_upload_any_shares_findings_and_trust_verified_refuses_them(servers, tmp
     a = checkout(tmp_path / "a", nx_any)
     r, _ = run(a, srv)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert remote_block(r.stdout) == ["0 restored, 2 not on the server; uploaded 2"], r.stdout
 
     # A reader that trusts any result restores both, app's record with its finding.
     b = checkout(tmp_path / "b")
@@ -146,6 +191,8 @@ def test_upload_any_shares_findings_and_trust_verified_refuses_them(servers, tmp
     assert sources == {"app:build": "ran", "lib:build": "restoredRemote"}, r.stdout
     notes = remote_notes(r.stdout)
     assert len(notes) == 1 and 'trust is "verified", and this task\'s entry is not' in notes[0], r.stdout
+    assert remote_block(r.stdout) == ["1 restored; uploaded nothing", WENT_BEYOND,
+                                      '1 not restored: trust is "verified", and its record is not'], r.stdout
 
 
 def test_without_the_sandbox_nothing_is_verified_so_nothing_is_shared(servers, tmp_path):
@@ -154,6 +201,10 @@ def test_without_the_sandbox_nothing_is_verified_so_nothing_is_shared(servers, t
     r, _ = run(a, srv, sandbox=False)
     assert r.returncode == 0, r.stdout + r.stderr
     assert stored_entries(srv) == []
+    assert remote_block(r.stdout) == [
+        "0 restored, 2 not on the server; uploaded nothing: this run is not sandboxed and the policy uploads "
+        "verified results (2 results kept local; run with --sandbox to verify them, or set nx.json's "
+        "qk.remoteCache.upload to \"any\")"], r.stdout
     b = checkout(tmp_path / "b")
     r, sources = run(b, srv, sandbox=False)
     assert sources == {"app:build": "ran", "lib:build": "ran"}, r.stdout
@@ -165,6 +216,12 @@ def test_read_and_off_upload_nothing(servers, tmp_path):
         ws = checkout(tmp_path / flag.split("=")[1])
         r, _ = run(ws, srv, flag)
         assert r.returncode == 0, r.stdout + r.stderr
+        if flag == "--remote-cache=read":
+            assert remote_block(r.stdout) == [
+                "0 restored, 2 not on the server; uploads nothing: this run only reads (--remote-cache=read, or "
+                "nx.json's qk.remoteCache.readOnly), 2 results kept local"], r.stdout
+        else:
+            assert "  remote (" not in r.stdout
     assert stored_entries(srv) == []
 
 
@@ -179,6 +236,15 @@ def test_server_down_the_run_goes_on_and_says_so_once(servers, tmp_path, kind):
     notes = remote_notes(r.stdout)
     assert len(notes) == 1, r.stdout
     assert "this run goes on without the remote cache" in notes[0]
+    # Its own words, not a stall's.
+    assert "the server is unreachable" in notes[0] and "stalled" not in notes[0], notes[0]
+    block = remote_block(r.stdout)
+    # Both entries were wanted: each either failed or was not asked for once the server was given up on.
+    assert counted(block, "not restored: the server was unreachable") >= 1, block
+    assert counted(block, "not restored: the server was unreachable") + counted(block, "not asked for") == 2, block
+    assert block[0] == "0 restored; uploaded nothing" and WENT_BEYOND in block, block
+    assert "1 result kept local: not sent: the server had stopped answering (said above)" in block, block
+    assert "waiting for the remote cache" not in r.stderr  # it refused at once: nothing was waited for
 
 
 @pytest.mark.parametrize("kind", ["turbo", "bazel"])
@@ -189,11 +255,21 @@ def test_a_stalled_server_costs_a_stall_timeout_not_a_hang(servers, tmp_path, ki
     srv.proc.send_signal(signal.SIGSTOP)  # connections are still accepted by the kernel, then nothing moves
     b = checkout(tmp_path / "b")
     # The harness's timeout (120 s) is the bound: without the stall timeout the run would wait for ever.
-    r, sources = run(b, srv, env={"QK_REMOTE_CACHE_STALL_TIMEOUT": "1", "QK_REMOTE_CACHE_CONNECT_TIMEOUT": "1"})
+    r, sources = run(b, srv, env={"QK_REMOTE_CACHE_STALL_TIMEOUT": "3", "QK_REMOTE_CACHE_CONNECT_TIMEOUT": "1"})
     assert r.returncode == 0, r.stdout + r.stderr
     assert sources == {"app:build": "ran", "lib:build": "ran"}, r.stdout
     notes = remote_notes(r.stdout)
     assert len(notes) == 1 and "this run goes on without the remote cache" in notes[0], r.stdout
+    # A stall in its own words, not an unreachable server's.
+    assert "the server is stalled" in notes[0] and "unreachable" not in notes[0], notes[0]
+    # While it waited, qk said so once on stderr, and for how long it would.
+    waiting = [line for line in r.stderr.splitlines() if "waiting for the remote cache" in line]
+    assert len(waiting) == 1, r.stderr
+    assert "has had no answer for 1 s; qk gives up on the server after 3 s without one " \
+           "(QK_REMOTE_CACHE_STALL_TIMEOUT)" in waiting[0], waiting
+    block = remote_block(r.stdout)
+    assert counted(block, "not restored: the server stalled") >= 1, block
+    assert counted(block, "not restored: the server stalled") + counted(block, "not asked for") == 2, block
     assert outputs(b) == outputs(a)
 
 
@@ -207,6 +283,10 @@ def test_a_failing_server_is_said_once_and_every_task_runs(servers, tmp_path):
     assert sources == {"app:build": "ran", "lib:build": "ran"}, r.stdout
     notes = remote_notes(r.stdout)
     assert len(notes) == 1 and "500" in notes[0], r.stdout
+    # A server error gives up nothing: each fetch and the one upload the policy allows failed, each counted.
+    assert remote_block(r.stdout) == ["0 restored; uploaded nothing", WENT_BEYOND,
+                                      "2 not restored: the server failed (a 5xx status)",
+                                      "1 result not uploaded: the server failed (a 5xx status)"], r.stdout
     r, sources = run(ws, srv)  # stored locally all the same
     assert set(sources.values()) <= {"restored", "restoredInPlace"}, r.stdout
 
@@ -230,6 +310,17 @@ def test_a_tampered_entry_is_not_restored_and_the_task_runs(servers, tmp_path, k
     assert len(notes) == 1 and "fetching failed" in notes[0], r.stdout
     assert outputs(b) == outputs(a)
     assert not list((b / ".qk" / "cache" / "tmp").iterdir())  # nothing half-imported left
+    # The run's own verified result went over the refused entry (no HEAD said "there already")...
+    block = remote_block(r.stdout)
+    assert block[0] == "0 restored, 1 not on the server; uploaded 1", block
+    assert counted(block, "not restored: refused as corrupt") == 1, block
+    assert "1 uploaded over an entry the server held that this run refused as corrupt" in block, block
+    # ...so the next machine restores it.
+    c = checkout(tmp_path / "c")
+    r, sources = run(c, srv)
+    assert sources["lib:build"] == "restoredRemote", r.stdout
+    assert remote_notes(r.stdout) == [], r.stdout
+    assert outputs(c) == outputs(a)
 
 
 def test_a_read_only_token_is_said_once_and_the_run_goes_on(servers, tmp_path):
@@ -239,6 +330,60 @@ def test_a_read_only_token_is_said_once_and_the_run_goes_on(servers, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     notes = remote_notes(r.stdout)
     assert len(notes) == 1 and "this run uploads nothing" in notes[0], r.stdout
+    assert remote_block(r.stdout) == ["0 restored, 2 not on the server; uploaded nothing", WENT_BEYOND,
+                                      "1 result not uploaded: the server refused the token"], r.stdout
+
+
+def test_no_token_is_said_as_such_and_counted(servers, tmp_path):
+    # turborepo-remote-cache answers a request without a token 400: the run says what is missing.
+    srv = servers("turbo")
+    ws = checkout(tmp_path / "a")
+    r, sources = run(ws, srv, env={"QK_REMOTE_CACHE_TOKEN": None})
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert sources == {"app:build": "ran", "lib:build": "ran"}
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and "no token: set QK_REMOTE_CACHE_TOKEN" in notes[0], r.stdout
+    assert "unexpected status" not in r.stdout
+    block = remote_block(r.stdout)
+    refused = counted(block, "not restored: the server refused the token")
+    assert refused >= 1 and refused + counted(block, "not asked for") == 2, block
+
+
+def test_an_entry_above_the_servers_limit_is_said_and_counted(servers, tmp_path):
+    srv = servers("turbo", body_limit=64)  # bytes: every entry is larger
+    ws = checkout(tmp_path / "a")
+    r, _ = run(ws, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    notes = remote_notes(r.stdout)
+    assert len(notes) == 1 and "413: the server refuses an entry this large" in notes[0], r.stdout
+    assert "BODY_LIMIT" in notes[0]
+    assert remote_block(r.stdout) == ["0 restored, 2 not on the server; uploaded nothing", WENT_BEYOND,
+                                      "1 result not uploaded: the server answered outside the protocol"], r.stdout
+
+
+def test_results_outside_the_sandbox_or_keyed_by_reads_are_kept_local_and_said(servers, tmp_path):
+    srv = servers("turbo")
+    projects = json.loads(json.dumps(PROJECTS))
+    projects["lib"]["targets"]["build"]["qk:sandbox"] = False
+    ws = make_workspace(tmp_path / "a", projects, FILES, nx=NX)
+    r, _ = run(ws, srv)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert remote_block(r.stdout) == [
+        "0 restored, 2 not on the server; uploaded nothing",
+        '1 result kept local: its target runs outside the sandbox ("qk:sandbox": false), and the policy uploads '
+        "verified results", WENT_BEYOND], r.stdout
+    # --record keys each result of a qk:ultracache target by what it read: another machine could not
+    # choose among them.
+    projects = json.loads(json.dumps(PROJECTS))
+    for p in projects.values():
+        p["targets"]["build"]["qk:ultracache"] = {}
+    b = make_workspace(tmp_path / "b", projects, FILES, nx=NX)
+    r, _ = run(b, srv, "--record")
+    assert r.returncode == 0, r.stdout + r.stderr
+    block = remote_block(r.stdout)
+    assert "2 results kept local: keyed by what they read (--record), which another machine cannot check" in block, \
+        block
+    assert stored_entries(srv) == []
 
 
 def reframed(archive: bytes, edit) -> bytes:
