@@ -53,11 +53,13 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
         case State::running: ++not_run; break;
         }
     }
-    std::string from_cache = !restored ? std::string()
-                             : run.restored_remote ? fmt::format(" ({} restored from the cache, {} of them from the remote "
-                                                                 "cache)",
-                                                                 restored, run.restored_remote)
-                                                   : fmt::format(" ({} restored from the cache)", restored);
+    // Restores from the server told apart from local ones: a run that shares nothing looks the same otherwise.
+    std::string from_cache;
+    if (restored && run.restored_remote)
+        from_cache = fmt::format(" ({} restored from the cache, {} of them from the remote cache)", restored,
+                                 run.restored_remote);
+    else if (restored)
+        from_cache = fmt::format(" ({} restored from the cache)", restored);
     if (!run.interrupted && failed == 0 && skipped == 0 && not_run == 0)
         return fmt::format("\n{} Successfully ran {}{}\n", mark("✔", 32), what_ran(run), from_cache) +
                not_cached_lines(run) + run.remote;

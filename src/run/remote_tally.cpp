@@ -95,10 +95,11 @@ std::string headline(const RemoteTally& t)
         upload_faults += n;
     if (!t.write) {
         auto read_only = t.kept.find(KeptLocal::read_only);
+        const std::string kept_here =
+            read_only == t.kept.end() ? "" : fmt::format(", {} kept local", results(read_only->second));
         parts.push_back(fmt::format("uploads nothing: this run only reads (--remote-cache=read, or nx.json's "
                                     "qk.remoteCache.readOnly){}",
-                                    read_only == t.kept.end() ? ""
-                                                              : fmt::format(", {} kept local", results(read_only->second))));
+                                    kept_here));
     } else if (t.uploaded + t.already + kept + upload_faults == 0) {
         // Nothing was offered for upload (every result restored, or none cacheable): nothing to say of it.
     } else if (t.uploaded + t.already > 0 || kept == 0) {

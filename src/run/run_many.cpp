@@ -303,8 +303,9 @@ Result<int> RunMany::run()
         summary.not_cached.push_back({std::move(r.task), std::move(r.why)});
     if (remote_) {
         summary.remote = remote_summary(remote_->tally());
-        summary.restored_remote = static_cast<std::size_t>(std::count_if(
-            runs_.begin(), runs_.end(), [](const report::TaskRun& r) { return r.source == report::ResultSource::restored_remote; }));
+        summary.restored_remote = static_cast<std::size_t>(std::count_if(runs_.begin(), runs_.end(), [](const auto& r) {
+            return r.source == report::ResultSource::restored_remote;
+        }));
     }
     display_->summary(summary);
     for (std::size_t i = 0; i < results->size(); ++i) {
