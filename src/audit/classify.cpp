@@ -262,6 +262,7 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
          colon = audit.task.rfind(':', colon - 1))
         if (const workspace::Project* p = ws.find_project(std::string_view(audit.task).substr(0, colon))) {
             audit.project_root = p->root;
+            audit.project = p->name;
             break;
         }
     if (!recording.complete()) {

@@ -151,14 +151,23 @@ std::string as_text(const std::vector<Checked>& checked, std::size_t unexpected,
             text += fmt::format("  {}: not re-judged: {}\n", printable(c.id), printable(c.gone));
             continue;
         }
+        const auto* processes = options.verbose && c.found ? &c.found->findings.processes : nullptr;
         if (c.result.ok()) {
             text += fmt::format("  {}: ok\n", printable(c.id));
+            kinds_text(text, "allowed, not counted (enforce lets them through, as the audit counts)", c.result.allowed,
+                       processes);
             continue;
         }
         text += fmt::format("  {}\n", printable(c.id));
-        const auto* processes = options.verbose && c.found ? &c.found->findings.processes : nullptr;
         kinds_text(text, "still unexpected", c.result.still, processes);
         kinds_text(text, "now covered", c.result.covered, nullptr);
+        kinds_text(text, "allowed, not counted (enforce lets them through, as the audit counts)", c.result.allowed,
+                   nullptr);
+        if (!c.result.declared_unkeyed.empty())
+            text += fmt::format("    declared as inputs, but the key holds no such file (git-ignored: another task's "
+                                "output?): {}; a file only another task makes is a dependency: its task in "
+                                "dependsOn, not an input\n",
+                                printable(fmt::format("{}", fmt::join(c.result.declared_unkeyed, ", "))));
         if (!c.result.not_rejudged.empty())
             text += fmt::format("    kept as found (a report names them, a run re-judges them): {}\n",
                                 fmt::join(c.result.not_rejudged, ", "));
@@ -178,6 +187,8 @@ std::string as_json(const std::vector<Checked>& checked, std::size_t unexpected)
         }
         report::findings_object(w.key("stillUnexpected"), c.result.still);
         report::findings_object(w.key("nowCovered"), c.result.covered);
+        if (!c.result.allowed.empty())
+            report::findings_object(w.key("allowed"), c.result.allowed);
         if (!c.result.not_rejudged.empty())
             w.key("keptAsFound").strings(c.result.not_rejudged);
         w.end_object();

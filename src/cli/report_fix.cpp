@@ -22,6 +22,8 @@ namespace qk::cli {
 
 namespace {
 
+bool is_package_json(std::string_view file) { return file == "package.json" || file.ends_with("/package.json"); }
+
 // `text` (the file `e.file`) with the edit spliced in: the values appended to the array, or the array
 // made, holding what was inherited and the values, with the objects on the way that are missing.
 Result<std::string> splice(const std::string& text, const FixEdit& e)
@@ -29,17 +31,22 @@ Result<std::string> splice(const std::string& text, const FixEdit& e)
     QK_TRY(doc, workspace::parse_json(text, e.file, workspace::TrailingCommas::allow));
     std::vector<std::string> items;
     for (const std::string& v : e.values)
-        items.push_back(workspace::json_string(v));
+        items.push_back(e.json ? v : workspace::json_string(v));
     std::vector<std::string> all = e.inherited;
     all.insert(all.end(), items.begin(), items.end());
     const std::string list = fmt::format("[{}]", fmt::join(all, ", "));
     const workspace::Json* object = &*doc;
+    // A package.json's "nx" goes after what the package says of itself, as a person adds it; a member of
+    // a configuration object goes first, beside the key it is read with.
+    auto place = [&](const workspace::Json* in) {
+        return in == &*doc && is_package_json(e.file) ? workspace::MemberPlace::last : workspace::MemberPlace::first;
+    };
     for (std::size_t i = 0; i < e.path.size(); ++i) {
         const workspace::Json* next = object->find(e.path[i]);
         if (!next) {
             std::vector<std::string> keys(e.path.begin() + static_cast<std::ptrdiff_t>(i), e.path.end());
             keys.push_back(e.key);
-            return workspace::insert_nested_member(text, *object, keys, list);
+            return workspace::insert_nested_member(text, *object, keys, list, place(object));
         }
         if (!next->is_object())
             return error(fmt::format("{}:{}:{}: {} is not an object to add {} to", e.file, next->line(), next->column(),
@@ -52,7 +59,7 @@ Result<std::string> splice(const std::string& text, const FixEdit& e)
                                      existing->column(), e.key));
         return workspace::append_to_array(text, *existing, items);
     }
-    return workspace::insert_member(text, *object, e.key, list);
+    return workspace::insert_member(text, *object, e.key, list, place(object));
 }
 
 }  // namespace

@@ -11,6 +11,8 @@
 namespace qk::cli {
 
 constexpr std::string_view kSharedGlobals = "sharedGlobals";
+constexpr std::string_view kUltracache = "qk:ultracache";
+constexpr std::string_view kIgnoreReads = "ignoreReads";  // in a target's "qk:ultracache"
 
 // nx.json as written, beside what qk reads (the file it extends beneath, nx.local.json above).
 class NxText {

@@ -11,6 +11,8 @@
 #include "report_fix_plan.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
@@ -18,9 +20,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "qk/audit/suggestions.hpp"
 #include "qk/key/inputs.hpp"
+#include "qk/util/io.hpp"
 #include "qk/util/printable.hpp"
+#include "qk/util/special_names.hpp"
+#include "qk/workspace/json_edit.hpp"
 #include "qk/workspace/task_address.hpp"
+#include "report_fix_depends.hpp"
 #include "report_fix_nx.hpp"
 
 namespace qk::cli {
@@ -38,16 +45,86 @@ struct Need {
     std::set<std::string> placed;  // those an edit of nx.json gives it
     bool takes_shared = false;     // its inputs reach nx.json's sharedGlobals
     bool inherits = false;         // it takes `key` from targetDefaults.<its target's name> (or would)
+    std::set<std::string> by_default;  // of `placed`, the ones in the targetDefaults entry it takes `key` from
+};
+
+// A task's dependencies on the tasks that make files it read (report_fix_depends.hpp).
+struct DependencyNeed {
+    const workspace::Project* project = nullptr;
+    const workspace::Target* target = nullptr;
+    std::vector<Producer> producers;  // each once, in the order found
 };
 
 // The JSON texts of what the target's key holds now (its inputs as Nx's default when none are named).
 std::vector<std::string> current(const workspace::Target& t, std::string_view key)
 {
     std::vector<std::string> out;
+    if (key == kIgnoreReads) {
+        for (const std::string& glob : t.ultracache_ignore_reads)
+            out.push_back(workspace::json_string(glob));
+        return out;
+    }
     const std::optional<Json> list = key == "inputs" ? key::target_inputs(t) : t.outputs;
     if (list && list->is_array())
         for (const Json& item : list->as_array())
             out.push_back(item.dump());
+    return out;
+}
+
+// Whether an output value lies in node_modules: only what was installed there is a write outside the
+// outputs (the rules allow the rest), and no declaration allows it.
+bool writes_installed(std::string_view value)
+{
+    for (std::size_t start = 0; start < value.size();) {
+        std::size_t end = value.find('/', start);
+        if (end == std::string_view::npos)
+            end = value.size();
+        if (special_dir(value.substr(start, end - start)) == SpecialDir::node_modules)
+            return true;
+        start = end + 1;
+    }
+    return false;
+}
+
+// What `key` lies in, in a target's configuration: ignoreReads in "qk:ultracache", the others at its top.
+void add_holder(std::vector<std::string>& path, std::string_view key)
+{
+    if (key == kIgnoreReads)
+        path.emplace_back(kUltracache);
+}
+
+// Whether the target takes "qk:ultracache" from targetDefaults.<its name> (or would from one made): the
+// entry applies, and what the target holds is the entry's (its project layers do not name their own).
+bool inherits_ignore(const workspace::Workspace& ws, const workspace::Target& t)
+{
+    const Json* entry = ws.nx().target_defaults.find(t.name);
+    if (!entry)
+        return !t.has_ultracache && inherits_by_name(ws, t, "inputs");
+    if (t.target_default_key != t.name)
+        return false;
+    const Json* uc = entry->find(kUltracache);
+    if (!uc || !uc->is_object())
+        return !t.has_ultracache;
+    std::vector<std::string> globs;
+    if (const Json* list = uc->find(kIgnoreReads); list && list->is_array())
+        for (const Json& item : list->as_array())
+            if (item.is_string())
+                globs.push_back(item.as_string());
+    return t.has_ultracache && globs == t.ultracache_ignore_reads;
+}
+
+// {workspaceRoot} globs of siblings folded once more where they differ in one more directory, as the
+// summary folds them (examples/*/atoms/package.json and examples/*/simple/package.json as
+// examples/*/*/package.json): what a tool scanning the workspace reads, said once.
+std::vector<std::string> fold_deep(const std::vector<std::string>& values)
+{
+    constexpr std::string_view kRoot = "{workspaceRoot}/";
+    std::vector<std::string> paths, out;
+    for (const std::string& v : values)
+        (v.starts_with(kRoot) ? paths.push_back(v.substr(kRoot.size())) : out.push_back(v));
+    std::sort(paths.begin(), paths.end());
+    for (const audit::SiblingGroup& g : audit::fold_siblings_deep(paths, 2))
+        out.push_back(std::string(kRoot) + g.glob);
     return out;
 }
 
@@ -80,20 +157,25 @@ public:
     Planner(const workspace::Workspace& ws, const IndexSource& index) : ws_(ws), nx_(ws), index_(index) {}
 
     void gather(const audit::RunAudit& report);
-    void place_in_nx_json();
+    void place();
     void place_in_projects();
     FixPlan finish() &&;
 
 private:
+    void place_in_nx_json();
     std::vector<Need*> readers(std::string_view key, const std::string& value);
     bool to_defaults(const std::string& target, std::string_view key, const std::string& value,
                      const std::vector<Need*>& readers);
     bool to_shared(const std::string& value, const std::vector<Need*>& readers);
+    bool made_by_another(const workspace::Project& project, const workspace::Target& target, const std::string& value);
 
     const workspace::Workspace& ws_;
     NxText nx_;
     const IndexSource& index_;
     std::vector<Need> needs_;  // in the report's task order
+    std::vector<DependencyNeed> dependencies_;
+    std::map<std::string, std::size_t> hoisted_;  // installed packages read through pnpm's hoisting: tasks
+    std::optional<Producers> producers_;  // made the first time a file read is not one the key can hold
     std::optional<Planned> shared_;
     std::map<std::pair<std::string, std::string>, Planned> defaults_;  // (target, key)
     std::map<std::string, std::vector<Planned>> files_;                // a project's file -> its edits
@@ -115,26 +197,86 @@ void Planner::gather(const audit::RunAudit& report)
         }
         const bool takes_shared = takes_shared_globals(ws_, *project, *target);
         for (const audit::Suggestion& s : *t.given_suggestions) {
+            if (s.declare == "packageExtensions") {
+                for (const std::string& name : s.values)
+                    ++hoisted_[name];
+                continue;
+            }
+            // A file many siblings hold, read by a tool finding paths: ignoreReads, as the summary says.
+            const std::string key = s.declare == "inputs" && !s.prefer_ignore.empty() ? std::string(kIgnoreReads)
+                                                                                       : s.declare;
             if (s.declare != "inputs" && s.declare != "outputs") {
                 by_hand_.push_back(fmt::format("{}: declare {} {}", printable(t.task), printable(s.declare),
                                                printable(fmt::format("{}", fmt::join(s.values, ", ")))));
                 continue;
             }
             auto it = std::find_if(needs_.begin(), needs_.end(),
-                                   [&](const Need& n) { return n.target == target && n.key == s.declare; });
-            if (it == needs_.end())
-                it = needs_.insert(
-                    needs_.end(),
-                    {project, target, s.declare, {}, {}, takes_shared, inherits_by_name(ws_, *target, s.declare)});
-            const bool inputs = s.declare == "inputs";
+                                   [&](const Need& n) { return n.target == target && n.key == key; });
+            if (it == needs_.end()) {
+                const bool inherits = key == kIgnoreReads ? inherits_ignore(ws_, *target)
+                                                          : inherits_by_name(ws_, *target, key);
+                it = needs_.insert(needs_.end(), {project, target, key, {}, {}, takes_shared, inherits});
+            }
+            const bool inputs = key == "inputs";
             const Json inputs_now = key::target_inputs(*target);
-            const Json* declared = inputs ? &inputs_now : target->outputs ? &*target->outputs : nullptr;
+            Json::Array ignoring;
+            for (const std::string& glob : target->ultracache_ignore_reads)
+                ignoring.push_back(Json::string(glob));
+            const Json ignore_now = Json::array(std::move(ignoring));
+            const Json* declared = inputs                ? &inputs_now
+                                   : key == kIgnoreReads ? &ignore_now
+                                   : target->outputs     ? &*target->outputs
+                                                         : nullptr;
             for (const std::string& v : s.values)
-                if (!list_covers(declared, v) && !(inputs && takes_shared && list_covers(shared, v)) &&
-                    std::find(it->values.begin(), it->values.end(), v) == it->values.end())
+                if (key == "outputs" && writes_installed(v)) {
+                    by_hand_.push_back(fmt::format("{}: {} is what was installed: no output allows a task to "
+                                                   "change it (enforce refuses it); reinstall, and keep the "
+                                                   "task from writing there",
+                                                   printable(t.task), printable(v)));
+                } else if (!list_covers(declared, v) && !(inputs && takes_shared && list_covers(shared, v)) &&
+                    std::find(it->values.begin(), it->values.end(), v) == it->values.end() &&
+                    !(inputs && made_by_another(*project, *target, v)))
                     it->values.push_back(v);
         }
     }
+}
+
+// Whether `value` (an input suggested for the target) names a file the key cannot hold, git-ignored: then
+// it is said what to do instead of writing an input that keys nothing, and the task that makes it (by
+// its declared outputs) goes into dependsOn.
+bool Planner::made_by_another(const workspace::Project& project, const workspace::Target& target,
+                              const std::string& value)
+{
+    auto path = value_path(value, project);
+    if (!path)
+        return false;
+    // Only a file there that the index leaves out is git-ignored; one not there is left as an input.
+    std::error_code absent;
+    if (!std::filesystem::is_regular_file(ws_.root() / *path, absent))
+        return false;
+    const key::FileIndex* files = index_();
+    if (!files || files->find(*path))
+        return false;
+    if (!producers_)
+        producers_.emplace(ws_);
+    auto producer = producers_->of(*path, target);
+    if (!producer) {
+        by_hand_.push_back(fmt::format("{}:{}: {} is git-ignored, so an input would key nothing, and no target "
+                                       "declares it as an output: declare the task that makes it in dependsOn, "
+                                       "and the file in that task's outputs",
+                                       printable(project.name), printable(target.name), printable(*path)));
+        return true;
+    }
+    if (depends_on(project, target, *producer))
+        return true;
+    auto it = std::find_if(dependencies_.begin(), dependencies_.end(),
+                           [&](const DependencyNeed& d) { return d.target == &target; });
+    if (it == dependencies_.end())
+        it = dependencies_.insert(dependencies_.end(), {&project, &target, {}});
+    if (std::none_of(it->producers.begin(), it->producers.end(),
+                     [&](const Producer& p) { return p.target == producer->target; }))
+        it->producers.push_back(*producer);
+    return true;
 }
 
 std::vector<Need*> Planner::readers(std::string_view key, const std::string& value)
@@ -155,18 +297,24 @@ bool Planner::to_defaults(const std::string& target, std::string_view key, const
     for (Need* n : readers)
         if (n->target->name == target && n->inherits)
             taking.push_back(n);
-    if (taking.size() < kSharedTasks || !nx_.takes_effect({"targetDefaults", target, key}))
+    const bool ignore = key == kIgnoreReads;
+    if (taking.size() < kSharedTasks ||
+        !(ignore ? nx_.takes_effect({"targetDefaults", target, kUltracache, key})
+                 : nx_.takes_effect({"targetDefaults", target, key})))
         return false;
     auto [it, made] = defaults_.try_emplace({target, std::string(key)});
     if (made) {
-        it->second.edit = {ws_.files().nx_json, {"targetDefaults", target}, std::string(key), {}, {}};
+        std::vector<std::string> path{"targetDefaults", target};
+        add_holder(path, key);
+        it->second.edit = {ws_.files().nx_json, std::move(path), std::string(key), {}, {}};
         const Json* entry = ws_.nx().target_defaults.find(target);
-        if (!(entry && entry->find(key)))  // what its tasks took: Nx's default inputs, no outputs
+        if (!(entry && !ignore && entry->find(key)))  // what its tasks took: Nx's default inputs, no outputs
             it->second.edit.inherited = current(workspace::Target{}, key);
     }
     for (Need* n : taking) {
         it->second.add(value, *n->project);
         n->placed.insert(value);
+        n->by_default.insert(value);
     }
     return true;
 }
@@ -190,9 +338,34 @@ bool Planner::to_shared(const std::string& value, const std::vector<Need*>& read
     return true;
 }
 
+void Planner::place()
+{
+    // A task whose project's file gets the key takes it from there, no longer from targetDefaults: planned
+    // again without it until no such task is left among the entries' takers, so that the plan is made
+    // against the configuration as it will be after its edits and one round of them is enough.
+    for (bool again = true; again;) {
+        shared_.reset();
+        defaults_.clear();
+        for (Need& n : needs_) {
+            n.placed.clear();
+            n.by_default.clear();
+        }
+        place_in_nx_json();
+        again = false;
+        for (Need& n : needs_) {
+            const bool left = std::any_of(n.values.begin(), n.values.end(),
+                                          [&](const std::string& v) { return !n.placed.contains(v); });
+            if (left && !n.by_default.empty()) {
+                n.inherits = false;
+                again = true;
+            }
+        }
+    }
+}
+
 void Planner::place_in_nx_json()
 {
-    for (std::string_view key : {"inputs", "outputs"}) {
+    for (std::string_view key : {std::string_view("inputs"), std::string_view("outputs"), kIgnoreReads}) {
         std::vector<std::string> values;  // each once, in the order the tasks name them
         for (const Need& n : needs_)
             if (n.key == key)
@@ -224,6 +397,27 @@ void Planner::place_in_nx_json()
 
 void Planner::place_in_projects()
 {
+    // dependsOn: the project's list takes the place of the targetDefaults one, so it starts with what the
+    // target has now.
+    for (const DependencyNeed& d : dependencies_) {
+        const std::string file = defining_file(*d.project, *d.target);
+        std::vector<std::string> entries;
+        for (const Producer& p : d.producers)
+            entries.push_back(p.depends_on_json());
+        if (file.empty()) {
+            by_hand_.push_back(fmt::format("{}:{}: \"dependsOn\": {} (no file of its project defines the target)",
+                                           printable(d.project->name), printable(d.target->name),
+                                           printable(fmt::format("{}", fmt::join(entries, ", ")))));
+            continue;
+        }
+        std::vector<std::string> path{"targets", d.target->name};
+        if (file == d.project->package_json)
+            path.insert(path.begin(), "nx");
+        std::vector<std::string> now;
+        for (const workspace::DependsOn& entry : d.target->depends_on)
+            now.push_back(entry.raw.dump());
+        files_[file].push_back({{file, std::move(path), "dependsOn", std::move(now), std::move(entries), true}, {}});
+    }
     for (Need& n : needs_) {
         std::vector<std::string> left;
         for (const std::string& v : n.values)
@@ -241,6 +435,7 @@ void Planner::place_in_projects()
         std::vector<std::string> path{"targets", n.target->name};
         if (file == n.project->package_json)
             path.insert(path.begin(), "nx");
+        add_holder(path, n.key);
         Planned planned{{file, std::move(path), n.key, current(*n.target, n.key), {}}, {}};
         for (const std::string& v : left)
             planned.add(v, *n.project);
@@ -250,10 +445,29 @@ void Planner::place_in_projects()
 
 FixPlan Planner::finish() &&
 {
+    // Installed packages read through pnpm's hoisting: what the report cannot say (which package imports
+    // each), and where the remedy does not fit at all, said once a package.
+    std::vector<std::string> types, imported;
+    for (const auto& [name, tasks] : hoisted_)
+        (name.starts_with("@types/") ? types : imported).push_back(fmt::format("{} ({})", name, tasks));
+    if (!types.empty())
+        by_hand_.push_back(fmt::format(
+            "{}: tsc loads every package in node_modules/@types (where pnpm hoists them) with no import, so no "
+            "package imports them and packageExtensions does not fit; name the types each project uses in its "
+            "tsconfig's compilerOptions.types, or add them to its devDependencies (tasks reading each in brackets)",
+            printable(fmt::format("{}", fmt::join(types, ", ")))));
+    if (!imported.empty())
+        by_hand_.push_back(fmt::format(
+            "{}: read through pnpm's hoisting; the report does not say which installed package imports each: "
+            "declare it as that package's dependency in {} ('<importer>': {{dependencies: {{<name>: <range>}}}}), "
+            "or in the project's package.json when its own code imports it (tasks reading each in brackets)",
+            printable(fmt::format("{}", fmt::join(imported, ", "))), package_extensions_home(ws_)));
     FixPlan plan;
     auto take = [&](Planned& p) {
-        if (p.edit.key != "outputs")  // what a tool writes is named as it is; a glob is for what it reads
+        if (p.edit.key == "inputs" || p.edit.key == kSharedGlobals)  // a glob is for what a tool reads
             p.edit.values = fold_into_globs(p.edit.values, p.roots, index_);
+        else if (p.edit.key == kIgnoreReads)
+            p.edit.values = fold_deep(p.edit.values);
         plan.edits.push_back(std::move(p.edit));
     };
     if (shared_)
@@ -269,11 +483,27 @@ FixPlan Planner::finish() &&
 
 }  // namespace
 
+std::string package_extensions_home(const workspace::Workspace& ws)
+{
+    // pnpm 10 reads its settings from pnpm-workspace.yaml; pnpm 9 from the root package.json's "pnpm".
+    auto text = read_file((ws.root() / "package.json").string());
+    auto doc = text ? workspace::parse_json(*text, "package.json", workspace::TrailingCommas::allow)
+                    : Result<workspace::Json>(text.error());
+    const workspace::Json* manager = doc && doc->is_object() ? doc->find("packageManager") : nullptr;
+    if (manager && manager->is_string() && manager->as_string().starts_with("pnpm@")) {
+        const std::string& v = manager->as_string();
+        const int major = std::atoi(v.c_str() + 5);
+        if (major > 0 && major < 10)
+            return "package.json's pnpm.packageExtensions (pnpm " + std::to_string(major) + ")";
+    }
+    return "pnpm-workspace.yaml's packageExtensions";
+}
+
 FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index)
 {
     Planner planner(ws, index);
     planner.gather(report);
-    planner.place_in_nx_json();
+    planner.place();
     planner.place_in_projects();
     return std::move(planner).finish();
 }

@@ -23,6 +23,7 @@ struct FixEdit {
     // naming it replaces what targetDefaults or Nx's default gave.
     std::vector<std::string> inherited;
     std::vector<std::string> values;  // to add, in the order suggested
+    bool json = false;                // values are JSON texts (a dependsOn entry), written as they are
 };
 
 struct FixPlan {
@@ -34,8 +35,14 @@ struct FixPlan {
 constexpr std::size_t kSharedTasks = 3;
 
 // The plan for the report's suggestions in today's workspace. A value a task's declarations hold already
-// (or take through sharedGlobals) is left out, so the plan after its own edits is empty. `index` is asked
-// only where files could be folded into a glob (report_fix_globs.hpp).
+// (or take through sharedGlobals) is left out, so the plan after its own edits is empty. A file read that
+// the key cannot hold (git-ignored) and another target's outputs do is that task in dependsOn, not an
+// input (report_fix_depends.hpp). `index` is asked where files could be folded into a glob
+// (report_fix_globs.hpp) and whether a file read is one the key can hold.
+// Where the workspace's pnpm reads packageExtensions, in words: pnpm-workspace.yaml's (pnpm 10 and later,
+// and when the root package.json names no pnpm), or the root package.json's "pnpm" (pnpm 9).
+std::string package_extensions_home(const workspace::Workspace& ws);
+
 FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index);
 
 }  // namespace qk::cli

@@ -277,6 +277,7 @@ private:
         else
             fail(where + "/status", "expected one of audited, restored, notAudited, unsandboxed, refused, enforced; "
                                     "got \"" + status + "\"");
+        t.project = optional_field_string(o, "project");
         t.reason = optional_field_string(o, "reason");
         t.hash = optional_field_string(o, "hash");
         t.provenance = provenance(field(o, "provenance", where), where + "/provenance");

@@ -171,6 +171,8 @@ namespace {
 void task_fields(JsonWriter& w, const TaskAudit& t)
 {
     w.begin_object();
+    if (!t.project.empty())
+        w.key("project").value(t.project);
     w.key("status").value(audit::status_name(t.status));
     if (!t.reason.empty())
         w.key("reason").value(t.reason);

@@ -133,6 +133,15 @@ bool Rules::Data::named_input(std::string_view rel) const
     return false;
 }
 
+bool Rules::declared_unkeyed(std::string_view path) const
+{
+    auto rel = relative(path);
+    if (!rel || rel->empty() || read_relative(*rel).why != PathClass::input)
+        return false;
+    const Data& d = *d_;
+    return d.files && !d.files->find(*rel) && !d.under_linked_dir(*rel);
+}
+
 bool Rules::Data::under_whole_input_dir(std::string_view rel) const
 {
     if (whole_input_dirs.empty())

@@ -30,6 +30,8 @@ void RunMany::stamp(audit::RunAudit& audit)
     for (const report::TaskRun& r : runs_)
         runs.emplace(r.task, &r);
     for (audit::TaskAudit& t : audit.tasks) {
+        if (auto i = session_->tasks().index(t.task); i && t.project.empty())
+            t.project = session_->workspace().projects()[session_->tasks().tasks()[*i].project].name;
         if (t.from_remote_cache)
             continue;  // its record is the machine's that ran it
         if (auto it = runs.find(t.task); it != runs.end())

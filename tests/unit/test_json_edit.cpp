@@ -90,6 +90,27 @@ TEST_CASE("insert_member: first in the object, indented as its members", "[works
     CHECK_FALSE(insert_member("{\"a\": 1}", *doc->find("a"), "k", "1"));
 }
 
+TEST_CASE("insert_member: last in the object, as a person adds a section to a package.json", "[workspace][json-edit]")
+{
+    using qk::workspace::MemberPlace;
+    const std::string manifest = "{\n  \"name\": \"lib\",\n  \"dependencies\": {\n    \"a\": \"1\"\n  }\n}\n";
+    Json doc = parsed(manifest);
+    CHECK(still_json(insert_member(manifest, doc, "nx", "{}", MemberPlace::last)) ==
+          "{\n  \"name\": \"lib\",\n  \"dependencies\": {\n    \"a\": \"1\"\n  },\n  \"nx\": {}\n}\n");
+    // A comment on the last member's line stays with it; a trailing comma stays trailing.
+    const std::string commented = "{\n  \"name\": \"lib\", // the package\n}\n";
+    CHECK(still_json(insert_member(commented, parsed(commented), "nx", "{}", MemberPlace::last)) ==
+          "{\n  \"name\": \"lib\", // the package\n  \"nx\": {},\n}\n");
+    const std::string inline_text = "{\"name\": \"lib\"}";
+    CHECK(still_json(insert_member(inline_text, parsed(inline_text), "nx", "{}", MemberPlace::last)) ==
+          "{\"name\": \"lib\", \"nx\": {}}");
+    const std::vector<std::string> keys{"nx", "targets"};
+    CHECK(still_json(insert_nested_member(manifest, doc, keys, "{}", MemberPlace::last)) ==
+          "{\n  \"name\": \"lib\",\n  \"dependencies\": {\n    \"a\": \"1\"\n  },\n  \"nx\": {\n    "
+          "\"targets\": {}\n  }\n}\n");
+    CHECK(still_json(insert_member("{}", parsed("{}"), "nx", "{}", MemberPlace::last)) == "{\"nx\": {}}");
+}
+
 TEST_CASE("insert_nested_member: the objects on the way made, a line per member where the object spans lines",
           "[workspace][json-edit]")
 {

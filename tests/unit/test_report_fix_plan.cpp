@@ -114,17 +114,48 @@ TEST_CASE("report fix plan: an output three builds write goes into targetDefault
           "[cli][report_fix]")
 {
     FixWorkspace w(R"({"namedInputs": {"default": ["{projectRoot}/**/*"]}})");
-    for (const char* p : {"a", "b", "c"})
+    for (const char* p : {"a", "b", "c", "d"})
         w.project(p, R"({"build": {"command": "true"}})");
-    FixPlan plan = w.plan(report({"a:build", "b:build", "c:build"}, "outputs",
-                                 {"{projectRoot}/build.log", "{workspaceRoot}/tmp/shared.log"}));
+    qk::audit::RunAudit r = report({"b:build", "c:build", "d:build"}, "outputs", {"{projectRoot}/build.log"});
     // A file outside the project is each task's own output, never every build's.
-    CHECK(described(plan) == Strings{
-                                 "nx.json targetDefaults.build.outputs: | {projectRoot}/build.log",
-                                 "packages/a/project.json targets.build.outputs: | {workspaceRoot}/tmp/shared.log",
-                                 "packages/b/project.json targets.build.outputs: | {workspaceRoot}/tmp/shared.log",
-                                 "packages/c/project.json targets.build.outputs: | {workspaceRoot}/tmp/shared.log",
-                             });
+    r.tasks.push_back(report({"a:build"}, "outputs", {"{projectRoot}/build.log", "{workspaceRoot}/tmp/shared.log"})
+                          .tasks.front());
+    // a's project.json names outputs now, in place of the entry's: its list holds build.log as well, or the
+    // edit would take it away again and a second round would be needed (issue 39).
+    CHECK(described(w.plan(r)) ==
+          Strings{
+              "nx.json targetDefaults.build.outputs: | {projectRoot}/build.log",
+              "packages/a/project.json targets.build.outputs: | {projectRoot}/build.log {workspaceRoot}/tmp/shared.log",
+          });
+}
+
+TEST_CASE("report fix plan: tasks that get a list of their own are planned without the targetDefaults entry",
+          "[cli][report_fix]")
+{
+    // Five tests take their inputs from targetDefaults.test; d and e also read a file of their own, so their
+    // project.json gets inputs, which replace the entry's for them: three takers are left for the entry.
+    FixWorkspace w(R"({"targetDefaults": {"test": {"cache": true}}})");
+    for (const char* p : {"a", "b", "c", "d", "e"})
+        w.project(p, kCommand);
+    qk::audit::RunAudit r = report({"a:test", "b:test", "c:test"}, "inputs", {"{projectRoot}/vitest.setup.ts"});
+    for (const char* t : {"d:test", "e:test"})
+        r.tasks.push_back(
+            report({t}, "inputs", {"{projectRoot}/vitest.setup.ts", "{projectRoot}/fixtures.json"}).tasks.front());
+    CHECK(described(w.plan(r)) ==
+          Strings{
+              R"(nx.json targetDefaults.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts)",
+              R"(packages/d/project.json targets.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts {projectRoot}/fixtures.json)",
+              R"(packages/e/project.json targets.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts {projectRoot}/fixtures.json)",
+          });
+    // With only two takers left the entry is not worth an edit: each gets its own list, whole.
+    r.tasks.erase(r.tasks.begin());
+    CHECK(described(w.plan(r)) ==
+          Strings{
+              R"(packages/b/project.json targets.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts)",
+              R"(packages/c/project.json targets.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts)",
+              R"(packages/d/project.json targets.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts {projectRoot}/fixtures.json)",
+              R"(packages/e/project.json targets.test.inputs: "default" "^default" | {projectRoot}/vitest.setup.ts {projectRoot}/fixtures.json)",
+          });
 }
 
 TEST_CASE("report fix plan: tasks taking an executor's targetDefaults entry get an edit each", "[cli][report_fix]")

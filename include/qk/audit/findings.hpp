@@ -116,6 +116,9 @@ struct TaskAudit {
     // left where it may write, pointing away (out of the workspace, or where it may not write), which the
     // overlay did not apply; by path, their targets. Nothing to declare: the summary says so.
     std::map<std::string, std::string> refused_links;
+    // Its project's name (a target's name may hold colons, so the id alone does not say where it ends);
+    // "" when not known, as in a report written before it was kept.
+    std::string project;
 };
 
 // Whether the task's result can be shared as verified (a remote cache's upload and trust policies): the

@@ -137,6 +137,12 @@ public:
     // was, which a directory holding an output may see.
     Verdict write(std::string_view path, bool create_or_remove) const;
 
+    // Whether a read `read` allows as an input is allowed by the text of a declaration alone: a literal
+    // input, or a directory held whole, naming a file the key does not hold (git-ignored, so no input
+    // selects it: a build output of another task). Enforce lets it through; qk report check counts it,
+    // since the key does not change when the file does. `path` as for read().
+    bool declared_unkeyed(std::string_view path) const;
+
     // The name of an installed package a Verdict names.
     std::string package_name(std::uint32_t snapshot) const;
 

@@ -3,6 +3,7 @@
 // line:column; the edit is spliced into the text, never the file written again from the tree.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -17,14 +18,19 @@ namespace qk::workspace {
 // on lines of their own in the indentation of its last element when it spans lines, inline otherwise.
 Result<std::string> append_to_array(std::string_view text, const Json& array, const std::vector<std::string>& items);
 
-// `object` (parsed from `text`) with the member `key`: `value` (a JSON text) added as its first member.
-Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key,
-                                  std::string_view value);
+// Where a new member goes: first, beside what it belongs with in a configuration object (a target's
+// "inputs" before its "cache"); last, as a person adds a section to a package.json ("nx" after the
+// dependencies, not before "name").
+enum class MemberPlace : std::uint8_t { first, last };
 
-// `object` with keys[0]: {keys[1]: {... value}} added as its first member: the objects `keys` name that
-// are missing, each a line per member in the file's indentation where `object` spans lines.
+// `object` (parsed from `text`) with the member `key`: `value` (a JSON text) added at `place`.
+Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key,
+                                  std::string_view value, MemberPlace place = MemberPlace::first);
+
+// `object` with keys[0]: {keys[1]: {... value}} added at `place`: the objects `keys` name that are
+// missing, each a line per member in the file's indentation where `object` spans lines.
 Result<std::string> insert_nested_member(std::string_view text, const Json& object, std::span<const std::string> keys,
-                                         std::string_view value);
+                                         std::string_view value, MemberPlace place = MemberPlace::first);
 
 // The JSON text of a string.
 std::string json_string(std::string_view s);

@@ -128,14 +128,14 @@ Result<std::string> append_to_array(std::string_view text, const Json& array, co
 }
 
 Result<std::string> insert_member(std::string_view text, const Json& object, std::string_view key,
-                                  std::string_view value)
+                                  std::string_view value, MemberPlace place)
 {
     const std::string keys[] = {std::string(key)};
-    return insert_nested_member(text, object, keys, value);
+    return insert_nested_member(text, object, keys, value, place);
 }
 
 Result<std::string> insert_nested_member(std::string_view text, const Json& object, std::span<const std::string> keys,
-                                         std::string_view value)
+                                         std::string_view value, MemberPlace place)
 {
     if (!object.is_object())
         return error("not an object");
@@ -173,6 +173,19 @@ Result<std::string> insert_nested_member(std::string_view text, const Json& obje
         member = "{\n" + at + unit + json_string(keys[k]) + ": " + member + "\n" + at + "}";
     }
     member = json_string(keys[0]) + ": " + member;
+    if (place == MemberPlace::last && !empty) {
+        // After the last member, on a line of its own past a comment on the member's line; a trailing
+        // comma stays trailing.
+        const bool comma = text[last] == ',';
+        const std::string head(text.substr(0, last + 1));
+        if (!multiline)
+            return head + (comma ? " " : ", ") + member + std::string(text.substr(last + 1));
+        std::size_t eol = text.find('\n', last);
+        if (eol == std::string_view::npos || eol > close)
+            eol = last + 1;  // the object closes on the member's line
+        return head + (comma ? "" : ",") + std::string(text.substr(last + 1, eol - last - 1)) + "\n" + indent +
+               member + (comma ? "," : "") + std::string(text.substr(eol));
+    }
     std::string inserted;
     if (multiline) {
         inserted = "\n" + indent + member + (empty ? "" : ",");
