@@ -169,6 +169,7 @@ def test_fix_writes_a_script_targets_declarations_into_its_package_json(tmp_path
     assert doc["scripts"] == {"build": "cat ../../notes.txt > out.txt"}  # left as it was
     assert doc["nx"] == {"targets": {"build": {
         "inputs": ["default", "^default", "{workspaceRoot}/notes.txt"], "outputs": ["{projectRoot}/out.txt"]}}}
+    assert list(doc) == ["name", "scripts", "nx"], doc  # added last, as a person adds it (issue 39)
     r = check(ws, report)
     assert r.returncode == 0, r.stdout + r.stderr
 
@@ -314,4 +315,42 @@ def test_fix_writes_one_glob_for_every_file_of_a_directory_a_task_reads(tmp_path
     settled(ws, report, "app:build")
     # Under enforce the glob puts the files in the task's view; README.md stays out of it.
     r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_another_tasks_ignored_output_is_a_dependency_not_an_input(tmp_path):
+    """Issue 39: a checker (knip) reads what another task builds into a git-ignored dist. An input naming
+    the file keys nothing (the key leaves ignored files out), so check judges by what the key holds and
+    says so; fix writes that task into dependsOn instead, and check and enforce then pass."""
+    gen = {"command": "mkdir -p packages/gen/dist && echo 'export {}' > packages/gen/dist/index.js",
+           "outputs": ["{projectRoot}/dist"]}
+    checker = {"command": "cat packages/gen/dist/index.js > /dev/null"}
+    ws = make_workspace(tmp_path / "ws", {"gen": {"root": "packages/gen", "targets": {"build": gen}},
+                                          "check": {"root": "packages/check", "targets": {"check": checker}}},
+                        {".gitignore": "dist/\n", "packages/gen/src/a.js": "a\n", "packages/check/src/b.js": "b\n"})
+    r = qk(ws, "run-many", "-t", "build")
+    assert r.returncode == 0, r.stdout + r.stderr
+    report = tmp_path / "report.json"
+    r = qk(ws, "run-many", "-t", "check", "--sandbox", "--sandbox-report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = json.loads(report.read_text())["tasks"]["check:check"]["findings"]
+    assert found == {"readsOutsideInputs": ["packages/gen/dist/index.js"]}, found
+
+    # Declared as an input by its text: the key holds no such file, so it is not ok.
+    path = ws / "packages/check/project.json"
+    before = path.read_text()
+    doc = json.loads(before)
+    doc["targets"]["check"]["inputs"] = ["default", "{workspaceRoot}/packages/gen/dist/index.js"]
+    path.write_text(json.dumps(doc, indent=2))
+    r = check(ws, report)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "declared as inputs, but the key holds no such file" in r.stdout, r.stdout
+    path.write_text(before)
+
+    r = qk(ws, "report", "fix", str(report), "--write")
+    assert r.returncode == 0 and r.stderr == "", r.stdout + r.stderr
+    target = json.loads(path.read_text())["targets"]["check"]
+    assert target == {**checker, "dependsOn": [{"projects": ["gen"], "target": "build"}]}, target
+    settled(ws, report, "check:check")
+    r = qk(ws, "run-many", "-t", "check", "--sandbox=enforce", "--skip-cache")
     assert r.returncode == 0, r.stdout + r.stderr

@@ -273,3 +273,34 @@ def test_an_opened_row_lists_the_declared_inputs_no_recorded_run_read(page, tmp_
         assert "2 declared inputs no recorded run read" in headings, headings
         listed = [e.text for e in detail.find_elements(By.CSS_SELECTOR, "ul.never-read code.path")]
         assert listed == ["libs/a/README.md", "libs/a/<b>old</b>.txt"], listed
+
+
+def test_the_project_filter_names_each_tasks_project_as_the_report_does(tmp_path):
+    """Issue 39: target names hold colons (`test:types`) and project names may not (`root`): the filter
+    takes the report's project field, not the id split at a colon."""
+    from audit_workspace import make_workspace, qk
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    h.require_privileges("ebpf")
+    ws = make_workspace(tmp_path / "ws", {
+        "@s/p": {"root": "packages/p", "targets": {"test:types": {"command": "cat notes.txt"}}},
+        "root": {"root": ".", "targets": {"lint": {"command": "cat notes.txt"}}},
+    }, {"notes.txt": "notes\n"})
+    report = tmp_path / "r.json"
+    r = qk(ws, "run-many", "-t", "test:types,lint", "--sandbox", "--sandbox-report", str(report))
+    assert r.returncode == 0, r.stdout + r.stderr
+    tasks = json.loads(report.read_text())["tasks"]
+    assert {t: v["project"] for t, v in tasks.items()} == {"@s/p:test:types": "@s/p", "root:lint": "root"}
+    assert h_run_html(report, out=tmp_path / "r.html").returncode == 0
+    driver = _browser(1280, 800)
+    try:
+        _load(driver, tmp_path / "r.html")
+        options = [o.get_attribute("value") for o in driver.find_elements(By.CSS_SELECTOR, "#f-project option")]
+        assert options == ["", "@s/p", "root"], options
+        Select(driver.find_element(By.ID, "f-project")).select_by_value("root")
+        assert _visible_tasks(driver) == ["root:lint"]
+        Select(driver.find_element(By.ID, "f-project")).select_by_value("@s/p")
+        assert _visible_tasks(driver) == ["@s/p:test:types"]
+    finally:
+        driver.quit()

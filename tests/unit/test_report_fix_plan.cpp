@@ -300,3 +300,82 @@ TEST_CASE("report fix plan: files going to sharedGlobals fold as well", "[cli][r
     FixPlan plan = w.plan(report({"a:build", "b:lint", "c:build"}, "inputs", reads));
     CHECK(described(plan) == Strings{"nx.json namedInputs.sharedGlobals: | {workspaceRoot}/conf/*"});
 }
+
+TEST_CASE("report fix plan: a git-ignored file another target outputs is that task in dependsOn, not an input",
+          "[cli][report_fix]")
+{
+    // knip (the root project) reads the store's build output: an input would key nothing (issue 39).
+    FixWorkspace w(R"({"targetDefaults": {"build": {"outputs": ["{projectRoot}/dist"]}}})");
+    w.dir.write(".gitignore", "dist\n");
+    w.project("store", R"({"build": {"command": "true"}})");
+    w.dir.write("packages/store/dist/index.js", "export {}\n");
+    w.dir.write("project.json", R"({"name": "root", "targets": {"knip": {"command": "true", "dependsOn": ["^x"]}}})");
+    w.dir.write("notes.txt", "notes\n");
+    const Strings reads{"{projectRoot}/packages/store/dist/index.js", "{projectRoot}/notes.txt"};
+    FixPlan plan = w.plan(report({"root:knip"}, "inputs", reads));
+    CHECK(described(plan) == Strings{
+                                 R"(project.json targets.knip.dependsOn: "^x" | {"projects": ["store"], "target": "build"})",
+                                 R"(project.json targets.knip.inputs: "default" "^default" | {projectRoot}/notes.txt)",
+                             });
+    REQUIRE(plan.edits.at(0).json);
+    CHECK(plan.by_hand.empty());
+
+    // Once it depends on the store's build, nothing is left to plan for the file.
+    w.dir.write("project.json", R"({"name": "root", "targets": {"knip": {"command": "true", "inputs": ["default",
+        "{projectRoot}/notes.txt"], "dependsOn": [{"projects": ["store"], "target": "build"}]}}})");
+    CHECK(described(w.plan(report({"root:knip"}, "inputs", reads))).empty());
+
+    // Ignored, and no target outputs it: said, not written as an input that keys nothing.
+    w.dir.write(".gitignore", "dist\ngen\n");
+    w.dir.write("gen/types.d.ts", "export {}\n");
+    plan = w.plan(report({"root:knip"}, "inputs", {"{projectRoot}/gen/types.d.ts"}));
+    CHECK(plan.edits.empty());
+    REQUIRE(plan.by_hand.size() == 1);
+    CHECK(plan.by_hand[0].find("gen/types.d.ts is git-ignored") != std::string::npos);
+}
+
+TEST_CASE("report fix plan: what a tool scanning the workspace reads goes into ignoreReads, as the summary says",
+          "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"namedInputs": {"sharedGlobals": [], "default": ["{projectRoot}/**/*", "sharedGlobals"]},
+  "targetDefaults": {"test": {"cache": true}}})");
+    for (const char* p : {"a", "b", "c"})
+        w.project(p, kCommand);
+    qk::audit::RunAudit r;
+    for (const char* t : {"a:test", "b:test", "c:test"}) {
+        qk::audit::TaskAudit task;
+        task.task = t;
+        const Strings globs{"{workspaceRoot}/examples/*/atoms/tsconfig.json", "{workspaceRoot}/examples/*/simple/tsconfig.json"};
+        task.given_suggestions = std::vector<qk::audit::Suggestion>{
+            {"tsconfigReads", "inputs", globs, globs, 13, "vite-tsconfig-paths finds paths", {}}};
+        r.tasks.push_back(std::move(task));
+    }
+    // Not 13 entries in sharedGlobals, keying every task on every example: one ignoreReads glob (issue 39).
+    CHECK(described(w.plan(r)) ==
+          Strings{"nx.json targetDefaults.test.qk:ultracache.ignoreReads: | {workspaceRoot}/examples/*/*/tsconfig.json"});
+    // Declared so, nothing is left.
+    FixWorkspace done(R"({"targetDefaults": {"test": {"qk:ultracache": {"ignoreReads":
+        ["{workspaceRoot}/examples/*/*/tsconfig.json"]}}}})");
+    for (const char* p : {"a", "b", "c"})
+        done.project(p, kCommand);
+    CHECK(described(done.plan(r)).empty());
+}
+
+TEST_CASE("report fix plan: installed packages read through hoisting are said once each, with why and where",
+          "[cli][report_fix]")
+{
+    FixWorkspace w("{}");
+    w.project("a", kCommand);
+    w.project("b", kCommand);
+    qk::audit::RunAudit r = report({"a:test", "b:test"}, "packageExtensions", {"@types/babel__core", "events"});
+    FixPlan plan = w.plan(r);
+    CHECK(plan.edits.empty());
+    REQUIRE(plan.by_hand.size() == 2);
+    // tsc loads @types with no import: "the package importing it" does not exist.
+    CHECK(plan.by_hand[0].starts_with("@types/babel__core (2): tsc loads every package in node_modules/@types"));
+    CHECK(plan.by_hand[1].starts_with("events (2): read through pnpm's hoisting"));
+    CHECK(plan.by_hand[1].find("pnpm-workspace.yaml's packageExtensions") != std::string::npos);
+    // pnpm 9 reads them from the root package.json.
+    w.dir.write("package.json", R"({"name": "root", "private": true, "packageManager": "pnpm@9.15.0"})");
+    CHECK(w.plan(r).by_hand.at(1).find("package.json's pnpm.packageExtensions (pnpm 9)") != std::string::npos);
+}
