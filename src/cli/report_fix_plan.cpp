@@ -11,7 +11,7 @@
 #include "report_fix_plan.hpp"
 
 #include <algorithm>
-#include <cstdlib>
+#include <charconv>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -28,6 +28,8 @@
 #include "qk/workspace/json_edit.hpp"
 #include "qk/workspace/task_address.hpp"
 #include "report_fix_depends.hpp"
+#include "report_fix_hoisted.hpp"
+#include "report_fix_ignore.hpp"
 #include "report_fix_nx.hpp"
 
 namespace qk::cli {
@@ -68,63 +70,6 @@ std::vector<std::string> current(const workspace::Target& t, std::string_view ke
     if (list && list->is_array())
         for (const Json& item : list->as_array())
             out.push_back(item.dump());
-    return out;
-}
-
-// Whether an output value lies in node_modules: only what was installed there is a write outside the
-// outputs (the rules allow the rest), and no declaration allows it.
-bool writes_installed(std::string_view value)
-{
-    for (std::size_t start = 0; start < value.size();) {
-        std::size_t end = value.find('/', start);
-        if (end == std::string_view::npos)
-            end = value.size();
-        if (special_dir(value.substr(start, end - start)) == SpecialDir::node_modules)
-            return true;
-        start = end + 1;
-    }
-    return false;
-}
-
-// What `key` lies in, in a target's configuration: ignoreReads in "qk:ultracache", the others at its top.
-void add_holder(std::vector<std::string>& path, std::string_view key)
-{
-    if (key == kIgnoreReads)
-        path.emplace_back(kUltracache);
-}
-
-// Whether the target takes "qk:ultracache" from targetDefaults.<its name> (or would from one made): the
-// entry applies, and what the target holds is the entry's (its project layers do not name their own).
-bool inherits_ignore(const workspace::Workspace& ws, const workspace::Target& t)
-{
-    const Json* entry = ws.nx().target_defaults.find(t.name);
-    if (!entry)
-        return !t.has_ultracache && inherits_by_name(ws, t, "inputs");
-    if (t.target_default_key != t.name)
-        return false;
-    const Json* uc = entry->find(kUltracache);
-    if (!uc || !uc->is_object())
-        return !t.has_ultracache;
-    std::vector<std::string> globs;
-    if (const Json* list = uc->find(kIgnoreReads); list && list->is_array())
-        for (const Json& item : list->as_array())
-            if (item.is_string())
-                globs.push_back(item.as_string());
-    return t.has_ultracache && globs == t.ultracache_ignore_reads;
-}
-
-// {workspaceRoot} globs of siblings folded once more where they differ in one more directory, as the
-// summary folds them (examples/*/atoms/package.json and examples/*/simple/package.json as
-// examples/*/*/package.json): what a tool scanning the workspace reads, said once.
-std::vector<std::string> fold_deep(const std::vector<std::string>& values)
-{
-    constexpr std::string_view kRoot = "{workspaceRoot}/";
-    std::vector<std::string> paths, out;
-    for (const std::string& v : values)
-        (v.starts_with(kRoot) ? paths.push_back(v.substr(kRoot.size())) : out.push_back(v));
-    std::sort(paths.begin(), paths.end());
-    for (const audit::SiblingGroup& g : audit::fold_siblings_deep(paths, 2))
-        out.push_back(std::string(kRoot) + g.glob);
     return out;
 }
 
@@ -445,23 +390,8 @@ void Planner::place_in_projects()
 
 FixPlan Planner::finish() &&
 {
-    // Installed packages read through pnpm's hoisting: what the report cannot say (which package imports
-    // each), and where the remedy does not fit at all, said once a package.
-    std::vector<std::string> types, imported;
-    for (const auto& [name, tasks] : hoisted_)
-        (name.starts_with("@types/") ? types : imported).push_back(fmt::format("{} ({})", name, tasks));
-    if (!types.empty())
-        by_hand_.push_back(fmt::format(
-            "{}: tsc loads every package in node_modules/@types (where pnpm hoists them) with no import, so no "
-            "package imports them and packageExtensions does not fit; name the types each project uses in its "
-            "tsconfig's compilerOptions.types, or add them to its devDependencies (tasks reading each in brackets)",
-            printable(fmt::format("{}", fmt::join(types, ", ")))));
-    if (!imported.empty())
-        by_hand_.push_back(fmt::format(
-            "{}: read through pnpm's hoisting; the report does not say which installed package imports each: "
-            "declare it as that package's dependency in {} ('<importer>': {{dependencies: {{<name>: <range>}}}}), "
-            "or in the project's package.json when its own code imports it (tasks reading each in brackets)",
-            printable(fmt::format("{}", fmt::join(imported, ", "))), package_extensions_home(ws_)));
+    for (std::string& line : hoisted_lines(hoisted_, ws_))
+        by_hand_.push_back(std::move(line));
     FixPlan plan;
     auto take = [&](Planned& p) {
         if (p.edit.key == "inputs" || p.edit.key == kSharedGlobals)  // a glob is for what a tool reads
@@ -482,22 +412,6 @@ FixPlan Planner::finish() &&
 }
 
 }  // namespace
-
-std::string package_extensions_home(const workspace::Workspace& ws)
-{
-    // pnpm 10 reads its settings from pnpm-workspace.yaml; pnpm 9 from the root package.json's "pnpm".
-    auto text = read_file((ws.root() / "package.json").string());
-    auto doc = text ? workspace::parse_json(*text, "package.json", workspace::TrailingCommas::allow)
-                    : Result<workspace::Json>(text.error());
-    const workspace::Json* manager = doc && doc->is_object() ? doc->find("packageManager") : nullptr;
-    if (manager && manager->is_string() && manager->as_string().starts_with("pnpm@")) {
-        const std::string& v = manager->as_string();
-        const int major = std::atoi(v.c_str() + 5);
-        if (major > 0 && major < 10)
-            return "package.json's pnpm.packageExtensions (pnpm " + std::to_string(major) + ")";
-    }
-    return "pnpm-workspace.yaml's packageExtensions";
-}
 
 FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index)
 {

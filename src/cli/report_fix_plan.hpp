@@ -39,10 +39,6 @@ constexpr std::size_t kSharedTasks = 3;
 // the key cannot hold (git-ignored) and another target's outputs do is that task in dependsOn, not an
 // input (report_fix_depends.hpp). `index` is asked where files could be folded into a glob
 // (report_fix_globs.hpp) and whether a file read is one the key can hold.
-// Where the workspace's pnpm reads packageExtensions, in words: pnpm-workspace.yaml's (pnpm 10 and later,
-// and when the root package.json names no pnpm), or the root package.json's "pnpm" (pnpm 9).
-std::string package_extensions_home(const workspace::Workspace& ws);
-
 FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index);
 
 }  // namespace qk::cli

@@ -185,7 +185,19 @@ std::string package_lines(const TaskFindings& f, const std::set<std::string>& ma
                                           count_of(unkeyed.size(), "installed package"), one ? "it" : "them");
         path_list(out, heading, unkeyed);
     }
-    if (auto hoisted = minus(f.hoisted_packages, many); !hoisted.empty()) {
+    std::vector<std::string> hoisted, types;  // tsc loads @types with no import: no importer to declare it
+    for (std::string& name : minus(f.hoisted_packages, many))
+        (name.starts_with("@types/") ? types : hoisted).push_back(std::move(name));
+    if (!types.empty()) {
+        bool one = types.size() == 1;
+        std::string heading = fmt::format(
+            "{} read through pnpm's hoisting, which the sandbox allows: tsc loads every package in "
+            "node_modules/@types with no import, so no package imports {}; name the types the project uses in its "
+            "tsconfig's compilerOptions.types, or {} to its devDependencies:",
+            count_of(types.size(), "installed @types package"), one ? "it" : "them", one ? "add it" : "add them");
+        path_list(out, heading, types);
+    }
+    if (!hoisted.empty()) {
         bool one = hoisted.size() == 1;
         std::string heading = fmt::format(
             "{} read that nothing its importers install depends on, which the sandbox allows, found through "

@@ -1004,3 +1004,17 @@ TEST_CASE("names with terminal escapes are shown escaped, in the summary and in 
     CHECK(json.find("\"evil\\u001b[8m:build\"") != std::string::npos);
     CHECK(json.find("\"src/\\u001b[2K\\r\\ufffd.ts\"") != std::string::npos);
 }
+
+TEST_CASE("an @types package read through hoisting is said apart: tsc loads it with no import", "[report][sandbox-report]")
+{
+    TaskFindings f;
+    f.hoisted_packages = {"@types/babel__core", "events"};
+    std::string text = summary_of({audited("app:test", f)});
+    // "Declare it as a dependency of the package importing it" does not fit what no package imports (issue 39).
+    CHECK(has_line(text, "    1 installed @types package read through pnpm's hoisting, which the sandbox allows: tsc "
+                         "loads every package in node_modules/@types with no import, so no package imports it; name the "
+                         "types the project uses in its tsconfig's compilerOptions.types, or add it to its "
+                         "devDependencies:"));
+    CHECK(has_line(text, "      @types/babel__core"));
+    CHECK(text.find("declare it as a dependency of the package importing it:\n      events\n") != std::string::npos);
+}
