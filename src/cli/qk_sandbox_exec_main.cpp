@@ -1,7 +1,7 @@
 // qk-sandbox-exec: runs one command of a task under --sandbox=enforce, as the plan qk wrote says
 // (src/sandbox_exec/README.md), or probes what enforce can use here.
 //   qk-sandbox-exec PLAN -- PROGRAM ARGS...
-//   qk-sandbox-exec --probe WORKSPACE_ROOT SCRATCH_DIR
+//   qk-sandbox-exec --probe WORKSPACE_ROOT SCRATCH_DIR   (what it makes in SCRATCH_DIR is left there)
 #include <cstdio>
 #include <string>
 #include <string_view>

@@ -115,7 +115,9 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
 
     QK_TRY(scratch, self->dir_->command_dirs());
     auto report = enforce::probe(self->helper_, root, scratch->upper.parent_path().string());
-    (void)self->dir_->remove(*scratch);
+    // What the probe made is freed off the run's path, by the janitor started below (or with the run
+    // directory, if the run ends first).
+    self->remove_later(std::move(*scratch));
     if (!report)
         return error("--sandbox=enforce cannot tell what this machine allows: " + report.error().message);
     if (!report->landlock()) {

@@ -52,8 +52,14 @@ public:
         struct stat st {};
         if (::fstat(fd, &st) != 0)
             return setup_error("landlock-rule", "cannot stat " + what);
+        return add(fd, access, S_ISDIR(st.st_mode), what);
+    }
+
+    // The same where the caller has stat'd it already.
+    Step add(int fd, Access access, bool directory, const std::string& what)
+    {
         access &= handled_;
-        if (!S_ISDIR(st.st_mode))
+        if (!directory)
             access &= kFileRights;
         if (access == 0)
             return std::nullopt;
@@ -137,12 +143,17 @@ Step allow_outside(Ruleset& rules, const std::vector<std::string>& kept, Access 
             Access access = outside_rights(dir, name, rules.handled());
             // A link is left out: it may lead back to an ancestor of the workspace (pytest's
             // pytest-current), whose rule would allow the workspace whole. What links lead to outside the
-            // workspace lies beside one of its ancestors, and is allowed there.
+            // workspace lies beside one of its ancestors, and is allowed there. Nothing is opened for an
+            // entry that gets no right (most of /dev) or that the listing says is a link, and what is
+            // opened is stat'd once (the type read from the open entry, not the listing): this runs for
+            // every command.
+            if (access == 0 || e->d_type == DT_LNK)
+                continue;
             UniqueFd fd(::openat(dfd.get(), e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC));
             struct stat st {};
-            if (access == 0 || !fd.valid() || ::fstat(fd.get(), &st) != 0 || S_ISLNK(st.st_mode))
+            if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || S_ISLNK(st.st_mode))
                 continue;
-            if (auto err = rules.add(fd.get(), access, joined(dir, name))) {
+            if (auto err = rules.add(fd.get(), access, S_ISDIR(st.st_mode), joined(dir, name))) {
                 ::closedir(d);
                 return err;
             }

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "qk/enforce/read_mask.hpp"
+#include "qk/enforce/sandbox_plan.hpp"
 #include "qk/util/io.hpp"
 #include "qk/util/path_within.hpp"
 
@@ -171,6 +173,49 @@ Step map_every_id_by_a_child(int flags)
 }
 
 }  // namespace
+
+Step fork_mapped_as_root(int namespaces, pid_t& pid)
+{
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+        return setup_error("uid_map", "cannot make a pipe");
+    UniqueFd go_read(pipe_fds[0]), go_write(pipe_fds[1]);
+    pid = static_cast<pid_t>(::syscall(SYS_clone, CLONE_NEWUSER | namespaces | SIGCHLD, nullptr, nullptr, nullptr, 0));
+    if (pid < 0) {
+        SetupError e = setup_error("unshare", "cannot make a user namespace");
+        e.message += userns_hint();
+        return e;
+    }
+    if (pid == 0) {
+        go_write.reset();
+        char c = 0;
+        while (::read(go_read.get(), &c, 1) < 0 && errno == EINTR) {
+        }
+        if (c != 'g')
+            ::_exit(enforce::kSetupFailedStatus);  // not mapped: the parent says why
+        return std::nullopt;
+    }
+    go_read.reset();
+    for (const char* map : {"uid_map", "gid_map"}) {
+        UniqueFd fd(::open(fmt::format("/proc/{}/{}", pid, map).c_str(), O_WRONLY | O_CLOEXEC));
+        if (!fd.valid() || !write_all(fd.get(), fmt::format("0 0 {}\n", enforce::kStandInOwner))) {
+            SetupError e = setup_error("uid_map", "cannot map the ids of the user namespace");
+            e.message += userns_hint();
+            go_write.reset();  // the child reads nothing and exits
+            while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+            }
+            return e;
+        }
+    }
+    if (!write_all(go_write.get(), "g")) {
+        SetupError e = setup_error("uid_map", "cannot tell the mapped child to go on");
+        ::kill(pid, SIGKILL);
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+        return e;
+    }
+    return std::nullopt;
+}
 
 Step enter_mount_namespace()
 {

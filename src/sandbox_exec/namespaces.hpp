@@ -22,6 +22,15 @@ Step enter_namespaces(bool pid_namespace);
 // a user namespace can hold only ids it maps).
 Step enter_mount_namespace();
 
+// Root: forks a child into a new user namespace (and the other namespaces `namespaces` names, CLONE_NEW*)
+// and maps every id of it but kStandInOwner from here, outside it, where root holds CAP_SETUID: one
+// process fewer than unshare and a child that writes the maps (enter_namespaces), and a CLONE_NEWPID
+// child is pid 1 at once. The child goes on only once mapped, so nothing of it runs as an unmapped id.
+// As fork: `pid` is the child's to the parent, 0 to the child; on an error (to the parent) no child is
+// left. The child is made by the raw clone system call: glibc's cached thread id in it is still the
+// parent's, so it must not call raise, abort or pthread functions (it execs or _exits).
+Step fork_mapped_as_root(int namespaces, pid_t& pid);
+
 // Under Landlock alone, root's command keeps the file capabilities a tool needs (CAP_DAC_OVERRIDE ...),
 // which would reach every run's sandbox directory, owned by kStandInOwner: a user namespace of its own
 // mapping every id but that one (no mounts, no pid namespace) leaves them all out of its reach.

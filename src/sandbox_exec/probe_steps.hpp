@@ -1,6 +1,7 @@
 // qk-sandbox-exec --probe: what enforce can use here, tried step by step (Landlock's ABI; a user
 // namespace, its id maps, a private mount tree, an overlay of a scratch tree, an overlay of the
-// workspace), printed as an enforce::ProbeReport.
+// workspace), printed as an enforce::ProbeReport. What the steps make in scratch_dir stays there for the
+// caller to remove.
 #pragma once
 
 #include <string>

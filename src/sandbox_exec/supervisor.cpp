@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -197,6 +199,9 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
     if (!::getcwd(cwd.data(), cwd.size()))
         return fail(setup_error("cwd", "cannot tell the working directory"));
     cwd.resize(std::char_traits<char>::length(cwd.c_str()));
+    // Root: the namespaces the child below is forked into (CLONE_NEW*, besides the user namespace), when
+    // it is forked into a user namespace mapped from here (fork_mapped_as_root).
+    std::optional<int> mapped_child;
     if (plan.overlay) {
         OverlaySpec spec{plan.root, plan.upper, plan.work, {}, false, false, {}, {}, plan.hidden,
                          plan.binds, plan.make_dirs, plan.read_only, plan.cover, plan.tmpdir};
@@ -224,8 +229,8 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
             }
             if (auto e = mount_overlay(spec))
                 return fail(*e);
-            if (auto e = enter_namespaces(true))
-                return fail(*e);
+            // pid 1 is forked into its user, mount and pid namespaces below, mapped from here.
+            mapped_child = CLONE_NEWNS | CLONE_NEWPID;
         } else {
             g_stand_ins_mapped = plan.read_mask && ::geteuid() == 0;
             if (auto e = enter_namespaces(true))
@@ -240,21 +245,33 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         if (::prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)  // else what it leaves running escapes
             return fail(setup_error("subreaper", "cannot become the subreaper of the command's processes"));
         // qk asks for it where its probe made one; where root may not (a container's seccomp profile), the
-        // run says what the command may then reach.
+        // run says what the command may then reach. The command is forked into it below.
         if (plan.user_namespace)
-            if (auto e = enter_user_namespace_as_root())
-                return fail(*e);
+            mapped_child = 0;
     }
 
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
         return fail(setup_error("pipe", "cannot make a pipe"));
     UniqueFd from_child(pipe_fds[0]), to_supervisor(pipe_fds[1]);
-    pid_t child = ::fork();
-    if (child < 0)
-        return fail(setup_error("fork", "cannot start the command"));
+    pid_t child = -1;
+    if (mapped_child) {
+        if (auto e = fork_mapped_as_root(*mapped_child, child))
+            return fail(*e);
+    } else {
+        child = ::fork();
+        if (child < 0)
+            return fail(setup_error("fork", "cannot start the command"));
+    }
     if (child == 0) {
         from_child.reset();
+        // The mount namespace the child was forked into is its own copy: private, so that nothing it
+        // mounts reaches the supervisor's (which is private already; this keeps the copy so too).
+        if (mapped_child && (*mapped_child & CLONE_NEWNS) &&
+            ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
+            tell_setup(to_supervisor.get(), setup_error("mount-private", "cannot make the mount tree private"));
+            ::_exit(enforce::kSetupFailedStatus);
+        }
         if (plan.overlay)
             reaper(plan, argv, to_supervisor.get());
         exec_command(plan, argv, to_supervisor.get());

@@ -74,6 +74,10 @@ TEST_CASE("a run directory with its lock, command directories of mode 0700, remo
         CHECK(a->upper.parent_path() == a->work.parent_path());
         CHECK(mode_of(a->upper) == 0700);
         CHECK(mode_of(a->work) == 0700);
+        // One mount point for every command's mask, the run's: no directory made and freed a command.
+        CHECK(a->mask == b->mask);
+        CHECK(a->mask.parent_path() == run);
+        CHECK(mode_of(a->mask) == 0700);
         struct stat st;
         REQUIRE(::stat(a->upper.c_str(), &st) == 0);
         CHECK(st.st_uid == ::geteuid());
@@ -81,6 +85,7 @@ TEST_CASE("a run directory with its lock, command directories of mode 0700, remo
         put_dir(a->work / "work", 0);
         REQUIRE(d.remove(*a).ok());
         CHECK(!efs::exists(a->upper.parent_path()));
+        CHECK(efs::is_directory(b->mask));
         put_dir(b->work / "work");
         put_file(b->work / "work/#a", "");
         REQUIRE(::chmod((b->work / "work").c_str(), 0) == 0);

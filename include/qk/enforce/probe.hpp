@@ -45,7 +45,8 @@ std::string encode(const ProbeReport& report);
 Result<ProbeReport> decode_probe(std::string_view text);
 
 // Runs `helper --probe <workspace_root> <scratch_dir>` (scratch_dir: an empty directory outside the
-// workspace on its filesystem, for the overlay's test layers) and reads its report.
+// workspace on its filesystem, for the overlay's test layers; what the probe makes there is left for the
+// caller to remove, with the directory) and reads its report.
 Result<ProbeReport> probe(const std::string& helper, const std::string& workspace_root,
                           const std::string& scratch_dir);
 

@@ -53,7 +53,7 @@ public:
         std::filesystem::path upper;
         std::filesystem::path work;
         std::filesystem::path trash;
-        std::filesystem::path mask;
+        std::filesystem::path mask;  // the run's, shared: each helper mounts its mask there in its own namespace
     };
     Result<CommandDirs> command_dirs() const;
     // As root, puts the run directory out of every command's reach (commands of this run and of any
