@@ -151,7 +151,7 @@ def test_unsandboxed_and_restored_tasks(tmp_path):
     assert doc["tasks"]["app:cached"]["status"] == "enforced", doc
     r, doc = enforce(ws, "cached", tmp_path / "r2.json")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert doc["tasks"]["app:cached"] == {"status": "restored"}, doc
+    assert doc["tasks"]["app:cached"] == {"project": "app", "status": "restored"}, doc
 
 
 def test_a_task_whose_rules_cannot_be_built_is_refused_with_the_hint(tmp_path):

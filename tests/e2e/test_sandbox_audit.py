@@ -64,7 +64,7 @@ def test_spec_example_summary_and_report(recorder, tmp_path):
         "summary": {"tasks": 2, "audited": 2, "wentBeyond": 1, "restored": 0, "notAudited": 0, "unsandboxed": 0,
                     "refused": 0},
         "tasks": {
-            "app:build": {"status": "audited", "findings": {"readsOutsideInputs": ["other/notes.txt"],
+            "app:build": {"project": "app", "status": "audited", "findings": {"readsOutsideInputs": ["other/notes.txt"],
                                                             "strayWrites": ["stray.txt"], "unkeyedReads": [".env"]},
                           # beyond the spec's example: what to declare, in the target's terms
                           "suggestions": [
@@ -77,7 +77,7 @@ def test_spec_example_summary_and_report(recorder, tmp_path):
                               path: ["cat src/main.txt other/notes.txt .env", "/bin/sh -c " + SPEC_BUILD["command"]]
                               for path in ("other/notes.txt", ".env")
                           } | {"stray.txt": ["/bin/sh -c " + SPEC_BUILD["command"]]}},
-            "app:clean": {"status": "audited", "findings": {}},
+            "app:clean": {"project": "app", "status": "audited", "findings": {}},
         },
         "readByMany": [],
         "packagesReadByMany": [],
@@ -97,7 +97,7 @@ def test_restored_tasks_are_not_audited_and_skip_cache_audits_them(recorder, tmp
         "Sandbox audit: 1 task kept to what it declares\n"
         "  1 task restored from the cache, so not audited: app:build\n"
     ), again.stdout
-    assert doc["tasks"]["app:build"] == {"status": "restored"}
+    assert doc["tasks"]["app:build"] == {"project": "app", "status": "restored"}
     assert doc["summary"]["restored"] == 1 and doc["summary"]["audited"] == 1
 
     skip, doc = sandbox(ws, "build,clean", recorder, tmp_path / "skip.json", "--skip-cache")
@@ -194,7 +194,7 @@ def test_each_finding_kind_and_rule(recorder, tmp_path):
         "app:unsandboxed": None,
         "app:both": {"readsOutsideInputs": ["docs/readme.md", "other/notes.txt"]},
     }, json.dumps(findings, indent=1)
-    assert tasks["app:unsandboxed"] == {"status": "unsandboxed", "reason": '"qk:sandbox": false on its target'}
+    assert tasks["app:unsandboxed"] == {"project": "app", "status": "unsandboxed", "reason": '"qk:sandbox": false on its target'}
     # Output directories made for the task and left empty are removed again.
     assert not (ws / "packages/app/gen").exists()
     assert (ws / "packages/app/out/sub/result.txt").exists()
@@ -233,7 +233,7 @@ def test_a_left_out_dependency_still_names_the_outputs_it_may_read(recorder, tmp
     r, doc = sandbox(ws, "usesdep", recorder, tmp_path / "report.json", "-p", "app", "--exclude-task-dependencies")
     assert r.returncode == 0, r.stdout + r.stderr
     assert list(doc["tasks"]) == ["app:usesdep"], doc  # lib:build did not run
-    assert doc["tasks"]["app:usesdep"] == {"status": "audited", "findings": {}}, doc
+    assert doc["tasks"]["app:usesdep"] == {"project": "app", "status": "audited", "findings": {}}, doc
     rules = qk(ws, "show", "task", "app:usesdep", "--rules")
     assert re.search(r"read\s+packages/lib/dist\n\s+\(outputs of lib:build\)", rules.stdout), rules.stdout
 
@@ -361,7 +361,7 @@ def test_an_interrupted_sandboxed_run_stops_its_tasks_and_leaves_no_cgroup(recor
     assert left == [], f"cgroups left behind: {left}"
     assert not (ws / "packages/app/out").exists()
     doc = sandbox_report.checked(json.loads(report.read_text()))
-    assert doc["tasks"]["app:build"] == {"status": "notAudited",
+    assert doc["tasks"]["app:build"] == {"project": "app", "status": "notAudited",
                                          "reason": "the run was interrupted before it finished"}, doc
 
 
@@ -395,7 +395,7 @@ def test_with_auto_and_no_working_recorder_the_run_goes_on_unaudited_and_says_so
         assert len(text.splitlines()) == 1, text
         doc = sandbox_report.checked(json.loads(report.read_text()))
         assert doc["recorder"] is None and doc["recorderUnavailable"].startswith("no recorder works here"), doc
-        assert doc["tasks"] == {"app:build": {"status": "notAudited", "reason": "no recorder works here"}}
+        assert doc["tasks"] == {"app:build": {"project": "app", "status": "notAudited", "reason": "no recorder works here"}}
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

@@ -158,4 +158,4 @@ def test_node_linker_hoisted_reports_no_package(recorder, tmp_path_factory, tmp_
     assert (root / "node_modules/JSONStream/package.json").is_file()  # a real directory, not a link
     r, doc = sandbox(root, "peekflat", recorder, tmp_path / "report.json", "--skip-cache", "-p", "lib")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert doc["tasks"]["lib:peekflat"] == {"status": "audited", "findings": {}}, doc
+    assert doc["tasks"]["lib:peekflat"] == {"project": "lib", "status": "audited", "findings": {}}, doc
