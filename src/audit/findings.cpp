@@ -2,8 +2,8 @@
 // run-wide views the summary and --sandbox-report show.
 #include "qk/audit/findings.hpp"
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/audit/suggestions.hpp"
-#include "qk/rules/rules.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -18,13 +18,6 @@ void sort_unique(std::vector<std::string>& paths)
 {
     std::sort(paths.begin(), paths.end());
     paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
-}
-
-// The map may hold a project with no paths when findings were not normalised; such an entry is no
-// finding.
-bool any_dependency_read(const std::map<std::string, std::vector<std::string>>& reads)
-{
-    return std::any_of(reads.begin(), reads.end(), [](const auto& entry) { return !entry.second.empty(); });
 }
 
 // Each path with the tasks that read it, in the order the tasks come (sorted, as finish() sorts them).
@@ -128,24 +121,12 @@ std::vector<SharedRead> shared_reads_of(const Tally& reads, const std::set<std::
 }
 }  // namespace
 
-namespace {
-
-// Every kind held as a list (dependencyReads is a map): what normalise() sorts and empty() asks.
-constexpr TaskFindings::List kKinds[] = {
-    &TaskFindings::reads_outside_inputs, &TaskFindings::tsconfig_reads,   &TaskFindings::stray_writes,
-    &TaskFindings::git_writes,           &TaskFindings::temporary_files,  &TaskFindings::unkeyed_reads,
-    &TaskFindings::manifest_reads,       &TaskFindings::toolchain_reads,  &TaskFindings::unkeyed_packages,
-    &TaskFindings::hoisted_packages,     &TaskFindings::refused_reads,    &TaskFindings::refused_writes,
-    &TaskFindings::discarded_writes,     &TaskFindings::replaced_reads,   &TaskFindings::refused_unplaced,
-    &TaskFindings::refused_outside,      &TaskFindings::refused_calls,
-};
-
-}  // namespace
-
 void TaskFindings::normalise()
 {
-    for (List kind : kKinds)
-        sort_unique(this->*kind);
+    for (const FindingKind& kind : finding_kinds())
+        for (List list : {kind.list, kind.also})
+            if (list)
+                sort_unique(this->*list);
     sort_unique(created_directories);  // what strayWrites holds, grouped: no kind of its own
     drop_reads_of_writes(*this);
     for (auto it = dependency_reads.begin(); it != dependency_reads.end();) {
@@ -161,36 +142,21 @@ bool TaskFindings::empty() const
 
 bool TaskFindings::empty_but(std::initializer_list<List> forgiven) const
 {
-    for (List kind : kKinds)
-        if (!(this->*kind).empty() && std::find(forgiven.begin(), forgiven.end(), kind) == forgiven.end())
-            return false;
-    return !any_dependency_read(dependency_reads);
+    return std::none_of(finding_kinds().begin(), finding_kinds().end(), [&](const FindingKind& kind) {
+        return kind.held(*this) && std::find(forgiven.begin(), forgiven.end(), kind.list) == forgiven.end();
+    });
 }
 
 bool TaskFindings::went_beyond() const
 {
-    using rules::Finding;
-    // Manifest and toolchain reads are summarised once at the top, but enforce refuses them all the same.
-    const std::pair<const std::vector<std::string>*, Finding> lists[] = {
-        {&reads_outside_inputs, Finding::read_outside_inputs}, {&tsconfig_reads, Finding::tsconfig_read},
-        {&stray_writes, Finding::stray_write},                 {&unkeyed_reads, Finding::unkeyed_read},
-        {&manifest_reads, Finding::manifest_read},             {&toolchain_reads, Finding::toolchain_read},
-        {&unkeyed_packages, Finding::unkeyed_package},         {&hoisted_packages, Finding::hoisted_package},
-    };
-    for (const auto& [list, kind] : lists)
-        if (!list->empty() && !rules::enforce_allows(kind))
-            return true;
-    // What enforce refused or did not keep.
-    if (!refused_reads.empty() || !refused_writes.empty() || !discarded_writes.empty() || !refused_unplaced.empty() ||
-        !refused_outside.empty() || !refused_calls.empty())
-        return true;
-    return any_dependency_read(dependency_reads) && !rules::enforce_allows(Finding::dependency_read);
+    return std::any_of(finding_kinds().begin(), finding_kinds().end(),
+                       [this](const FindingKind& kind) { return kind.beyond && kind.in(*this); });
 }
 
 bool TaskFindings::refused() const
 {
-    return !refused_reads.empty() || !refused_writes.empty() || !replaced_reads.empty() || !refused_unplaced.empty() ||
-           !refused_calls.empty();
+    return std::any_of(finding_kinds().begin(), finding_kinds().end(),
+                       [this](const FindingKind& kind) { return kind.refusal && kind.in(*this); });
 }
 
 bool verified(const TaskAudit& task)
@@ -199,8 +165,8 @@ bool verified(const TaskAudit& task)
         return false;
     if (task.provenance.lost_events != 0)
         return false;
-    return task.findings.empty_but(
-        {&TaskFindings::temporary_files, &TaskFindings::replaced_reads, &TaskFindings::refused_outside});
+    return std::none_of(finding_kinds().begin(), finding_kinds().end(),
+                        [&task](const FindingKind& kind) { return !kind.whole && kind.held(task.findings); });
 }
 
 const char* status_name(TaskStatus status)

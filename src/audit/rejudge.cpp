@@ -2,26 +2,11 @@
 #include "qk/audit/rejudge.hpp"
 
 #include <algorithm>
-#include <tuple>
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/util/special_names.hpp"
 
 namespace qk::audit {
-
-namespace {
-
-using List = std::vector<std::string> TaskFindings::*;
-
-// Reads and writes of workspace paths: what a declaration can cover.
-constexpr List kReads[] = {&TaskFindings::reads_outside_inputs, &TaskFindings::tsconfig_reads,
-                           &TaskFindings::unkeyed_reads,        &TaskFindings::manifest_reads,
-                           &TaskFindings::toolchain_reads,      &TaskFindings::refused_reads};
-// Writes in .git (git_writes) are left out, as reads in .git are below: enforce allows them and no
-// declaration can cover them, so counted they would keep a task from ever being ok.
-constexpr List kWrites[] = {&TaskFindings::stray_writes, &TaskFindings::discarded_writes,
-                            &TaskFindings::refused_writes};
-
-}  // namespace
 
 Rejudged rejudge(const TaskFindings& found, const rules::Rules& rules, const std::string& root)
 {
@@ -39,34 +24,34 @@ Rejudged rejudge(const TaskFindings& found, const rules::Rules& rules, const std
         }
         return rules::enforce_allows(v.finding) ? out.allowed : out.still;
     };
-    for (List list : kReads)
-        for (const std::string& path : found.*list)
-            if (special_tree(path) != SpecialDir::git)  // allowed, never keyed: nothing to declare
-                (judge(path, false).*list).push_back(path);
-    for (List list : kWrites)
-        for (const std::string& path : found.*list)
-            (judge(path, true).*list).push_back(path);
-    for (const auto& [project, paths] : found.dependency_reads)
-        for (const std::string& path : paths)
-            judge(path, false).dependency_reads[project].push_back(path);
-    // Named, not placed: what a report cannot ask the rules about stays as it was found, counted as the
-    // audit counts it.
-    const std::tuple<List, const char*, rules::Finding> kept[] = {
-        {&TaskFindings::unkeyed_packages, "unkeyedPackages", rules::Finding::unkeyed_package},
-        {&TaskFindings::hoisted_packages, "hoistedPackages", rules::Finding::hoisted_package},
-        {&TaskFindings::refused_unplaced, "refusedUnplaced", rules::Finding::none},
-        {&TaskFindings::refused_outside, "refusedOutside", rules::Finding::none},
-        {&TaskFindings::refused_calls, "refusedCalls", rules::Finding::none},
-    };
+    // Reads and writes of workspace paths are what a declaration can cover. Reads in .git are left out,
+    // as writes in .git are (git_writes is no kind: strayWrites holds them in the report): enforce allows
+    // them and no declaration can cover them, so counted they would keep a task from ever being ok.
+    for (const FindingKind& kind : finding_kinds()) {
+        if (kind.rejudge != Rejudge::read && kind.rejudge != Rejudge::write)
+            continue;
+        const bool write = kind.rejudge == Rejudge::write;
+        if (!kind.list) {  // dependencyReads
+            for (const auto& [project, paths] : found.dependency_reads)
+                for (const std::string& path : paths)
+                    judge(path, write).dependency_reads[project].push_back(path);
+            continue;
+        }
+        for (const std::string& path : found.*kind.list)
+            if (write || special_tree(path) != SpecialDir::git)  // allowed, never keyed: nothing to declare
+                (judge(path, write).*kind.list).push_back(path);
+    }
     std::sort(out.declared_unkeyed.begin(), out.declared_unkeyed.end());
     out.declared_unkeyed.erase(std::unique(out.declared_unkeyed.begin(), out.declared_unkeyed.end()),
                                out.declared_unkeyed.end());
-    for (const auto& [list, name, finding] : kept)
-        if (!(found.*list).empty()) {
-            TaskFindings& to = finding != rules::Finding::none && rules::enforce_allows(finding) ? out.allowed
-                                                                                                  : out.still;
-            to.*list = found.*list;
-            out.not_rejudged.emplace_back(name);
+    // Named, not placed: what a report cannot ask the rules about stays as it was found, counted as the
+    // audit counts it.
+    for (const FindingKind& kind : finding_kinds())
+        if (kind.rejudge == Rejudge::kept && kind.in(found)) {
+            TaskFindings& to =
+                kind.rule != rules::Finding::none && rules::enforce_allows(kind.rule) ? out.allowed : out.still;
+            to.*kind.list = found.*kind.list;
+            out.not_rejudged.emplace_back(kind.name);
         }
     return out;
 }

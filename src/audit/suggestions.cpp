@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/printable.hpp"
 #include "qk/util/special_names.hpp"
@@ -61,15 +62,15 @@ void sort_unique(std::vector<std::string>& v)
     v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-void add(std::vector<Suggestion>& out, const char* finding, const char* declare, std::vector<std::string> values,
-         bool ignorable = false)
+// A suggestion for `list`'s kind, declared where the table of kinds says.
+void add(std::vector<Suggestion>& out, TaskFindings::List list, std::vector<std::string> values)
 {
     if (values.empty())
         return;
     sort_unique(values);
-    std::vector<std::string> or_ignore = ignorable ? values : std::vector<std::string>{};
+    const FindingKind& kind = finding_kind(list);
     std::size_t paths = values.size();
-    out.push_back({finding, declare, std::move(values), std::move(or_ignore), paths, {}, {}});
+    out.push_back({kind.name, kind.declare, std::move(values), {}, paths, {}, {}});
 }
 
 // Whether `path`, or a directory holding it, is in `written`: found by its ancestors, as a task may
@@ -87,9 +88,10 @@ bool written_at_or_above(const std::set<std::string, std::less<>>& written, cons
 // outputs: declaring that output covers the read), not what the run declares once for many tasks. The
 // same file read in many sibling directories is one glob; one that a tool reads only to find paths is a
 // suggestion of its own that says ignoreReads likely fits better.
-void read_suggestions(std::vector<Suggestion>& out, const char* finding, const std::vector<std::string>& paths,
+void read_suggestions(std::vector<Suggestion>& out, TaskFindings::List list, const std::vector<std::string>& paths,
                       const TaskAudit& t, const std::set<std::string, std::less<>>& written, const RunAudit* run)
 {
+    const FindingKind& kind = finding_kind(list);
     std::vector<std::string> own;
     for (const std::string& p : paths) {
         if (temporary_name(p) || std::binary_search(t.findings.temporary_files.begin(),
@@ -99,12 +101,12 @@ void read_suggestions(std::vector<Suggestion>& out, const char* finding, const s
             continue;
         own.push_back(p);
     }
-    Suggestion plain{finding, "inputs", {}, {}, 0, {}, {}};
+    Suggestion plain{kind.name, kind.declare, {}, {}, 0, {}, {}};
     std::vector<Suggestion> preferred;
     for (const SiblingGroup& g : fold_siblings(own)) {
         std::string value = token_path(g.glob, t.project_root);
         if (std::string why = prefer_ignore_for(g.glob); !why.empty()) {
-            preferred.push_back({finding, "inputs", {value}, {value}, g.files.size(), std::move(why), {}});
+            preferred.push_back({kind.name, kind.declare, {value}, {value}, g.files.size(), std::move(why), {}});
             continue;
         }
         // A file held only by effect must be declared to be read: ignoring it would hide what it changes.
@@ -142,7 +144,8 @@ void dependency_suggestion(std::vector<Suggestion>& out, const TaskAudit& t)
     if (globs.empty())
         return;
     sort_unique(globs);
-    out.push_back({"dependencyReads", "inputs", {"^default"}, std::move(globs), files, {}, {}});
+    const FindingKind& kind = finding_kind(nullptr);
+    out.push_back({kind.name, kind.declare, {"^default"}, std::move(globs), files, {}, {}});
 }
 
 // Under enforce: what its refused writes and the writes not kept ask for, as outputs. A declared file
@@ -151,7 +154,8 @@ void dependency_suggestion(std::vector<Suggestion>& out, const TaskAudit& t)
 void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
 {
     const TaskFindings& f = t.findings;
-    Suggestion directories{"refusedWrites", "outputs", {}, {}, 0, {}, {}};
+    const FindingKind& refused_kind = finding_kind(&TaskFindings::refused_writes);
+    Suggestion directories{refused_kind.name, refused_kind.declare, {}, {}, 0, {}, {}};
     std::vector<std::string> refused;
     for (const std::string& p : f.refused_writes) {
         // qk's cache is read-only to every task whatever it declares: no output can allow it.
@@ -173,12 +177,12 @@ void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
         sort_unique(directories.in_place_of);
         out.push_back(std::move(directories));
     }
-    add(out, "refusedWrites", "outputs", std::move(refused));
+    add(out, &TaskFindings::refused_writes, std::move(refused));
     std::vector<std::string> discarded;
     for (const std::string& p : f.discarded_writes)
         if (!temporary_name(p))
             discarded.push_back(token_path(p, t.project_root));
-    add(out, "discardedWrites", "outputs", std::move(discarded));
+    add(out, &TaskFindings::discarded_writes, std::move(discarded));
 }
 
 // A JSON array to paste, each value escaped as a JSON string (printable_json): a name with terminal
@@ -232,31 +236,31 @@ std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
     // of its own output, and the output suggested for the write covers it.
     std::set<std::string, std::less<>> written(f.stray_writes.begin(), f.stray_writes.end());
     written.insert(f.created_directories.begin(), f.created_directories.end());
-    read_suggestions(out, "readsOutsideInputs", f.reads_outside_inputs, t, written, run);
-    read_suggestions(out, "tsconfigReads", f.tsconfig_reads, t, written, run);
-    read_suggestions(out, "toolchainReads", f.toolchain_reads, t, written, run);
+    read_suggestions(out, &TaskFindings::reads_outside_inputs, f.reads_outside_inputs, t, written, run);
+    read_suggestions(out, &TaskFindings::tsconfig_reads, f.tsconfig_reads, t, written, run);
+    read_suggestions(out, &TaskFindings::toolchain_reads, f.toolchain_reads, t, written, run);
     // A manifest of a dependency it read more of is keyed by the `^default` suggested for those.
     std::vector<std::string> manifests;
     for (const std::string& p : f.manifest_reads)
         if (std::none_of(t.dependency_roots.begin(), t.dependency_roots.end(),
                          [&p](const auto& root) { return in_project(p, root.second).has_value(); }))
             manifests.push_back(p);
-    read_suggestions(out, "manifestReads", manifests, t, written, run);
+    read_suggestions(out, &TaskFindings::manifest_reads, manifests, t, written, run);
     std::vector<std::string> outputs;
     for (const std::string& p : f.stray_writes) {
         const std::string* d = created_holder(f, p);
         if (!temporary_name(d ? *d : p))
             outputs.push_back(token_path(d ? *d : p, t.project_root));
     }
-    add(out, "strayWrites", "outputs", std::move(outputs));
+    add(out, &TaskFindings::stray_writes, std::move(outputs));
     dependency_suggestion(out, t);
-    add(out, "unkeyedPackages", "externalDependencies", f.unkeyed_packages);
-    add(out, "hoistedPackages", "packageExtensions", f.hoisted_packages);
+    add(out, &TaskFindings::unkeyed_packages, f.unkeyed_packages);
+    add(out, &TaskFindings::hoisted_packages, f.hoisted_packages);
     // Under enforce, a refused read of what it wrote itself (outside its outputs, so not kept or refused)
     // asks for that output, not an input.
     std::set<std::string, std::less<>> tried(f.discarded_writes.begin(), f.discarded_writes.end());
     tried.insert(f.refused_writes.begin(), f.refused_writes.end());
-    read_suggestions(out, "refusedReads", f.refused_reads, t, tried, nullptr);
+    read_suggestions(out, &TaskFindings::refused_reads, f.refused_reads, t, tried, nullptr);
     enforce_suggestions(out, t);
     return out;
 }

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/audit/rejudge.hpp"
 #include "qk/key/session.hpp"
 #include "qk/report/report_reader.hpp"
@@ -117,15 +118,15 @@ void kinds_text(std::string& text, const char* heading, const audit::TaskFinding
     if (f.empty())
         return;
     text += fmt::format("    {}:\n", heading);
-    for (const report::FindingKind& k : report::finding_kinds()) {
+    for (const audit::FindingKind& k : audit::finding_kinds()) {
         std::vector<std::string> paths;
         if (k.list)
             paths = f.*k.list;
         else
             for (const auto& [project, reads] : f.dependency_reads)
                 paths.insert(paths.end(), reads.begin(), reads.end());
-        if (k.list == &audit::TaskFindings::stray_writes)
-            paths.insert(paths.end(), f.git_writes.begin(), f.git_writes.end());
+        if (k.also)
+            paths.insert(paths.end(), (f.*k.also).begin(), (f.*k.also).end());
         for (const std::string& p : paths) {
             text += fmt::format("      {}: {}\n", k.name, printable(p));
             if (!processes)

@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/report/sandbox_report.hpp"
 #include "qk/util/json_writer.hpp"
 
@@ -26,24 +27,13 @@ void put_json(std::string& out, std::string_view json)
             out += c;
 }
 
-// Whether a finding of `kind` makes a task go beyond what it declares, as TaskFindings says it.
-bool goes_beyond(const FindingKind& kind)
-{
-    audit::TaskFindings f;
-    if (kind.list)
-        (f.*kind.list).emplace_back("x");
-    else
-        f.dependency_reads["p"].emplace_back("x");
-    return f.went_beyond();
-}
-
 }  // namespace
 
 std::string finding_kinds_json()
 {
     JsonWriter w(0);
     w.begin_array();
-    for (const FindingKind& k : finding_kinds())
+    for (const audit::FindingKind& k : audit::finding_kinds())
         w.begin_object()
             .key("name")
             .value(k.name)
@@ -54,7 +44,7 @@ std::string finding_kinds_json()
             .key("words")
             .value(k.words)
             .key("beyond")
-            .value(goes_beyond(k))
+            .value(k.beyond)
             .end_object();
     w.end_array();
     return w.str();

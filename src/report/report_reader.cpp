@@ -320,10 +320,7 @@ private:
     {
         for (auto [key, value] : as_object(e, where)) {
             std::string at = fmt::format("{}/{}", where, std::string_view(key));
-            const FindingKind* kind = nullptr;
-            for (const FindingKind& k : finding_kinds())
-                if (key == k.name)
-                    kind = &k;
+            const audit::FindingKind* kind = audit::finding_kind_named(key);
             if (!kind) {
                 fail(at, "not a kind of finding this qk knows");
                 return;

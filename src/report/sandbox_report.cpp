@@ -12,6 +12,7 @@
 
 namespace qk::report {
 
+using audit::FindingKind;
 using audit::RunAudit;
 using audit::TaskAudit;
 using audit::TaskFindings;
@@ -29,66 +30,11 @@ void kind(JsonWriter& w, const char* name, const std::vector<std::string>& paths
 
 }  // namespace
 
-std::span<const FindingKind> finding_kinds()
-{
-    // The words are the summary's (sandbox_summary.cpp, sandbox_summary_enforce.cpp say them through this
-    // table where their lines count a kind) and the report page's.
-    static constexpr FindingKind kKinds[] = {
-        {"readsOutsideInputs", &TaskFindings::reads_outside_inputs, "read", "reads", "outside its inputs"},
-        {"tsconfigReads", &TaskFindings::tsconfig_reads, "TypeScript configuration", "TypeScript configurations",
-         "read outside its inputs"},
-        {"strayWrites", &TaskFindings::stray_writes, "", "", "written outside its outputs"},
-        {"temporaryFiles", &TaskFindings::temporary_files, "temporary file", "temporary files",
-         "outside its outputs, created and removed again"},
-        {"unkeyedReads", &TaskFindings::unkeyed_reads, ".git or dotenv file", ".git or dotenv files",
-         "read, not in its key"},
-        {"manifestReads", &TaskFindings::manifest_reads, "workspace package.json", "workspace package.json files",
-         "read"},
-        {"toolchainReads", &TaskFindings::toolchain_reads, "version or package manager configuration",
-         "version or package manager configurations", "outside its inputs"},
-        {"dependencyReads", nullptr, "file", "files", "read in projects it depends on"},
-        {"unkeyedPackages", &TaskFindings::unkeyed_packages, "installed package", "installed packages",
-         "read, not in its key"},
-        {"hoistedPackages", &TaskFindings::hoisted_packages, "installed package", "installed packages",
-         "read through pnpm's hoisting"},
-        {"refusedReads", &TaskFindings::refused_reads, "read", "reads", "refused"},
-        {"refusedWrites", &TaskFindings::refused_writes, "write", "writes", "refused"},
-        {"discardedWrites", &TaskFindings::discarded_writes, "", "", "written outside its outputs, not kept"},
-        {"replacedReads", &TaskFindings::replaced_reads, "read", "reads",
-         "refused of what it may read, made again while it ran"},
-        {"refusedUnplaced", &TaskFindings::refused_unplaced, "open", "opens",
-         "refused through a descriptor or directory of a process that qk cannot place in the workspace"},
-        {"refusedOutside", &TaskFindings::refused_outside, "path", "paths", "refused outside the workspace"},
-        {"refusedCalls", &TaskFindings::refused_calls, "system call", "system calls", "refused"},
-    };
-    return kKinds;
-}
-
-const FindingKind& finding_kind(std::vector<std::string> TaskFindings::*list)
-{
-    for (const FindingKind& k : finding_kinds())
-        if (k.list == list)
-            return k;
-    return finding_kinds().front();  // every list has its row: a test holds each to it
-}
-
-std::string finding_count(const FindingKind& kind, std::size_t n)
-{
-    if (*kind.one == '\0')
-        return fmt::format("{} {}", n, kind.words);
-    return fmt::format("{} {} {}", n, n == 1 ? kind.one : kind.many, kind.words);
-}
-
-std::string finding_words(const FindingKind& kind)
-{
-    return *kind.many == '\0' ? std::string(kind.words) : fmt::format("{} {}", kind.many, kind.words);
-}
-
 // Only the kinds the task has: a reader tells a task that kept to its declarations by "{}".
 void findings_object(JsonWriter& w, const TaskFindings& f)
 {
     w.begin_object();
-    for (const FindingKind& k : finding_kinds()) {
+    for (const FindingKind& k : audit::finding_kinds()) {
         if (!k.list) {
             bool any_project = false;
             for (const auto& [project, paths] : f.dependency_reads) {
@@ -101,12 +47,12 @@ void findings_object(JsonWriter& w, const TaskFindings& f)
             }
             if (any_project)
                 w.end_object();
-        } else if (k.list == &TaskFindings::stray_writes) {
-            // .git writes included: the task made them, though enforce allows them.
-            std::vector<std::string> writes;
-            std::merge(f.stray_writes.begin(), f.stray_writes.end(), f.git_writes.begin(), f.git_writes.end(),
-                       std::back_inserter(writes));
-            kind(w, k.name, writes);
+        } else if (k.also) {
+            // strayWrites with the .git writes: the task made them, though enforce allows them.
+            std::vector<std::string> paths;
+            std::merge((f.*k.list).begin(), (f.*k.list).end(), (f.*k.also).begin(), (f.*k.also).end(),
+                       std::back_inserter(paths));
+            kind(w, k.name, paths);
         } else {
             kind(w, k.name, f.*k.list);
         }

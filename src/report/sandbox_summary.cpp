@@ -315,10 +315,10 @@ void closing(std::string& out, const RunAudit& audit)
 
 namespace summary {
 
-// "3 reads outside its inputs": a kind counted in the words of finding_kinds(), which the page says too.
+// "3 reads outside its inputs": a kind counted in the words of audit::finding_kinds(), which the page says too.
 std::string said(std::vector<std::string> TaskFindings::*list, std::size_t n)
 {
-    return finding_count(finding_kind(list), n);
+    return audit::finding_count(audit::finding_kind(list), n);
 }
 
 // "1 task", "2 tasks"

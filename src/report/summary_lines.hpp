@@ -10,7 +10,7 @@
 
 namespace qk::report::summary {
 
-// A kind of finding counted in the words of finding_kinds() ("3 reads outside its inputs"), as the report
+// A kind of finding counted in the words of audit::finding_kinds() ("3 reads outside its inputs"), as the report
 // page says it.
 std::string said(std::vector<std::string> audit::TaskFindings::*list, std::size_t n);
 // "1 task", "2 tasks"

@@ -6,15 +6,16 @@
 #include <set>
 #include <string>
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/report/report_page.hpp"
 #include "qk/report/sandbox_report.hpp"
 #include "qk/report/sandbox_summary.hpp"
 
 using namespace qk::audit;
-using qk::report::finding_count;
-using qk::report::finding_kind;
-using qk::report::finding_kinds;
-using qk::report::finding_words;
+using qk::audit::finding_count;
+using qk::audit::finding_kind;
+using qk::audit::finding_kinds;
+using qk::audit::finding_words;
 
 TEST_CASE("every kind of finding has words, counted in the right number", "[report][report-page]")
 {

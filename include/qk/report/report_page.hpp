@@ -11,7 +11,7 @@ namespace qk::report {
 // The page, holding the report as sandbox_report_json writes it.
 std::string report_page(const audit::RunAudit& report);
 
-// finding_kinds() as the page reads them: [{"name", "one", "many", "words", "beyond"}], beyond saying
+// audit::finding_kinds() as the page reads them: [{"name", "one", "many", "words", "beyond"}], beyond saying
 // whether a finding of the kind makes a task go beyond what it declares.
 std::string finding_kinds_json();
 

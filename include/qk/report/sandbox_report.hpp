@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/audit/findings.hpp"
 #include "qk/util/json_writer.hpp"
 
@@ -17,32 +18,9 @@ namespace qk::report {
 // one line with 0 (the report page embeds it so: a third smaller for the browser to read).
 std::string sandbox_report_json(const audit::RunAudit& audit, int indent = 2);
 
-// A task's findings as an object of the kinds it has, each a sorted array ({} for none): the report's
-// "findings", and the run report's "audit".
+// A task's findings as an object of the kinds it has (audit::finding_kinds(), in its order), each a sorted
+// array ({} for none): the report's "findings", and the run report's "audit".
 void findings_object(JsonWriter& w, const audit::TaskFindings& findings);
-
-// Every kind of finding, by its JSON name, in the order the report writes them: one table for the writer
-// and the reader, so the names, a contract, are spelled once, and for the summary and the report page,
-// so the words a person reads are too. `list` is null for dependencyReads (a map by project);
-// strayWrites also holds TaskFindings::git_writes.
-struct FindingKind {
-    const char* name;
-    std::vector<std::string> audit::TaskFindings::*list;
-    // In words: "3 reads outside its inputs" is a count, `one` or `many` ("read", "reads") and `words`
-    // ("outside its inputs"); a kind without a noun ("" and "") says "2 written outside its outputs".
-    const char* one;
-    const char* many;
-    const char* words;
-};
-std::span<const FindingKind> finding_kinds();
-
-// The kind whose paths `list` holds (any list of the table: not dependencyReads).
-const FindingKind& finding_kind(std::vector<std::string> audit::TaskFindings::*list);
-
-// "1 read outside its inputs", "3 reads outside its inputs", "2 written outside its outputs".
-std::string finding_count(const FindingKind& kind, std::size_t n);
-// As the page's filters and headings name a kind: "reads outside its inputs".
-std::string finding_words(const FindingKind& kind);
 
 // One task's object in "tasks", on one line: what a merge compares records by.
 std::string task_json(const audit::TaskAudit& task);
