@@ -8,6 +8,7 @@
 #include <set>
 
 #include "qk/audit/finding_kinds.hpp"
+#include "qk/util/path_parts.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/printable.hpp"
 #include "qk/util/special_names.hpp"
@@ -48,12 +49,6 @@ std::string token_path(const std::string& path, const std::string& project_root)
     if (auto rest = in_project(path, project_root))
         return "{projectRoot}/" + std::string(*rest);
     return "{workspaceRoot}/" + path;
-}
-
-std::string parent_of(const std::string& path)
-{
-    auto slash = path.rfind('/');
-    return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
 void sort_unique(std::vector<std::string>& v)
@@ -167,7 +162,7 @@ void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
                 refused.push_back(token_path(p, t.project_root));
             continue;
         }
-        std::string dir = parent_of(p);
+        std::string dir(parent_of(p));
         directories.values.push_back(dir.empty() ? "{workspaceRoot}" : token_path(dir, t.project_root));
         directories.in_place_of.push_back(token_path(p, t.project_root));
         ++directories.paths;

@@ -26,18 +26,6 @@ std::string join(std::string_view dir, std::string_view name)
     return out;
 }
 
-std::string_view parent_of(std::string_view rel)
-{
-    auto slash = rel.rfind('/');
-    return slash == std::string_view::npos ? std::string_view() : rel.substr(0, slash);
-}
-
-std::string_view name_of(std::string_view rel)
-{
-    auto slash = rel.rfind('/');
-    return slash == std::string_view::npos ? rel : rel.substr(slash + 1);
-}
-
 std::string proc_path(int dirfd, std::string_view name)
 {
     return fmt::format("/proc/self/fd/{}/{}", dirfd, name);

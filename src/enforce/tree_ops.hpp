@@ -9,15 +9,16 @@
 #include <string_view>
 #include <vector>
 
+#include "qk/util/path_parts.hpp"
 #include "qk/util/result.hpp"
 
 namespace qk::enforce::tree {
 
 // "a/b" joined as a workspace-relative path ("" is the root).
 std::string join(std::string_view dir, std::string_view name);
-// The directory part of a relative path ("" for a top-level name), and the last component.
-std::string_view parent_of(std::string_view rel);
-std::string_view name_of(std::string_view rel);
+// The directory part of a relative path ("" for a top-level name), and the last component: util's.
+using qk::name_of;
+using qk::parent_of;
 
 // A path that reaches `name` in the directory open as `dirfd` without following `name` itself when it
 // is a link: the path-based xattr and chmod calls take it where no *at form exists.

@@ -168,16 +168,9 @@ bool Rules::Data::is_ignored_read(std::string_view rel) const
 
 std::optional<std::string_view> Rules::relative(std::string_view path) const
 {
-    const std::string& root = d_->root;
-    if (root == "/")
-        return path.substr(1);
-    if (!path.starts_with(root))
-        return std::nullopt;
-    if (path.size() == root.size())
+    if (path == d_->root)
         return std::string_view();
-    if (path[root.size()] != '/')
-        return std::nullopt;
-    return path.substr(root.size() + 1);
+    return relative_under(path, d_->root);
 }
 
 std::string Rules::package_name(std::uint32_t snapshot) const

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "path_within_reference.hpp"
+#include "qk/util/path_parts.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/special_names.hpp"
 
@@ -183,5 +184,24 @@ TEST_CASE("the special tree agrees with the spec's rule, over random paths", "[u
         p.erase(0, p.find_first_not_of('/'));  // workspace-relative
         INFO("path " << shown(p));
         REQUIRE(static_cast<int>(qk::special_tree(p)) == qk_reference::special_tree(p));
+    }
+}
+
+TEST_CASE("parent_of and name_of split a path at its last '/', and join back to it", "[util][path-within]")
+{
+    static_assert(qk::parent_of("a/b/c") == "a/b" && qk::name_of("a/b/c") == "c");
+    CHECK(qk::parent_of("top") == "");
+    CHECK(qk::name_of("top") == "top");
+    CHECK(qk::parent_of("") == "");
+    CHECK(qk::parent_of("/a") == "");  // absolute at the top: "", not "/"
+    CHECK(qk::name_of("/a") == "a");
+    RandomPaths paths(0x9a7e);
+    for (int i = 0; i < 20000; ++i) {
+        const std::string p = paths.next();
+        INFO("path " << shown(p));
+        const std::string_view parent = qk::parent_of(p), name = qk::name_of(p);
+        REQUIRE(name.find('/') == std::string_view::npos);
+        REQUIRE((parent.empty() && p.find('/') == std::string::npos ? std::string(name)
+                                                                      : std::string(parent) + "/" + std::string(name)) == p);
     }
 }

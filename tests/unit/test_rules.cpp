@@ -162,3 +162,16 @@ TEST_CASE("rules: a warm path or ignoreReads glob leaving the workspace is refus
     CHECK_THAT(r.error().message, Catch::Contains("app:build: qk:warm"));
     CHECK_THAT(r.error().message, Catch::Contains("inside the workspace"));
 }
+
+TEST_CASE("Rules::relative: the root is \"\", a path beneath it loses the root, any other has none", "[rules]")
+{
+    qk::test::RulesWorkspace ws;
+    auto rules = ws.rules_of("app:build");
+    REQUIRE(rules);
+    const std::string root = ws.dir.path.string();
+    CHECK(rules->relative(root) == std::optional<std::string_view>(""));
+    CHECK(rules->relative(root + "/packages/app/x.ts") == std::optional<std::string_view>("packages/app/x.ts"));
+    CHECK_FALSE(rules->relative(root + "-sibling/x.ts"));  // a name that continues the root's is no component
+    CHECK_FALSE(rules->relative("/elsewhere/x.ts"));
+    CHECK_FALSE(rules->relative(""));
+}
