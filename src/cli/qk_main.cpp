@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string_view>
 #include <thread>
 
@@ -93,6 +94,238 @@ std::vector<std::string> split_sandbox_mode(int argc, char** argv)
     return args;
 }
 
+// Each command: its options, declared on the app, and what it runs once parsed. CLI11 keeps pointers to
+// the fields, so a command stays where main made it.
+
+struct RunManyCommand {
+    CLI::App* cmd = nullptr;
+    qk::cli::RunOptions options;
+    std::vector<std::string> targets, projects, exclude;
+
+    void declare(CLI::App& app)
+    {
+        cmd = app.add_subcommand("run-many", "run targets of many projects, in dependency order");
+        cmd->add_option("-t,--targets,--target", targets, "the targets to run (comma-separated)")->required();
+        cmd->add_option("-p,--projects", projects, "the projects (names, globs, tag:x; comma-separated; default: all)");
+        cmd->add_option("--exclude", exclude,
+                        "projects to leave out (names, globs, tag:x, root globs such as examples/**; comma-separated)");
+        add_run_options(*cmd, options);
+    }
+    int run(const std::string& directory)
+    {
+        options.targets = split_commas(targets);
+        options.projects = split_commas(projects);
+        options.exclude = split_commas(exclude);
+        options.directory = directory;
+        return qk::cli::run_tasks(options);
+    }
+};
+
+struct AffectedCommand {
+    CLI::App* cmd = nullptr;
+    qk::cli::AffectedOptions options;
+    std::vector<std::string> targets, exclude, files;
+    std::string head;
+
+    void declare(CLI::App& app)
+    {
+        cmd = app.add_subcommand("affected", "run targets of the projects a git change touches, and their dependents");
+        cmd->add_option("-t,--targets,--target", targets, "the targets to run (comma-separated)")->required();
+        cmd->add_option("--base", options.base, "the base of the change (default: nx.json's defaultBase, else main)");
+        cmd->add_option("--head", head,
+                        "the change's last commit (default: the working tree, untracked files included)");
+        cmd->add_option("--files", files, "the changed files (comma-separated), instead of asking git");
+        cmd->add_option("--exclude", exclude, "projects to leave out (names, globs, tag:x, root globs)");
+        add_run_options(*cmd, options.run);
+    }
+    int run(const std::string& directory)
+    {
+        options.run.targets = split_commas(targets);
+        options.run.exclude = split_commas(exclude);
+        options.files = split_commas(files);
+        if (!head.empty())
+            options.head = head;
+        options.run.directory = directory;
+        return qk::cli::run_affected(options);
+    }
+};
+
+struct RunCommand {
+    CLI::App* cmd = nullptr;
+    qk::cli::RunOptions options;
+    std::string task_id;
+
+    void declare(CLI::App& app)
+    {
+        cmd = app.add_subcommand("run", "run one task, project:target, after what it depends on");
+        cmd->add_option("task", task_id, "project:target[:configuration]; a target's name may hold colons")->required();
+        add_run_options(*cmd, options);
+    }
+    int run(const std::string& directory)
+    {
+        options.task = task_id;  // read against the workspace: targets may hold colons
+        options.single_task = true;
+        options.directory = directory;
+        return qk::cli::run_tasks(options);
+    }
+};
+
+struct ShowCommand {
+    qk::cli::ShowOptions options;
+    CLI::App* projects = nullptr;
+    CLI::App* project = nullptr;
+    CLI::App* task = nullptr;
+
+    void declare(CLI::App& app)
+    {
+        CLI::App* sh =
+            app.add_subcommand("show", "show the workspace's projects, a project, or a task's inputs and key");
+        sh->require_subcommand(1);
+        projects = sh->add_subcommand("projects", "list the projects");
+        project = sh->add_subcommand("project", "show a project's configuration and targets");
+        project->add_option("project", options.name, "the project")->required();
+        task = sh->add_subcommand("task", "show a task's inputs, the files they match, outputs and key");
+        task->add_option("task", options.name, "project:target")->required();
+        task->add_flag("--rules", options.rules, "show what the sandbox lets the task read and write, and why");
+        for (CLI::App* c : {projects, project, task})
+            c->add_flag("--json", options.json, "print JSON");
+    }
+    int run(const std::string& directory)
+    {
+        options.directory = directory;
+        options.what = task->parsed()      ? qk::cli::ShowOptions::What::task
+                       : project->parsed() ? qk::cli::ShowOptions::What::project
+                                           : qk::cli::ShowOptions::What::projects;
+        return qk::cli::run_show(options);
+    }
+};
+
+struct DoctorCommand {
+    CLI::App* cmd = nullptr;
+    qk::cli::DoctorOptions options;
+    bool sandbox = false;  // names the default (audit): accepted, nothing to keep
+
+    void declare(CLI::App& app)
+    {
+        cmd = app.add_subcommand("doctor", "show what the sandbox can use on this machine, and how to fix what fails");
+        cmd->add_flag("--sandbox", sandbox, "exit non-zero unless audit works here (the default)");
+        cmd->add_option("--sandbox-mode", options.mode, "audit or enforce (written --sandbox=MODE)")->group("");
+    }
+    int run(const std::string& directory)
+    {
+        options.directory = directory;
+        return qk::cli::run_doctor(options);
+    }
+};
+
+struct ReportCommands {
+    qk::cli::ReportOptions report;
+    qk::cli::ReportCheckOptions check;
+    qk::cli::ReportFixOptions fix;
+    CLI::App* merge = nullptr;
+    CLI::App* html = nullptr;
+    CLI::App* checking = nullptr;
+    CLI::App* fixing = nullptr;
+
+    void declare(CLI::App& app)
+    {
+        CLI::App* rp = app.add_subcommand("report", "merge the reports of one run's shards, or write one as a page");
+        rp->require_subcommand(1);
+        merge = rp->add_subcommand("merge",
+                                   "merge the reports of one run's shards (--sandbox-report or --report) into one");
+        merge->add_option("reports", report.inputs, "the shards' reports")->required()->check(CLI::ExistingFile);
+        merge->add_option("-o,--output", report.output, "where to write the merged report (default: stdout)");
+        html =
+            rp->add_subcommand("html", "write a --sandbox-report (several: merged first) as one self-contained page");
+        html->add_option("reports", report.inputs, "the report, or the shards' reports")
+            ->required()
+            ->check(CLI::ExistingFile);
+        html->add_option("-o,--output", report.output, "the page to write, such as report.html")->required();
+        checking = rp->add_subcommand("check", "re-judge a --sandbox-report's findings against today's declarations, "
+                                               "running nothing; exit 1 while any remain");
+        checking->add_option("report", check.report, "the --sandbox-report to check")
+            ->required()
+            ->check(CLI::ExistingFile);
+        checking->add_flag("--json", check.json, "print the verdict as JSON: per task ok, stillUnexpected, nowCovered");
+        checking->add_flag("-v,--verbose", check.verbose,
+                           "under each access still unexpected, the process the report names behind it");
+        fixing = rp->add_subcommand("fix", "print the edits to project.json that a --sandbox-report's suggestions "
+                                           "amount to, as a unified diff; --write applies them");
+        fixing->add_option("report", fix.report, "the --sandbox-report")->required()->check(CLI::ExistingFile);
+        fixing->add_flag("--write", fix.write,
+                         "write the edits, keeping each file's formatting, key order and comments");
+    }
+    bool parsed() const { return merge->parsed() || html->parsed() || checking->parsed() || fixing->parsed(); }
+    int run(const std::string& directory)
+    {
+        if (merge->parsed())
+            return qk::cli::run_report_merge(report);
+        if (html->parsed())
+            return qk::cli::run_report_html(report);
+        if (fixing->parsed()) {
+            fix.directory = directory;
+            return qk::cli::run_report_fix(fix);
+        }
+        check.directory = directory;
+        return qk::cli::run_report_check(check);
+    }
+};
+
+struct Commands {
+    std::string directory = ".";
+    RunManyCommand run_many;
+    AffectedCommand affected;
+    RunCommand run_one;
+    ShowCommand show;
+    DoctorCommand doctor;
+    ReportCommands report;
+
+    void declare(CLI::App& app)
+    {
+        app.add_option("-C", directory, "run as if started in DIR");
+        run_many.declare(app);
+        affected.declare(app);
+        run_one.declare(app);
+        show.declare(app);
+        doctor.declare(app);
+        report.declare(app);
+    }
+    // The one command parsed (show when no other is: CLI11 requires one).
+    int run()
+    {
+        if (run_many.cmd->parsed())
+            return run_many.run(directory);
+        if (affected.cmd->parsed())
+            return affected.run(directory);
+        if (run_one.cmd->parsed())
+            return run_one.run(directory);
+        if (report.parsed())
+            return report.run(directory);
+        if (doctor.cmd->parsed())
+            return doctor.run(directory);
+        return show.run(directory);
+    }
+};
+
+// The arguments parsed into `app`'s options; an exit code when there is nothing to run (help, version,
+// an error), nullopt to go on.
+std::optional<int> parse(CLI::App& app, int argc, char** argv)
+{
+    if (argc == 1) {
+        // No command: what there is to do, rather than "A subcommand is required".
+        std::fprintf(stderr, "%s", app.help().c_str());
+        return 2;
+    }
+    try {
+        std::vector<std::string> args = split_sandbox_mode(argc, argv);
+        std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+        app.parse(args);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
@@ -106,131 +339,12 @@ int main(int argc, char** argv)
     CLI::App app{"qk: run the tasks of an Nx-compatible monorepo, cached and checked", "qk"};
     app.set_version_flag("--version", std::string("qk ") + qk::version());
     app.require_subcommand(1);
-    std::string directory = ".";
-    app.add_option("-C", directory, "run as if started in DIR");
-
-    qk::cli::RunOptions run_many;
-    std::vector<std::string> targets, projects;
-    CLI::App* rm = app.add_subcommand("run-many", "run targets of many projects, in dependency order");
-    rm->add_option("-t,--targets,--target", targets, "the targets to run (comma-separated)")->required();
-    rm->add_option("-p,--projects", projects, "the projects (names, globs, tag:x; comma-separated; default: all)");
-    std::vector<std::string> exclude;
-    rm->add_option("--exclude", exclude,
-                   "projects to leave out (names, globs, tag:x, root globs such as examples/**; comma-separated)");
-    add_run_options(*rm, run_many);
-
-    qk::cli::AffectedOptions affected;
-    std::vector<std::string> affected_targets, affected_exclude, affected_files;
-    std::string affected_head;
-    CLI::App* af = app.add_subcommand("affected", "run targets of the projects a git change touches, and their dependents");
-    af->add_option("-t,--targets,--target", affected_targets, "the targets to run (comma-separated)")->required();
-    af->add_option("--base", affected.base, "the base of the change (default: nx.json's defaultBase, else main)");
-    af->add_option("--head", affected_head, "the change's last commit (default: the working tree, untracked files included)");
-    af->add_option("--files", affected_files, "the changed files (comma-separated), instead of asking git");
-    af->add_option("--exclude", affected_exclude, "projects to leave out (names, globs, tag:x, root globs)");
-    add_run_options(*af, affected.run);
-
-    qk::cli::RunOptions run_one;
-    std::string task_id;
-    CLI::App* run = app.add_subcommand("run", "run one task, project:target, after what it depends on");
-    run->add_option("task", task_id, "project:target[:configuration]; a target's name may hold colons")->required();
-    add_run_options(*run, run_one);
-
-    qk::cli::ShowOptions show;
-    CLI::App* sh = app.add_subcommand("show", "show the workspace's projects, a project, or a task's inputs and key");
-    sh->require_subcommand(1);
-    CLI::App* sh_projects = sh->add_subcommand("projects", "list the projects");
-    CLI::App* sh_project = sh->add_subcommand("project", "show a project's configuration and targets");
-    sh_project->add_option("project", show.name, "the project")->required();
-    CLI::App* sh_task = sh->add_subcommand("task", "show a task's inputs, the files they match, outputs and key");
-    sh_task->add_option("task", show.name, "project:target")->required();
-    sh_task->add_flag("--rules", show.rules, "show what the sandbox lets the task read and write, and why");
-    for (CLI::App* c : {sh_projects, sh_project, sh_task})
-        c->add_flag("--json", show.json, "print JSON");
-
-    qk::cli::DoctorOptions doctor;
-    bool doctor_sandbox = false;
-    CLI::App* doc = app.add_subcommand("doctor", "show what the sandbox can use on this machine, and how to fix what fails");
-    doc->add_flag("--sandbox", doctor_sandbox, "exit non-zero unless audit works here (the default)");
-    doc->add_option("--sandbox-mode", doctor.mode, "audit or enforce (written --sandbox=MODE)")->group("");
-
-    qk::cli::ReportOptions report;
-    CLI::App* rp = app.add_subcommand("report", "merge the reports of one run's shards, or write one as a page");
-    rp->require_subcommand(1);
-    CLI::App* rp_merge = rp->add_subcommand("merge", "merge the reports of one run's shards (--sandbox-report or --report) into one");
-    rp_merge->add_option("reports", report.inputs, "the shards' reports")->required()->check(CLI::ExistingFile);
-    rp_merge->add_option("-o,--output", report.output, "where to write the merged report (default: stdout)");
-    CLI::App* rp_html = rp->add_subcommand("html", "write a --sandbox-report (several: merged first) as one self-contained page");
-    rp_html->add_option("reports", report.inputs, "the report, or the shards' reports")->required()->check(CLI::ExistingFile);
-    rp_html->add_option("-o,--output", report.output, "the page to write, such as report.html")->required();
-    qk::cli::ReportCheckOptions check;
-    CLI::App* rp_check = rp->add_subcommand("check", "re-judge a --sandbox-report's findings against today's declarations, "
-                                                     "running nothing; exit 1 while any remain");
-    rp_check->add_option("report", check.report, "the --sandbox-report to check")->required()->check(CLI::ExistingFile);
-    rp_check->add_flag("--json", check.json, "print the verdict as JSON: per task ok, stillUnexpected, nowCovered");
-    rp_check->add_flag("-v,--verbose", check.verbose, "under each access still unexpected, the process the report names behind it");
-    qk::cli::ReportFixOptions fix;
-    CLI::App* rp_fix = rp->add_subcommand("fix", "print the edits to project.json that a --sandbox-report's suggestions "
-                                                 "amount to, as a unified diff; --write applies them");
-    rp_fix->add_option("report", fix.report, "the --sandbox-report")->required()->check(CLI::ExistingFile);
-    rp_fix->add_flag("--write", fix.write, "write the edits, keeping each file's formatting, key order and comments");
-
-    if (argc == 1) {
-        // No command: what there is to do, rather than "A subcommand is required".
-        std::fprintf(stderr, "%s", app.help().c_str());
-        return 2;
-    }
+    Commands commands;
+    commands.declare(app);
+    if (auto exit = parse(app, argc, argv))
+        return *exit;
     try {
-        std::vector<std::string> args = split_sandbox_mode(argc, argv);
-        std::reverse(args.begin(), args.end());  // CLI11 takes them last first
-        app.parse(args);
-    } catch (const CLI::ParseError& e) {
-        return app.exit(e);
-    }
-    try {
-        if (rm->parsed()) {
-            run_many.targets = split_commas(targets);
-            run_many.projects = split_commas(projects);
-            run_many.exclude = split_commas(exclude);
-            run_many.directory = directory;
-            return qk::cli::run_tasks(run_many);
-        }
-        if (af->parsed()) {
-            affected.run.targets = split_commas(affected_targets);
-            affected.run.exclude = split_commas(affected_exclude);
-            affected.files = split_commas(affected_files);
-            if (!affected_head.empty())
-                affected.head = affected_head;
-            affected.run.directory = directory;
-            return qk::cli::run_affected(affected);
-        }
-        if (run->parsed()) {
-            run_one.task = task_id;  // read against the workspace: targets may hold colons
-            run_one.single_task = true;
-            run_one.directory = directory;
-            return qk::cli::run_tasks(run_one);
-        }
-        if (rp_merge->parsed())
-            return qk::cli::run_report_merge(report);
-        if (rp_html->parsed())
-            return qk::cli::run_report_html(report);
-        if (rp_fix->parsed()) {
-            fix.directory = directory;
-            return qk::cli::run_report_fix(fix);
-        }
-        if (rp_check->parsed()) {
-            check.directory = directory;
-            return qk::cli::run_report_check(check);
-        }
-        if (doc->parsed()) {
-            doctor.directory = directory;
-            return qk::cli::run_doctor(doctor);
-        }
-        show.directory = directory;
-        show.what = sh_task->parsed()      ? qk::cli::ShowOptions::What::task
-                    : sh_project->parsed() ? qk::cli::ShowOptions::What::project
-                                           : qk::cli::ShowOptions::What::projects;
-        return qk::cli::run_show(show);
+        return commands.run();
     } catch (const qk::FatalError& e) {
         std::fprintf(stderr, "qk: %s\n", qk::printable_message(e.what()).c_str());  // it may quote a path
         return e.exit_code();

@@ -176,90 +176,108 @@ std::string join(const std::vector<std::string>& v)
 
 }  // namespace
 
-Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest& given)
-{
-    TaskRequest request = given;
-    std::vector<std::string> notes;
-    if (!request.task.empty()) {
-        QK_TRY(address, parse_task_address(request.task, graph.workspace(), ""));
-        request.single_task = true;
-        request.projects = {address->project};
-        request.targets = {address->target};
-        if (!address->configuration.empty()) {
-            if (!request.configuration.empty() && request.configuration != address->configuration)
-                return error(fmt::format("\"{}\" names configuration \"{}\", and -c names \"{}\": give one",
-                                         request.task, address->configuration, request.configuration));
-            request.configuration = address->configuration;
-        }
-        if (!address->ambiguity.empty())
-            notes.push_back(address->ambiguity);
-    }
-    const Workspace& ws = graph.workspace();
-    if (request.targets.empty())
-        return error("no target to run: name one or more with -t (for example -t build,test)");
-    Builder b(graph);
-    b.configuration = request.configuration;
+namespace {
 
-    // The selected projects.
+// `qk run P:T[:C]`: the task address read against the workspace (a target's name may hold colons) into
+// the request's project, target and configuration; an ambiguity it resolved is a note for the run.
+Status read_task_address(TaskRequest& request, const Workspace& ws, std::vector<std::string>& notes)
+{
+    QK_TRY(address, parse_task_address(request.task, ws, ""));
+    request.single_task = true;
+    request.projects = {address->project};
+    request.targets = {address->target};
+    if (!address->configuration.empty()) {
+        if (!request.configuration.empty() && request.configuration != address->configuration)
+            return error(fmt::format("\"{}\" names configuration \"{}\", and -c names \"{}\": give one", request.task,
+                                     address->configuration, request.configuration));
+        request.configuration = address->configuration;
+    }
+    if (!address->ambiguity.empty())
+        notes.push_back(address->ambiguity);
+    return {};
+}
+
+// The projects the request selects, and among them those it names exactly (`explicit_projects`: one of
+// them lacking every requested target is an error, where a pattern's match may lack them).
+Result<std::vector<std::size_t>> select_projects(const Workspace& ws, const TaskRequest& request,
+                                                 std::set<std::size_t>& explicit_projects)
+{
     std::vector<std::size_t> selected;
-    std::set<std::size_t> explicit_projects;
     if (request.single_task) {
         // `qk run P:T` names its project exactly: no patterns, no word matches.
         if (request.projects.size() != 1 || request.targets.size() != 1)
             return error("qk run names one task, as project:target");
         QK_TRY(t, ws.target(request.projects[0], request.targets[0]));
         selected.push_back(*ws.project_index(request.projects[0]));
-    } else if (request.projects.empty()) {
+        return selected;
+    }
+    if (request.projects.empty()) {
         for (std::size_t i = 0; i < ws.projects().size(); ++i)
             selected.push_back(i);
-    } else {
-        for (const auto& pattern : request.projects) {
-            if (pattern.empty() || pattern[0] == '!')
-                continue;
-            if (auto i = ws.project_index(pattern)) {
-                explicit_projects.insert(*i);
-                continue;
-            }
-            std::vector<std::string> one{pattern};
-            QK_TRY(hit, ws.match_projects(one));
-            if (hit->empty()) {
-                if (!detail::is_glob_pattern(pattern) && pattern.find(':') == std::string::npos)
-                    return ws.project(pattern).error();
-                return error(fmt::format("no project matches \"{}\"", pattern));
-            }
+        return selected;
+    }
+    for (const auto& pattern : request.projects) {
+        if (pattern.empty() || pattern[0] == '!')
+            continue;
+        if (auto i = ws.project_index(pattern)) {
+            explicit_projects.insert(*i);
+            continue;
         }
-        QK_TRY(matched, ws.match_projects(request.projects));
-        selected = std::move(*matched);
+        std::vector<std::string> one{pattern};
+        QK_TRY(hit, ws.match_projects(one));
+        if (hit->empty()) {
+            if (!detail::is_glob_pattern(pattern) && pattern.find(':') == std::string::npos)
+                return ws.project(pattern).error();
+            return error(fmt::format("no project matches \"{}\"", pattern));
+        }
     }
+    QK_TRY(matched, ws.match_projects(request.projects));
+    return std::move(*matched);
+}
 
-    // Nx's run-many: the selected projects less those --exclude matches (names, globs, tag:, root globs).
-    if (!request.exclude.empty()) {
-        QK_TRY(excluded, ws.match_projects(request.exclude));
-        std::set<std::size_t> out(excluded->begin(), excluded->end());
-        bool any = !selected.empty();
-        std::erase_if(selected, [&](std::size_t p) { return out.contains(p); });
-        if (any && selected.empty())
-            return error(fmt::format("--exclude {} leaves no project to run: it matches every project selected",
-                                     join(request.exclude)));
-        for (std::size_t p : out)
-            explicit_projects.erase(p);
-    }
+// Nx's run-many: the selected projects less those --exclude matches (names, globs, tag:, root globs).
+Status exclude_projects(const Workspace& ws, const TaskRequest& request, std::vector<std::size_t>& selected,
+                        std::set<std::size_t>& explicit_projects)
+{
+    if (request.exclude.empty())
+        return {};
+    QK_TRY(excluded, ws.match_projects(request.exclude));
+    std::set<std::size_t> out(excluded->begin(), excluded->end());
+    bool any = !selected.empty();
+    std::erase_if(selected, [&](std::size_t p) { return out.contains(p); });
+    if (any && selected.empty())
+        return error(fmt::format("--exclude {} leaves no project to run: it matches every project selected",
+                                 join(request.exclude)));
+    for (std::size_t p : out)
+        explicit_projects.erase(p);
+    return {};
+}
 
-    // The requested tasks.
+// "target app:build has no configuration \"prod\"; its configurations are: ...", for `qk run` only.
+Status check_configuration(const Project& project, const std::string& name, const Target& t, const TaskRequest& request)
+{
+    if (!request.single_task || request.configuration.empty() || t.configurations.find(request.configuration))
+        return {};
+    std::vector<std::string> have;
+    if (t.configurations.is_object())
+        for (const auto& [k, v] : t.configurations.as_object())
+            have.push_back(k);
+    return error(fmt::format("target {}:{} has no configuration \"{}\"; {}", project.name, name, request.configuration,
+                             have.empty() ? std::string("it has none") : "its configurations are: " + join(have)));
+}
+
+// The requested tasks: each selected project's requested targets. A project named exactly that has none
+// of them, or a request that makes no task at all, is an error naming what there is.
+Status add_requested_tasks(Builder& b, const TaskRequest& request, const std::vector<std::size_t>& selected,
+                           const std::set<std::size_t>& explicit_projects)
+{
+    const Workspace& ws = b.ws;
     for (std::size_t p : selected) {
         const Project& project = ws.projects()[p];
         bool any = false;
         for (const auto& name : request.targets) {
             if (const Target* t = project.find_target(name)) {
-                if (request.single_task && !request.configuration.empty() && !t->configurations.find(request.configuration)) {
-                    std::vector<std::string> have;
-                    if (t->configurations.is_object())
-                        for (const auto& [k, v] : t->configurations.as_object())
-                            have.push_back(k);
-                    return error(fmt::format("target {}:{} has no configuration \"{}\"; {}", project.name, name,
-                                             request.configuration,
-                                             have.empty() ? std::string("it has none") : "its configurations are: " + join(have)));
-                }
+                QK_TRY_STATUS(check_configuration(project, name, *t, request));
                 b.tasks[b.task_for(p, t)].requested = true;
                 any = true;
             } else if (request.single_task) {
@@ -277,58 +295,95 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
                                      have.empty() ? "none" : join(have)));
         }
     }
-    if (b.tasks.empty()) {
-        std::vector<std::string> all = b.all_target_names;
-        std::sort(all.begin(), all.end());
-        return error(fmt::format("no {}project has a target named {}{}; the workspace's targets are: {}",
-                                 request.projects.empty() ? "" : "selected ", join(request.targets),
-                                 request.targets.size() == 1 ? did_you_mean(request.targets[0], all) : "",
-                                 all.empty() ? "none" : join(all)));
-    }
+    if (!b.tasks.empty())
+        return {};
+    std::vector<std::string> all = b.all_target_names;
+    std::sort(all.begin(), all.end());
+    return error(fmt::format("no {}project has a target named {}{}; the workspace's targets are: {}",
+                             request.projects.empty() ? "" : "selected ", join(request.targets),
+                             request.targets.size() == 1 ? did_you_mean(request.targets[0], all) : "",
+                             all.empty() ? "none" : join(all)));
+}
 
-    // What their dependsOn pulls in.
+// What their dependsOn pulls in, breadth first from the requested tasks.
+Status add_dependencies(Builder& b)
+{
     while (!b.pending.empty()) {
         std::size_t i = b.pending.front();
         b.pending.pop_front();
         QK_TRY_STATUS(b.process(i));
     }
+    return {};
+}
+
+// --exclude-task-dependencies: each requested task remembers what it depends on that will not run,
+// through left-out tasks.
+void remember_excluded_deps(std::vector<Task>& tasks)
+{
+    for (Task& t : tasks) {
+        if (!t.requested)
+            continue;
+        std::vector<bool> seen(tasks.size(), false);
+        std::vector<std::size_t> stack(t.deps.begin(), t.deps.end());
+        while (!stack.empty()) {
+            std::size_t d = stack.back();
+            stack.pop_back();
+            if (seen[d] || tasks[d].requested)
+                continue;
+            seen[d] = true;
+            t.excluded_deps.push_back({tasks[d].id, tasks[d].project, tasks[d].target, tasks[d].configuration});
+            stack.insert(stack.end(), tasks[d].deps.begin(), tasks[d].deps.end());
+        }
+        std::sort(t.excluded_deps.begin(), t.excluded_deps.end(),
+                  [](const ExcludedTask& a, const ExcludedTask& b) { return a.id < b.id; });
+    }
+}
+
+// --exclude-task-dependencies: only the requested tasks, their edges renumbered to what is kept.
+std::vector<Task> keep_requested(std::vector<Task> tasks)
+{
+    std::vector<std::size_t> remap(tasks.size(), SIZE_MAX);
+    std::vector<Task> kept;
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+        if (tasks[i].requested) {
+            remap[i] = kept.size();
+            kept.push_back(std::move(tasks[i]));
+        }
+    for (auto& t : kept) {
+        for (auto* list : {&t.deps, &t.continuous_deps}) {
+            std::vector<std::size_t> out;
+            for (std::size_t d : *list)
+                if (remap[d] != SIZE_MAX)
+                    out.push_back(remap[d]);
+            *list = std::move(out);
+        }
+    }
+    return kept;
+}
+
+}  // namespace
+
+Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest& given)
+{
+    const Workspace& ws = graph.workspace();
+    TaskRequest request = given;
+    std::vector<std::string> notes;
+    if (!request.task.empty())
+        QK_TRY_STATUS(read_task_address(request, ws, notes));
+    if (request.targets.empty())
+        return error("no target to run: name one or more with -t (for example -t build,test)");
+    Builder b(graph);
+    b.configuration = request.configuration;
+
+    std::set<std::size_t> explicit_projects;
+    QK_TRY(selected, select_projects(ws, request, explicit_projects));
+    QK_TRY_STATUS(exclude_projects(ws, request, *selected, explicit_projects));
+    QK_TRY_STATUS(add_requested_tasks(b, request, *selected, explicit_projects));
+    QK_TRY_STATUS(add_dependencies(b));
     std::vector<Task> tasks = std::move(b.tasks);
     if (request.exclude_task_dependencies) {
-        // Each requested task remembers what it depends on that will not run, through left-out tasks.
-        for (Task& t : tasks) {
-            if (!t.requested)
-                continue;
-            std::vector<bool> seen(tasks.size(), false);
-            std::vector<std::size_t> stack(t.deps.begin(), t.deps.end());
-            while (!stack.empty()) {
-                std::size_t d = stack.back();
-                stack.pop_back();
-                if (seen[d] || tasks[d].requested)
-                    continue;
-                seen[d] = true;
-                t.excluded_deps.push_back({tasks[d].id, tasks[d].project, tasks[d].target, tasks[d].configuration});
-                stack.insert(stack.end(), tasks[d].deps.begin(), tasks[d].deps.end());
-            }
-            std::sort(t.excluded_deps.begin(), t.excluded_deps.end(),
-                      [](const ExcludedTask& a, const ExcludedTask& b) { return a.id < b.id; });
-        }
-        std::vector<std::size_t> remap(tasks.size(), SIZE_MAX);
-        std::vector<Task> kept;
-        for (std::size_t i = 0; i < tasks.size(); ++i)
-            if (tasks[i].requested) {
-                remap[i] = kept.size();
-                kept.push_back(std::move(tasks[i]));
-            }
-        for (auto& t : kept) {
-            for (auto* list : {&t.deps, &t.continuous_deps}) {
-                std::vector<std::size_t> out;
-                for (std::size_t d : *list)
-                    if (remap[d] != SIZE_MAX)
-                        out.push_back(remap[d]);
-                *list = std::move(out);
-            }
-        }
-        tasks = std::move(kept);
+        remember_excluded_deps(tasks);
+        tasks = keep_requested(std::move(tasks));
     }
 
     QK_TRY(ordered, detail::order_tasks(std::move(tasks)));
