@@ -42,13 +42,7 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
 
     Trace trace;
     trace.recorder = "ebpf";
-    RecordingSink sink(trace.recording);
-    if (!cmd.record_probes)
-        sink.skip_probes();
-    if (cmd.record_denials)
-        sink.keep_denials();
-    if (cmd.record_only_denials)
-        sink.keep_only_denials();
+    RecordingSink sink(trace.recording, cmd);
     QK_TRY_STATUS(session_->track(cgroup->id(), cgroup->level(), &sink, {cmd.record_probes, cmd.record_denials, cmd.record_only_denials, cmd.record_lookups}));
     const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd,

@@ -1,4 +1,5 @@
 #include "qk/record/recording_sink.hpp"
+#include "qk/record/recorder.hpp"
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -168,6 +169,16 @@ void RecordingSink::on_open(const FsOp& op)
     if (op.created)
         access |= kCreate;
     out_.add(path, access, op.pid);
+}
+
+RecordingSink::RecordingSink(Recording& out, const Command& cmd) : RecordingSink(out)
+{
+    if (!cmd.record_probes)
+        skip_probes();
+    if (cmd.record_denials)
+        keep_denials();
+    if (cmd.record_only_denials)
+        keep_only_denials();
 }
 
 void RecordingSink::on_fs(const FsOp& op)

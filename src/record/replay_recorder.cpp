@@ -95,13 +95,7 @@ Result<Trace> ReplayRecorder::record(const Command& cmd)
     StopWindow window(cmd, [](bool) {});
     Trace trace;
     trace.recorder = "replay";
-    RecordingSink sink(trace.recording);
-    if (!cmd.record_probes)
-        sink.skip_probes();
-    if (cmd.record_denials)
-        sink.keep_denials();
-    if (cmd.record_only_denials)
-        sink.keep_only_denials();
+    RecordingSink sink(trace.recording, cmd);
     simdjson::ondemand::parser parser;
     std::string line;
     for (int number = 1; std::getline(in, line); number++) {

@@ -187,13 +187,7 @@ Result<Trace> StraceRecorder::record(const Command& cmd)
 
     Trace trace;
     trace.recorder = "strace";
-    RecordingSink sink(trace.recording);
-    if (!cmd.record_probes)
-        sink.skip_probes();
-    if (cmd.record_denials)
-        sink.keep_denials();
-    if (cmd.record_only_denials)
-        sink.keep_only_denials();
+    RecordingSink sink(trace.recording, cmd);
     StraceParser parser(sink, cmd.cwd);
     const auto started = std::chrono::steady_clock::now();
     auto pid = spawn(req);

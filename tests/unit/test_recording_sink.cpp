@@ -8,6 +8,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "qk/record/recorder.hpp"
 #include "qk/record/recording_sink.hpp"
 #include "recording_queries.hpp"
 #include "test_support.hpp"
@@ -332,11 +333,10 @@ TEST_CASE("refused opens, execs and changes are denials, kept only when asked", 
         for (bool denials : {true, false}) {
             INFO("probes " << probes << ", denials " << denials);
             Recording rec;
-            RecordingSink sink(rec);
-            if (!probes)
-                sink.skip_probes();
-            if (denials)
-                sink.keep_denials();
+            Command cmd;  // as each engine makes its sink: from what the command asks
+            cmd.record_probes = probes;
+            cmd.record_denials = denials;
+            RecordingSink sink(rec, cmd);
             feed(sink);
             CHECK(paths_with(rec, kDenied) == (denials ? denied : Paths{}));
             CHECK(paths_with(rec, kProbe) == (probes ? probed : Paths{}));

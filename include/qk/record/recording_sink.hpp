@@ -12,10 +12,15 @@
 
 namespace qk::record {
 
+struct Command;
+
 class RecordingSink {
 public:
     explicit RecordingSink(Recording& out, PathResolver resolver = PathResolver{})
         : out_(out), resolver_(std::move(resolver)) {}
+    // What `cmd` asks the recording to keep (record_probes, record_denials, record_only_denials): every
+    // engine makes its sink so, with what it records of the command.
+    RecordingSink(Recording& out, const Command& cmd);
 
     void on_fs(const FsOp& op);
     void on_fork(const ProcFork& fork);
