@@ -72,25 +72,20 @@ std::size_t Reader::unsigned_number(const Node& n) const
     return 0;
 }
 
-void Reader::strings(const Node& seq, std::vector<std::string>& out) const
+void Reader::strings(const Node& seq, std::vector<std::string>& out, bool null_is_none) const
 {
     if (seq.is_null())
         return;
     if (!seq.is_seq())
         return expected(seq, "a sequence");
     for (std::uint32_t i = 0; i < seq.count && !failed(); ++i)
-        out.push_back(string(doc_.child(seq, i)));
+        if (const Node& item = doc_.child(seq, i); !null_is_none || !item.is_null())
+            out.push_back(string(item));
 }
 
 void Reader::platforms(const Node& seq, std::vector<std::string>& out) const
 {
-    if (seq.is_null())
-        return;
-    if (!seq.is_seq())
-        return expected(seq, "a sequence");
-    for (std::uint32_t i = 0; i < seq.count && !failed(); ++i)
-        if (const Node& item = doc_.child(seq, i); !item.is_null())
-            out.push_back(string(item));
+    strings(seq, out, true);
 }
 
 void Reader::string_map(const Node& map, std::map<std::string, std::string, std::less<>>& out) const

@@ -50,7 +50,8 @@ public:
     const std::string& string(const pnpm_yaml::Node& n) const;
     bool boolean(const pnpm_yaml::Node& n) const;
     std::size_t unsigned_number(const pnpm_yaml::Node& n) const;
-    void strings(const pnpm_yaml::Node& seq, std::vector<std::string>& out) const;
+    // A sequence of strings; with `null_is_none`, a null item is skipped rather than an error.
+    void strings(const pnpm_yaml::Node& seq, std::vector<std::string>& out, bool null_is_none = false) const;
     // A package's cpu, os or libc as published: strings, where a null stands for none (pnpm 11 copies
     // `libc: [null]` from the registry's metadata into the lockfile).
     void platforms(const pnpm_yaml::Node& seq, std::vector<std::string>& out) const;
