@@ -99,7 +99,7 @@ def test_a_task_of_qks_own_user_cannot_read_qks_memory_while_it_holds_a_token(tm
     # A plain run's task runs as qk's user, which may read qk's /proc/<pid>/mem and environ unless qk is
     # undumpable; qk is so while it holds a remote cache secret, and dumpable (core dumps, debuggers) else.
     if os.geteuid() != 0:
-        pytest.skip("needs root to run qk as nobody")
+        h.skip_or_fail("needs root to run qk as nobody")
     secret = "tok-nobody-" + os.urandom(8).hex()  # in a file: a variable would sit in qk's environ too
     home = Path(tempfile.mkdtemp(prefix="qk-nobody-", dir="/tmp"))
     try:
@@ -152,7 +152,7 @@ def test_enforce_as_another_user_works_while_qk_is_undumpable(mode):
     # Without root there is no mirror, but the helper, its user namespace and its maps are the same user's
     # as qk: none of them may need qk's /proc/<pid>, which only root can open while qk is undumpable.
     if os.geteuid() != 0:
-        pytest.skip("needs root to run qk as nobody")
+        h.skip_or_fail("needs root to run qk as nobody")
     home = Path(tempfile.mkdtemp(prefix="qk-nobody-", dir="/tmp"))
     try:
         os.chmod(home, 0o755)
