@@ -17,6 +17,7 @@
 #include "qk/util/result.hpp"
 #include "qk/util/string_hash.hpp"
 #include "qk/workspace/json.hpp"
+#include "qk/workspace/network.hpp"
 
 namespace qk::workspace {
 
@@ -69,10 +70,13 @@ struct RunSpec {
     std::string problem;
 };
 
-// "qk:sandbox": false turns the sandbox off for the target; { "scratch": [...] } names scratch dirs.
+// "qk:sandbox": false turns the sandbox off for the target; { "scratch": [...] } names scratch dirs,
+// { "network": ... } what it may reach (qk/workspace/network.hpp).
 struct SandboxConfig {
     bool enabled = true;
     std::vector<std::string> scratch;  // as written (tokens unresolved)
+    // The target's own (or its targetDefaults'), else nx.json's qk.sandbox.network, else undeclared.
+    NetworkDeclaration network;
 };
 
 // A target of a project, resolved: every configuration layer merged, targetDefaults applied.
@@ -153,6 +157,8 @@ struct NxConfig {
     // "qk": {"inputsNeverReadAfterRuns": N}: a declared input is listed as never read once N runs
     // recorded with --record held it in the task's key and none read it.
     unsigned inputs_never_read_after_runs = 5;
+    // "qk": {"sandbox": {"network": ...}}: the network of every target that declares none of its own.
+    NetworkDeclaration network;
 };
 
 class Workspace {

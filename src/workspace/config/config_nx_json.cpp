@@ -109,6 +109,7 @@ Result<NxConfig> read_nx_config(const fs::path& root, Workspace::Files& files)
                         if (op.is_string())
                             config.cacheable_operations.push_back(op.as_string());
     config.remote_cache = read_remote_cache_config(merged);
+    config.network = read_workspace_network(merged);
     config.inputs_never_read_after_runs =
         read_inputs_never_read_after_runs(merged, config.inputs_never_read_after_runs);
     return config;

@@ -1,5 +1,6 @@
 // nx.json's "qk" section: qk's own settings beside Nx's: "remoteCache", the server a workspace shares its
-// tasks' results through (docs/remote-cache.md), and "inputsNeverReadAfterRuns" (docs/sandbox.md). Nx
+// tasks' results through (docs/remote-cache.md), "inputsNeverReadAfterRuns" and "sandbox": {"network"},
+// the network of targets that declare none (docs/sandbox.md). Nx
 // ignores keys it does not know, so the section lives in the file both read.
 #include <fmt/format.h>
 
@@ -24,6 +25,21 @@ Status expect_one_of(const Json* v, std::string_view file, std::string_view key,
     return shape_error(file, *v, fmt::format("{}.{}", kSection, key), expected);
 }
 
+// "sandbox": { "network": ... }: the workspace's defaults for what a target's "qk:sandbox" leaves out.
+Status validate_sandbox_section(const Json& sandbox, std::string_view file)
+{
+    if (!sandbox.is_object())
+        return shape_error(file, sandbox, "qk.sandbox", "an object, such as {\"network\": false}");
+    for (const auto& [key, value] : sandbox.as_object()) {
+        if (key != "network")
+            return error(fmt::format("{}:{}:{}: qk.sandbox has no setting \"{}\"; it takes network (the rest of "
+                                     "\"qk:sandbox\" is a target's own)",
+                                     file, value.line(), value.column(), key));
+        QK_TRY_STATUS(validate_network(value, file, "qk.sandbox.network"));
+    }
+    return {};
+}
+
 }  // namespace
 
 Status validate_qk_section(const Json& nx, std::string_view file)
@@ -38,8 +54,10 @@ Status validate_qk_section(const Json& nx, std::string_view file)
             if (value.kind() != Json::Kind::number || value.as_number() < 1 || value.as_number() > 1e6 ||
                 value.as_number() != static_cast<double>(static_cast<unsigned>(value.as_number())))
                 return shape_error(file, value, "qk.inputsNeverReadAfterRuns", "a whole number of runs, 1 or more");
+        } else if (key == "sandbox") {
+            QK_TRY_STATUS(validate_sandbox_section(value, file));
         } else if (key != "remoteCache") {
-            return error(fmt::format("{}:{}:{}: qk has no setting \"{}\"; it takes remoteCache and "
+            return error(fmt::format("{}:{}:{}: qk has no setting \"{}\"; it takes remoteCache, sandbox and "
                                      "inputsNeverReadAfterRuns",
                                      file, value.line(), value.column(), key));
         }
@@ -97,6 +115,13 @@ RemoteCacheConfig read_remote_cache_config(const Json& nx)
     if (const Json* ro = remote->find("readOnly"))
         config.read_only = ro->as_bool();
     return config;
+}
+
+NetworkDeclaration read_workspace_network(const Json& nx)
+{
+    const Json* qk = nx.find("qk");
+    const Json* sandbox = qk ? qk->find("sandbox") : nullptr;
+    return read_network(sandbox ? sandbox->find("network") : nullptr, "workspace");
 }
 
 unsigned read_inputs_never_read_after_runs(const Json& nx, unsigned otherwise)

@@ -9,6 +9,7 @@
 
 #include "config_loader.hpp"
 #include "config_merge.hpp"
+#include "config_validate.hpp"
 #include "workspace_match.hpp"
 
 namespace qk::workspace::detail {
@@ -140,12 +141,15 @@ Target make_target(const std::string& name, const Json& t, const NxConfig& nx,
         target.continuous = c->as_bool();
     if (const Json* p = t.find("parallelism"))
         target.parallelism = p->as_bool();
-    if (const Json* sb = t.find("qk:sandbox")) {
+    const Json* sb = t.find("qk:sandbox");
+    if (sb) {
         if (sb->is_bool())
             target.sandbox.enabled = sb->as_bool();
         else
             target.sandbox.scratch = strings_of(sb->find("scratch"));
     }
+    const Json* network = sb && sb->is_object() ? sb->find("network") : nullptr;
+    target.sandbox.network = network ? read_network(network, "target") : nx.network;
     if (const Json* uc = t.find("qk:ultracache")) {
         target.has_ultracache = true;
         target.ultracache_ignore_reads = strings_of(uc->find("ignoreReads"));

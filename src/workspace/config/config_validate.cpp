@@ -128,8 +128,11 @@ Status validate_target(const Json& t, std::string_view file, std::string_view pa
         if (sb->is_object()) {
             if (const Json* scratch = sb->find("scratch"))
                 QK_TRY_STATUS(validate_string_array(*scratch, file, p("qk:sandbox.scratch")));
+            if (const Json* network = sb->find("network"))
+                QK_TRY_STATUS(validate_network(*network, file, p("qk:sandbox.network")));
         } else if (!sb->is_bool()) {
-            return shape_error(file, *sb, p("qk:sandbox"), "false, true or an object { \"scratch\": [...] }");
+            return shape_error(file, *sb, p("qk:sandbox"),
+                               "false, true or an object { \"scratch\": [...], \"network\": ... }");
         }
     }
     if (const Json* uc = t.find("qk:ultracache")) {

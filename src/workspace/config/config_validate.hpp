@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "qk/util/result.hpp"
+#include "qk/workspace/network.hpp"
 #include "qk/workspace/workspace.hpp"
 
 namespace qk::workspace::detail {
@@ -29,8 +30,16 @@ Status validate_nx_json(const Json& nx, std::string_view file);
 Status validate_qk_section(const Json& nx, std::string_view file);
 // The merged nx.json's qk.remoteCache, validated already in each file.
 RemoteCacheConfig read_remote_cache_config(const Json& nx);
+// The merged nx.json's qk.sandbox.network (validated already): the workspace's default.
+NetworkDeclaration read_workspace_network(const Json& nx);
 // The merged nx.json's qk.inputsNeverReadAfterRuns (validated already), or `otherwise`.
 unsigned read_inputs_never_read_after_runs(const Json& nx, unsigned otherwise);
+
+// "network": false, true or a list of host patterns (config_network.cpp); `path` as the file spells it.
+Status validate_network(const Json& value, std::string_view file, std::string_view path);
+// The declaration a validated "network" value makes (undeclared when `value` is null); `source` is
+// NetworkDeclaration::source.
+NetworkDeclaration read_network(const Json* value, std::string_view source);
 
 // An array of strings (`path` for messages).
 Status validate_string_array(const Json& value, std::string_view file, std::string_view path);
