@@ -200,6 +200,8 @@ TEST_CASE("an exported entry imported elsewhere restores the same outputs, modes
     for (std::size_t piece : {std::size_t{1}, std::size_t{13}, archive.size()}) {
         Workspace to;
         REQUIRE(import_string(to.cache, h, archive, piece));
+        // Kept as it came: one file, the archive itself, not a directory of copies.
+        CHECK(fs::is_regular_file(fs::symlink_status(to.cache.dir() / h.hex())));
         auto hit = to.cache.find(h);
         REQUIRE(hit);
         REQUIRE(hit->has_value());
@@ -226,10 +228,12 @@ TEST_CASE("export and import go through file descriptors, and an existing entry 
     CHECK(to.cache.find(h).value()->provenance.empty());
 
     // A second import of the same hash leaves the first entry as it was (and no build directory).
-    auto before = fs::last_write_time(to.cache.dir() / h.hex() / "meta.json");
+    struct stat before {}, after {};
+    REQUIRE(::stat((to.cache.dir() / h.hex()).c_str(), &before) == 0);
     REQUIRE(::lseek(f.get(), 0, SEEK_SET) == 0);
     REQUIRE(to.cache.import_entry(h, f.get()));
-    CHECK(fs::last_write_time(to.cache.dir() / h.hex() / "meta.json") == before);
+    REQUIRE(::stat((to.cache.dir() / h.hex()).c_str(), &after) == 0);
+    CHECK(after.st_ino == before.st_ino);
     CHECK(fs::is_empty(to.cache.dir() / "tmp"));
 }
 
@@ -501,4 +505,67 @@ TEST_CASE("an archive its reader refuses, judged on its provenance before it is 
     REQUIRE(accepted.write(archive));
     REQUIRE(accepted.finish([](std::string_view) { return Status(); }));
     CHECK(to.cache.find(h)->has_value());
+}
+
+TEST_CASE("a packed entry damaged on disk is refused before the workspace is touched, and removed",
+          "[key][cache][archive]")
+{
+    Workspace from;
+    // Over one read's worth of compressed bytes: find() reads only the head, restore reads it all.
+    std::string noise;
+    std::uint64_t x = 88172645463325252ULL;
+    for (int i = 0; i < 300000; ++i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        noise.push_back(static_cast<char>(x));
+    }
+    from.write("dist/a.txt", "alpha\n");
+    from.write("dist/z.bin", noise);
+    const Hash128 h = hash_bytes("packed damage");
+    REQUIRE(from.cache.store(h, record({"dist"})));
+    const std::string archive = export_to_string(from.cache, h);
+    REQUIRE(archive.size() > 2 * entry_archive::chunk_size);
+
+    Workspace to;
+    to.write("dist/a.txt", "the workspace's own\n");
+    REQUIRE(import_string(to.cache, h, archive, 4096));
+    const fs::path packed = to.cache.dir() / h.hex();
+    auto hit = to.cache.find(h);
+    REQUIRE(hit);
+    REQUIRE(hit->has_value());
+
+    SECTION("a restore")
+    {
+        {
+            std::fstream f(packed, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekp(static_cast<std::streamoff>(archive.size() - 1000));
+            f.put(static_cast<char>(archive[archive.size() - 1000] ^ 0x5a));
+        }
+        Status s = to.cache.restore(**hit);
+        REQUIRE_FALSE(s);
+        CHECK(s.error().message.find("so the entry was removed") != std::string::npos);
+        CHECK_FALSE(fs::exists(packed));
+        std::ifstream kept(to.root / "dist/a.txt");
+        CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "the workspace's own\n");
+    }
+    SECTION("an export")
+    {
+        {
+            std::fstream f(packed, std::ios::in | std::ios::out | std::ios::binary);
+            f.seekp(static_cast<std::streamoff>(archive.size() - 1000));
+            f.put(static_cast<char>(archive[archive.size() - 1000] ^ 0x5a));
+        }
+        Status s = to.cache.export_entry(h, [](std::string_view) { return Status(); });
+        REQUIRE_FALSE(s);
+        CHECK(s.error().kind == ErrorKind::cache_entry_corrupt);
+        CHECK_FALSE(fs::exists(packed));
+    }
+    SECTION("undamaged, it restores and exports the same bytes it was imported from")
+    {
+        REQUIRE(to.cache.restore(**hit));
+        CHECK(snapshot(to.root / "dist") == snapshot(from.root / "dist"));
+        CHECK(export_to_string(to.cache, h) == archive);
+        // A store under the same hash keeps the packed entry, as it keeps any entry there.
+        REQUIRE(to.cache.store(h, record({"dist"})));
+        CHECK(fs::is_regular_file(packed));
+    }
 }

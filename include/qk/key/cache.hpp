@@ -129,7 +129,9 @@ public:
     Status export_entry(const Hash128& hash, const ArchiveSink& sink) const;
     Status export_entry(const Hash128& hash, int fd) const;
 
-    // Starts importing an archive of the entry for `hash`, received in chunks (EntryImport::write).
+    // Starts importing an archive of the entry for `hash`, received in chunks (EntryImport::write). The
+    // entry is kept packed, the archive as it came in one file, which find(), restore() and export_entry()
+    // read and check whole each time (src/key/README.md).
     EntryImport begin_import(const Hash128& hash, const ArchiveLimits& limits = {});
     // The same for an archive read from `fd` to its end.
     Status import_entry(const Hash128& hash, int fd, const ArchiveLimits& limits = {});

@@ -17,6 +17,7 @@
 
 #include "cache_fs.hpp"
 #include "cache_meta.hpp"
+#include "cache_packed.hpp"
 #include "entry_check.hpp"
 
 namespace qk::key {
@@ -141,7 +142,8 @@ void LocalCache::remove_entry(const std::string& hex) const
 Result<std::optional<CacheHit>> LocalCache::find(const Hash128& hash, std::string* miss_reason) const
 {
     const std::string hex = hash.hex();
-    UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    // A directory (stored here) or a packed entry (imported); O_NONBLOCK: a FIFO put there must not hang us.
+    UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     if (!entry.valid() && errno == ENOENT)
         return std::optional<CacheHit>();
     auto unusable = [&](std::string why) -> Result<std::optional<CacheHit>> {
@@ -152,8 +154,18 @@ Result<std::optional<CacheHit>> LocalCache::find(const Hash128& hash, std::strin
         return std::optional<CacheHit>();
     };
     if (!entry.valid())
-        return errno == ENOTDIR || errno == ELOOP ? unusable("it is not a directory")
-                                                  : unusable(sys_error("cannot open it").message);
+        return errno == ELOOP ? unusable("it is a symbolic link") : unusable(sys_error("cannot open it").message);
+    struct stat kind;
+    if (::fstat(entry.get(), &kind) != 0)
+        return unusable(sys_error("cannot stat it").message);
+    if (S_ISREG(kind.st_mode)) {
+        auto packed = packed::read_head(entry.get(), hash);
+        if (!packed)
+            return unusable(packed.error().message);
+        return std::optional<CacheHit>(std::move(*packed));
+    }
+    if (!S_ISDIR(kind.st_mode))
+        return unusable("it is neither a directory nor a packed entry");
     auto text = cache_fs::read_file_at(entry.get(), "meta.json");
     if (!text)
         return unusable(text.error().sys_errno == ENOENT ? "meta.json is missing: a store was interrupted"

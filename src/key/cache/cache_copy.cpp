@@ -140,17 +140,32 @@ Status Restorer::put_back(const CachedFile& f)
     UniqueFd in(from.fd.valid() ? ::openat(from.fd.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1);
     if (!in.valid())
         return sys_error(fmt::format("cannot read the cached copy of {}", f.path), from.err ? from.err : errno);
+    QK_TRY(out, create(f));
+    QK_TRY_STATUS(cache_fs::copy_data(in.get(), out->get(), f.path));
+    return seal(out->get(), f);
+}
+
+Result<UniqueFd> Restorer::create(const CachedFile& f)
+{
+    const OpenedDir& to = to_.open(parent_of(f.path));
+    if (!to.fd.valid())
+        return open_failure(f.path, to);
+    const int dir = to.fd.get();
+    std::string name(name_of(f.path));
     auto made = create_replacing(dir, name, f.path, [&] {
         return ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     });
     if (!made)
         return made.error();
-    UniqueFd out(*made);
-    QK_TRY_STATUS(cache_fs::copy_data(in.get(), out.get(), f.path));
+    return UniqueFd(*made);
+}
+
+Status Restorer::seal(int fd, const CachedFile& f)
+{
     // After the data: the mode may deny us writing, and writing clears set-id bits. Never a set-id bit,
     // whatever the entry says (one stored before qk refused them, a warm.json edited by hand): a root
     // task's setuid shell restored would be root's to whoever runs it.
-    if (::fchmod(out.get(), f.mode & ~static_cast<std::uint32_t>(S_ISUID | S_ISGID)) != 0)
+    if (::fchmod(fd, f.mode & ~static_cast<std::uint32_t>(S_ISUID | S_ISGID)) != 0)
         return sys_error(fmt::format("cannot set the mode of {}", f.path));
     return {};
 }

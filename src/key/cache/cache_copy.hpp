@@ -36,11 +36,17 @@ private:
 // following a link; one gone since it was listed counts nothing (the copy says it is gone).
 entry_check::EntrySize measure(int root_fd, std::span<const OutputFile> list);
 
-// Puts copies back into the workspace, replacing what stands at each path.
+// Puts copies back into the workspace, replacing what stands at each path. A packed entry (no directory
+// of copies: `copies_fd` -1) writes its files' bytes itself, through create() and seal(), and puts back
+// directories and links with put_back().
 class Restorer {
 public:
     Restorer(int root_fd, int copies_fd) : root_fd_(root_fd), to_(root_fd, true), from_(copies_fd, false) {}
     Status put_back(const CachedFile& f);
+    // The regular file `f`, created empty (mode 0600) in place of what stands at its path.
+    Result<UniqueFd> create(const CachedFile& f);
+    // `f`'s bytes are all in `fd`: its mode, never a set-id bit.
+    static Status seal(int fd, const CachedFile& f);
 
 private:
     int root_fd_;

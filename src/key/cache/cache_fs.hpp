@@ -56,7 +56,8 @@ Status copy_data(int src, int dst, std::string_view what);
 // ENOENT is success. `display` names it in messages.
 Status remove_tree(int dirfd, const std::string& name, std::string_view display);
 
-// A directory in .qk/cache/tmp where an entry is built, removed unless it was renamed into place.
+// A directory (or a packed entry's file) in .qk/cache/tmp where an entry is built, removed unless it was
+// renamed into place.
 class BuildDir {
 public:
     BuildDir(int cache_fd, std::string name) : cache_fd_(cache_fd), name_(std::move(name)) {}

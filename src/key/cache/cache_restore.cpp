@@ -1,6 +1,7 @@
 // LocalCache::restore: what the outputs name now is removed, then the stored files are copied back (never
-// hard-linked: a tool editing an output in place would change the cache), each directory on the way
-// opened with O_NOFOLLOW from the workspace root so nothing is written through a symbolic link.
+// hard-linked: a tool editing an output in place would change the cache), or written from a packed
+// entry's archive, each directory on the way opened with O_NOFOLLOW from the workspace root so nothing
+// is written through a symbolic link.
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,6 +14,7 @@
 
 #include "cache_copy.hpp"
 #include "cache_fs.hpp"
+#include "cache_packed.hpp"
 #include "qk/key/cache.hpp"
 
 namespace qk::key {
@@ -118,16 +120,29 @@ Status LocalCache::restore(const CacheHit& hit) const
     auto outputs = OutputSet::compile(hit.outputs);
     if (!outputs)
         return fail(outputs.error());
-    const std::string hex = hit.hash.hex();
-    UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    UniqueFd files(entry.valid() ? ::openat(entry.get(), "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                                 : -1);
-    if (!files.valid())
-        return fail(sys_error(fmt::format("cannot open {}/files", (dir_ / hex).string())));
     // find() checked this, but a CacheHit is plain data: never write where the outputs do not name.
     for (const CachedFile& f : hit.files)
         if (!outputs->contains(f.path))
             return fail(error(fmt::format("{} is not among the outputs {}", f.path, fmt::join(hit.outputs, ", "))));
+    const std::string hex = hit.hash.hex();
+    UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat kind;
+    if (entry.valid() && ::fstat(entry.get(), &kind) == 0 && S_ISREG(kind.st_mode)) {
+        // A packed entry: read whole and checked first, then read again into the workspace.
+        if (Status s = packed::check_whole(entry.get(), hit); !s) {
+            remove_entry(hex);
+            return fail(error(s.error().message + ", so the entry was removed"));
+        }
+        if (Status s = remove_current(root_fd_.get(), *outputs); !s)
+            return fail(s.error());
+        if (Status s = packed::write_out(entry.get(), hit, root_fd_.get()); !s)
+            return fail(s.error());
+        return {};
+    }
+    UniqueFd files(entry.valid() ? ::openat(entry.get(), "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                 : -1);
+    if (!files.valid())
+        return fail(sys_error(fmt::format("cannot open {}/files", (dir_ / hex).string())));
     // Every cached copy checked against the hash stored with it before anything in the workspace is
     // touched: a copy changed since (on disk, by hand) would replace good outputs with bad ones.
     if (Status s = cache_copy::check_copies(files.get(), hit.files); !s) {

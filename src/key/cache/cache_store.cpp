@@ -88,8 +88,9 @@ Status LocalCache::store(const Hash128& hash, const CacheRecord& record, std::st
             remember_warm(record.task, hash);
         return {};
     }
-    // Another run stored the same key since we looked: keep theirs (ours is removed with `build`).
-    if (errno == ENOTEMPTY || errno == EEXIST)
+    // Another run stored the same key since we looked, or imported it packed (a file: ENOTDIR): keep
+    // theirs (ours is removed with `build`).
+    if (errno == ENOTEMPTY || errno == EEXIST || errno == ENOTDIR)
         return {};
     return fail(sys_error(fmt::format("cannot rename {} to {}", build.name(), hex)));
 }

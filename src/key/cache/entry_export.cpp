@@ -1,4 +1,5 @@
-// LocalCache::export_entry: an entry find() accepts, written as an archive (entry_archive.hpp). meta.json
+// LocalCache::export_entry: an entry find() accepts, written as an archive (entry_archive.hpp); a packed
+// entry, which is one, is sent as it lies, checked on the way (cache_packed.hpp). meta.json
 // is written again from what find() parsed, so the archive lists exactly what was checked; each file is
 // read beneath the entry with O_NOFOLLOW and hashed as it streams, so a copy changed on disk is never sent.
 #include <fcntl.h>
@@ -9,6 +10,7 @@
 
 #include "cache_fs.hpp"
 #include "cache_meta.hpp"
+#include "cache_packed.hpp"
 #include "entry_archive.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/util/io.hpp"
@@ -64,7 +66,21 @@ Status LocalCache::export_entry(const Hash128& hash, const ArchiveSink& sink) co
     auto meta = cache_meta::write(hash, record, hit.files, hit.terminal_output.size(), hit.created);
     if (!meta)
         return fail(meta.error());
-    UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat kind;
+    if (entry.valid() && ::fstat(entry.get(), &kind) == 0 && S_ISREG(kind.st_mode)) {
+        // A packed entry is its archive: sent as it lies, every chunk through the checking reader first.
+        Status sent = packed::send(entry.get(), hash, sink);
+        if (!sent && (sent.error().kind == ErrorKind::cache_entry_corrupt ||
+                      sent.error().kind == ErrorKind::cache_entry_unsafe ||
+                      sent.error().kind == ErrorKind::cache_entry_version)) {
+            remove_entry(hex);
+            return fail(error(sent.error().message + ", so the entry was removed", sent.error().kind));
+        }
+        if (!sent)
+            return fail(sent.error());
+        return {};
+    }
     UniqueFd files(entry.valid() ? ::openat(entry.get(), "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                                  : -1);
     if (!files.valid())
