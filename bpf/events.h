@@ -22,7 +22,7 @@ typedef int32_t qk_s32;
 typedef uint64_t qk_u64;
 #endif
 
-#define QK_ABI_VERSION 10
+#define QK_ABI_VERSION 11
 
 /* One piece of text (a path, a base directory, argv) is at most this long, NUL excluded. A path the
  * kernel would let a task use can be longer (relative to a deep cwd); such a piece is flagged
@@ -37,7 +37,27 @@ enum qk_kind {
     QK_EV_EXEC = 2, /* a successful exec (sched_process_exec) */
     QK_EV_FORK = 3, /* a new process (not a thread) */
     QK_EV_EXIT = 4, /* a whole process exited */
+    QK_EV_NET = 5,  /* a connect, or a datagram sent or received: see enum qk_net_op */
 };
+
+/* The network calls (ABI 11), of AF_INET and AF_INET6 sockets only:
+ *   CONNECT  every connect, whatever it returned (ret: 0, -EINPROGRESS, -ECONNREFUSED, -ENETUNREACH ...)
+ *   SEND     a datagram sent (sendto, sendmsg, the first of sendmmsg) on a SOCK_DGRAM socket: with the
+ *            address passed, or family 0 on a connected socket (userspace pairs it with the socket's
+ *            connect by fd); its first bytes in payload (a DNS query names what was looked up)
+ *   RECV     a datagram received (recvfrom, recvmsg) on a SOCK_DGRAM socket: its first bytes (a DNS
+ *            answer names what a lookup resolved to). DNS is told by its payload, not its port: a
+ *            resolver may ask a server on another port.
+ * Stream sockets' sends and receives are never recorded: only their connect is. */
+enum qk_net_op {
+    QK_NET_CONNECT = 1,
+    QK_NET_SEND = 2,
+    QK_NET_RECV = 3,
+};
+
+/* A DNS message over UDP is 512 bytes unless EDNS stretches it; a query fits, and an answer's first
+ * records do. Less is sent when the datagram is shorter. */
+#define QK_NET_PAYLOAD 512
 
 /* The file operations. Pieces for each, in order ("base" is the kernel-resolved directory a relative
  * name is relative to; it is empty when the name is absolute):
@@ -134,6 +154,20 @@ struct qk_exit_event {
     struct qk_event_header h;
     qk_s32 status; /* as wait(2) reports it: (code << 8) | signal */
     qk_u32 pad;
+};
+
+struct qk_net_event {
+    struct qk_event_header h;
+    qk_u32 op;          /* enum qk_net_op */
+    qk_s32 ret;         /* the call's result: 0 or -errno for connect, bytes for a send or receive */
+    qk_s32 fd;
+    qk_u16 sock_type;   /* SOCK_STREAM (1), SOCK_DGRAM (2) */
+    qk_u16 family;      /* AF_INET (2), AF_INET6 (10); 0: no address passed */
+    qk_u16 port;        /* host order */
+    qk_u16 payload_len; /* bytes of payload sent */
+    qk_u32 pad;
+    qk_u8 addr[16];     /* the first 4 for AF_INET */
+    qk_u8 payload[QK_NET_PAYLOAD];
 };
 
 /* Per traced cgroup, kept in the `tracked` map. A process belongs to a task by its cgroup, or by the

@@ -12,6 +12,9 @@ const volatile __u32 qk_abi_version = QK_ABI_VERSION;
 _Static_assert(sizeof(struct qk_event_header) == 24, "qk_event_header layout");
 _Static_assert(sizeof(struct qk_task_stats) == 64 && __builtin_offsetof(struct qk_task_stats, options) == 40,
                "qk_task_stats layout");
+_Static_assert(sizeof(struct qk_net_event) == 64 + QK_NET_PAYLOAD && __builtin_offsetof(struct qk_net_event, addr) == 48,
+               "qk_net_event layout");
+_Static_assert(sizeof(struct qk_net_event) <= sizeof(struct qk_file_event), "a net record is built in scratch_event");
 _Static_assert(sizeof(struct qk_globals) == 40 && __builtin_offsetof(struct qk_globals, root_dentry) == 24,
                "qk_globals layout");
 

@@ -29,7 +29,8 @@ enum {
     NR_openat2 = 437, NR_open_by_handle_at = 304, NR_mknod = 133, NR_mknodat = 259, NR_mount = 165,
     NR_pivot_root = 155, NR_setns = 308, NR_open_tree = 428, NR_move_mount = 429, NR_fsmount = 432,
     NR_stat = 4, NR_lstat = 6, NR_access = 21, NR_newfstatat = 262, NR_faccessat = 269, NR_statx = 332,
-    NR_faccessat2 = 439,
+    NR_faccessat2 = 439, NR_connect = 42, NR_sendto = 44, NR_recvfrom = 45, NR_sendmsg = 46, NR_recvmsg = 47,
+    NR_sendmmsg = 307,
 };
 
 #define TS_COMPAT 0x0002
@@ -54,6 +55,10 @@ enum {
 #define MS_BIND 4096
 #define MS_PROPAGATION ((1 << 17) | (1 << 18) | (1 << 19) | (1 << 20)) /* unbindable private slave shared */
 #define OPEN_TREE_CLONE 1
+#define S_IFSOCK 0140000
+#define SOCK_DGRAM 2
+#define AF_INET 2
+#define AF_INET6 10
 
 /* What to record for a syscall: decided in one switch, before any text is gathered, so that the
  * syscall number is dead by the time the shared tail runs and the verifier walks that tail once. */
@@ -287,6 +292,100 @@ __noinline int qk_record_plan(struct plan *p, long ret)
     return 0;
 }
 
+/* The user's struct msghdr and iovec (x86_64 layouts: ABI). */
+struct user_msghdr {
+    void *msg_name;
+    int msg_namelen;
+    void *msg_iov;
+    __u64 msg_iovlen;
+};
+struct user_iovec {
+    void *base;
+    __u64 len;
+};
+
+/* Where a datagram call's address and first buffer are: sendto/recvfrom pass them, sendmsg/recvmsg (and
+ * sendmmsg's first message, whose header leads its mmsghdr) in a msghdr. */
+static __always_inline void datagram_of(long nr, long a1, long a4, long ret, const void **addr, const void **buf,
+                                        long *len)
+{
+    if (nr == NR_sendto || nr == NR_recvfrom) {
+        *addr = (const void *)a4;
+        *buf = (const void *)a1;
+        *len = ret;
+        return;
+    }
+    struct user_msghdr m = {};
+    struct user_iovec iov = {};
+    if (bpf_probe_read_user(&m, sizeof(m), (const void *)a1) != 0 || !m.msg_iov || !m.msg_iovlen)
+        return;
+    bpf_probe_read_user(&iov, sizeof(iov), m.msg_iov);
+    *addr = m.msg_name;
+    *buf = iov.base;
+    *len = nr == NR_sendmmsg || (long)iov.len < ret ? (long)iov.len : ret;
+}
+
+/* Records a connect of an AF_INET or AF_INET6 socket, or a datagram a SOCK_DGRAM one sent or received
+ * (events.h, enum qk_net_op): what a task reached, and the DNS it asked and was answered. A global
+ * function, checked once. A stream socket's send or receive returns before anything is read. */
+__noinline int qk_record_net(long nr, long fd, long a1, long a4, long ret)
+{
+    int connecting = nr == NR_connect;
+    if (!connecting && ret <= 0)
+        return 0;
+    __u64 cg;
+    struct qk_task_stats *stats = tracked_task(&cg);
+    if (!stats)
+        return 0;
+    struct file *f = fd_file(fd);
+    if (!f || (BPF_CORE_READ(f, f_inode, i_mode) & S_IFMT) != S_IFSOCK)
+        return 0;
+    struct socket *sock = BPF_CORE_READ(f, private_data);
+    short type = BPF_CORE_READ(sock, type);
+    if (!connecting && type != SOCK_DGRAM)
+        return 0;
+    const void *uaddr = 0, *ubuf = 0;
+    long len = 0;
+    if (connecting)
+        uaddr = (const void *)a1;
+    else
+        datagram_of(nr, a1, a4, ret, &uaddr, &ubuf, &len);
+    /* sockaddr_in6: family, port (big-endian), flowinfo, address; sockaddr_in: family, port, address */
+    __u8 sa[24] = {};
+    __u16 family = 0, port = 0;
+    if (uaddr && bpf_probe_read_user(sa, sizeof(sa), uaddr) == 0) {
+        family = sa[0] | (sa[1] << 8);
+        port = (sa[2] << 8) | sa[3];
+    }
+    if (family != AF_INET && family != AF_INET6 && (connecting || family != 0))
+        return 0; /* a unix socket's address, or none for a connect */
+    int receiving = nr == NR_recvfrom || nr == NR_recvmsg;
+    struct qk_net_event *ev = scratch();
+    if (!ev)
+        return 0;
+    fill_header(&ev->h, QK_EV_NET, cg);
+    ev->op = connecting ? QK_NET_CONNECT : receiving ? QK_NET_RECV : QK_NET_SEND;
+    ev->ret = ret;
+    ev->fd = fd;
+    ev->sock_type = type;
+    ev->family = family;
+    ev->port = port;
+    ev->pad = 0;
+    __builtin_memset(ev->addr, 0, sizeof(ev->addr));
+    if (family == AF_INET)
+        __builtin_memcpy(ev->addr, &sa[4], 4);
+    else if (family == AF_INET6)
+        __builtin_memcpy(ev->addr, &sa[8], 16);
+    ev->payload_len = 0;
+    if (!connecting && ubuf && len > 0) {
+        __u32 n = len > QK_NET_PAYLOAD - 1 ? QK_NET_PAYLOAD - 1 : len;
+        if (bpf_probe_read_user(ev->payload, n & (QK_NET_PAYLOAD - 1), ubuf) == 0)
+            ev->payload_len = n & (QK_NET_PAYLOAD - 1);
+    }
+    submit(ev, offsetof(struct qk_net_event, payload) + ev->payload_len, stats);
+    return 0;
+}
+
 /* Counts, for a traced task, a syscall that makes its recording incomplete without being recorded. */
 enum unrecorded { UNRECORDED_COMPAT, UNRECORDED_IO_URING, REFUSED_IO_URING };
 
@@ -323,6 +422,11 @@ int BPF_PROG(qk_sys_exit, struct pt_regs *regs, long ret)
     }
     if (nr == NR_io_uring_setup && ret >= 0 && qk_g.io_uring_blind) {
         count_unrecorded(UNRECORDED_IO_URING);
+        return 0;
+    }
+    if (nr == NR_connect || nr == NR_sendto || nr == NR_sendmsg || nr == NR_sendmmsg || nr == NR_recvfrom ||
+        nr == NR_recvmsg) {
+        qk_record_net(nr, regs->di, regs->si, regs->r8, ret);
         return 0;
     }
     struct plan p = {.fd = -1, .nat = 1, .dirfd = {QK_AT_FDCWD, QK_AT_FDCWD}};

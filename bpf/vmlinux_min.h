@@ -103,6 +103,11 @@ struct file {
     struct inode *f_inode;
     fmode_t f_mode;
     unsigned int f_flags;
+    void *private_data; /* a socket's struct socket */
+};
+
+struct socket {
+    short type; /* SOCK_STREAM, SOCK_DGRAM */
 };
 
 struct files_struct {

@@ -1,5 +1,8 @@
 #include "ebpf_decode.hpp"
 
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
 #include <cstddef>
 #include <cstring>
 #include <string_view>
@@ -11,7 +14,7 @@
 namespace qk::record {
 
 // The layout both compilers must agree on; a change here needs QK_ABI_VERSION bumped.
-static_assert(QK_ABI_VERSION == 10);
+static_assert(QK_ABI_VERSION == 11);
 static_assert(sizeof(qk_event_header) == 24);
 static_assert(offsetof(qk_event_header, cgroup_id) == 8);
 static_assert(sizeof(qk_pieces) == 12 + QK_DATA_SIZE);
@@ -20,6 +23,8 @@ static_assert(offsetof(qk_file_event, p) == 40);
 static_assert(offsetof(qk_exec_event, p) == 32);
 static_assert(sizeof(qk_fork_event) == 32);
 static_assert(sizeof(qk_exit_event) == 32);
+static_assert(offsetof(qk_net_event, addr) == 48 && offsetof(qk_net_event, payload) == 64 &&
+              sizeof(qk_net_event) == 64 + QK_NET_PAYLOAD);
 static_assert(sizeof(qk_task_stats) == 64 && offsetof(qk_task_stats, options) == 40 &&
               offsetof(qk_task_stats, io_uring_refused) == 56);
 static_assert((QK_TASK_NO_PROBES & QK_TASK_DENIALS) == 0 && ((QK_TASK_NO_PROBES | QK_TASK_DENIALS) & QK_TASK_DENIALS_ONLY) == 0);
@@ -163,6 +168,33 @@ ProcExec decode_exec(const qk_exec_event& ev, const Pieces& p)
 }
 
 
+Result<NetOp> decode_net(const char* bytes, std::size_t size)
+{
+    qk_net_event ev;
+    std::memcpy(&ev, bytes, offsetof(qk_net_event, payload));
+    if (ev.payload_len > QK_NET_PAYLOAD || offsetof(qk_net_event, payload) + ev.payload_len > size)
+        return error(fmt::format("eBPF network record of {} bytes says it holds {} of payload", size, ev.payload_len));
+    NetOp op;
+    switch (ev.op) {
+    case QK_NET_CONNECT: op.kind = NetOpKind::connect; break;
+    case QK_NET_SEND: op.kind = NetOpKind::send; break;
+    case QK_NET_RECV: op.kind = NetOpKind::recv; break;
+    default: return error(fmt::format("eBPF record: unknown network operation {}", ev.op));
+    }
+    op.pid = static_cast<pid_t>(ev.h.pid);
+    op.result = ev.ret;
+    op.fd = ev.fd;
+    op.datagram = ev.sock_type == SOCK_DGRAM;
+    op.port = ev.port;
+    if (ev.family == AF_INET || ev.family == AF_INET6) {
+        char text[INET6_ADDRSTRLEN] = {};
+        if (inet_ntop(ev.family, ev.addr, text, sizeof(text)))
+            op.address = text;
+    }
+    op.payload.assign(bytes + offsetof(qk_net_event, payload), ev.payload_len);
+    return op;
+}
+
 }  // namespace
 
 Result<EbpfRecord> decode_ebpf_record(const void* data, std::size_t size)
@@ -215,6 +247,13 @@ Result<EbpfRecord> decode_ebpf_record(const void* data, std::size_t size)
         rec.event = ProcExit{static_cast<pid_t>(ev.h.pid), ev.status};
         return rec;
     }
+    case QK_EV_NET: {
+        if (size < offsetof(qk_net_event, payload))
+            break;
+        QK_TRY(op, decode_net(bytes, size));
+        rec.event = std::move(op).value();
+        return rec;
+    }
     default:
         return error(fmt::format("eBPF record of unknown kind {}", h.kind));
     }
@@ -232,6 +271,8 @@ void deliver(const EbpfRecord& record, RecordingSink& sink)
                 sink.on_fork(ev);
             else if constexpr (std::is_same_v<T, ProcExec>)
                 sink.on_exec(ev);
+            else if constexpr (std::is_same_v<T, NetOp>)
+                sink.on_net(ev);
             else
                 sink.on_exit(ev);
         },

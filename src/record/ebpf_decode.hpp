@@ -14,7 +14,7 @@ namespace qk::record {
 
 struct EbpfRecord {
     std::uint64_t cgroup_id = 0;
-    std::variant<FsOp, ProcFork, ProcExec, ProcExit> event;
+    std::variant<FsOp, ProcFork, ProcExec, ProcExit, NetOp> event;
 };
 
 Result<EbpfRecord> decode_ebpf_record(const void* data, std::size_t size);

@@ -96,6 +96,7 @@ void Recording::merge(const Recording& other)
         mark_incomplete(reason);
     lost_events_ += other.lost_events_;
     refused_calls_.insert(other.refused_calls_.begin(), other.refused_calls_.end());
+    network_.merge(other.network_);
 }
 
 std::vector<const Recording::PathMap::value_type*> Recording::sorted_paths() const

@@ -42,6 +42,16 @@ struct Fields {
     }
 };
 
+// A payload written as hex ("00350001..."), two digits a byte; a stray digit is left out.
+std::string from_hex(std::string_view hex)
+{
+    auto digit = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+    std::string out;
+    for (std::size_t i = 0; i + 1 < hex.size(); i += 2)
+        out += static_cast<char>(digit(hex[i]) * 16 + digit(hex[i + 1]));
+    return out;
+}
+
 void replay_line(object& obj, RecordingSink& sink, Trace& trace)
 {
     Fields f{obj};
@@ -74,6 +84,17 @@ void replay_line(object& obj, RecordingSink& sink, Trace& trace)
         sink.on_exec(ev);
     } else if (op == "exit") {
         sink.on_exit(ProcExit{static_cast<pid_t>(f.num("pid")), static_cast<int>(f.num("status"))});
+    } else if (op == "connect" || op == "send" || op == "recv") {
+        NetOp ev;
+        ev.kind = op == "connect" ? NetOpKind::connect : op == "send" ? NetOpKind::send : NetOpKind::recv;
+        ev.pid = static_cast<pid_t>(f.num("pid"));
+        ev.fd = static_cast<int>(f.num("fd", -1));
+        ev.result = f.num("result");
+        ev.datagram = f.flag("udp");
+        ev.address = f.str("address");
+        ev.port = static_cast<std::uint16_t>(f.num("port"));
+        ev.payload = from_hex(f.str("payload"));
+        sink.on_net(ev);
     } else if (op == "incomplete") {
         sink.mark_incomplete(f.str("reason"));
     } else if (op == "command") {

@@ -5,6 +5,8 @@
 //   {"op":"unlink"|"rmdir"|"mkdir"|"symlink"|"truncate"|"chdir"|"execfail","pid":1,"result":0,"base":"/w","name":"x"}
 //   {"op":"fork","parent":1,"child":2}   {"op":"exec","pid":2,"ppid":1,"base":"/w","name":"/bin/cc","argv":["cc"]}
 //   {"op":"exit","pid":2,"status":0}     {"op":"incomplete","reason":"..."}   {"op":"command","exitCode":0}
+//   {"op":"connect"|"send"|"recv","pid":1,"fd":3,"result":0,"udp":false,"address":"10.0.0.1","port":443,
+//    "payload":"<the datagram's bytes in hex>"}   (bpf/events.h, enum qk_net_op)
 // A failed "open" or "execfail" carries its -errno in "result", as the real engines do: -2 (ENOENT) is
 // a probe, -13 (EACCES), -1 (EPERM) or -30 (EROFS) a denial, kept as Command::record_probes and record_denials say.
 #pragma once

@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -30,6 +31,8 @@ public:
     // The system calls it decodes, as a `strace -e trace=` list; the others' lines are skipped.
     // `lookups`: the stat family too (Command::record_lookups).
     static std::string_view traced_syscalls(bool lookups = false);
+    // Whether `name` is one of the network calls it decodes (socket, connect, the datagram calls).
+    static bool decodes_network(std::string_view name);
 
     // One line, without its newline. An Error names the line number and its text; the parser stays
     // usable, so the lines after it (and the command's exit status) are still read.
@@ -82,6 +85,8 @@ private:
     Status decode_path_op(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_open_handle(Task& t, const strace::Call& call, const strace::Return& ret);
     Status decode_remap(Task& t, const strace::Call& call, const strace::Return& ret);
+    // socket, connect and the datagram calls (strace_network.cpp).
+    Status decode_network(Task& t, const strace::Call& call, const strace::Return& ret);
     void follow_rename(const FsOp& op);
     // The directory relative names of a *at call start from: the dirfd's -y path, or the cwd.
     Result<std::optional<std::string>> dirfd_base(Task& t, std::string_view arg);
@@ -100,6 +105,8 @@ private:
     std::optional<int> root_exec_errno_;
     std::size_t line_ = 0;
     std::unordered_map<pid_t, Task> tasks_;             // by tid: leaders and threads
+    // AF_INET and AF_INET6 sockets by (tgid, fd): whether each is a datagram socket (-y shows neither).
+    std::map<std::pair<pid_t, int>, bool> socket_types_;
     std::unordered_map<pid_t, std::string> unfinished_;  // by tid: a call's text up to where strace cut it
     // Lines of pids that appeared before their parent's fork returned, until it does.
     std::unordered_map<pid_t, std::vector<HeldLine>> held_;

@@ -100,6 +100,8 @@ bool decodes(std::string_view name)
     for (auto other : kOthers)
         if (other == name)
             return true;
+    if (StraceParser::decodes_network(name))
+        return true;
     if (remap(name))
         return true;
     return path_op(name) != nullptr;
@@ -161,6 +163,7 @@ std::string_view StraceParser::traced_syscalls(bool lookups)
             out += std::string(other) + ",";
         for (auto call : kRemaps)
             out += std::string(call) + ",";
+        out += "socket,connect,sendto,sendmsg,sendmmsg,recvfrom,recvmsg,";
         out.pop_back();
         return out;
     }();
@@ -250,6 +253,8 @@ Status StraceParser::decode(pid_t tid, const Call& call, const Return& ret)
         return decode_chdir(t, call, ret);
     if (name == "open_by_handle_at")
         return decode_open_handle(t, call, ret);
+    if (decodes_network(name))
+        return decode_network(t, call, ret);
     if (remap(name))
         return decode_remap(t, call, ret);
     if (name == "chroot") {

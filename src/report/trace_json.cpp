@@ -2,6 +2,7 @@
 
 #include "qk/util/json_writer.hpp"
 #include "qk/report/trace_json.hpp"
+#include "qk/rules/network.hpp"
 
 namespace qk::report {
 
@@ -50,6 +51,39 @@ void files(JsonWriter& w, const Recording& rec)
     w.end_object();
 }
 
+// What the command reached: the connections it opened, those to the machine itself (loopback) apart, and
+// the names it looked up. A connection's host is the name whose DNS answer gave its address, when the
+// command looked it up itself.
+void network(JsonWriter& w, const Recording& rec)
+{
+    const record::NetworkUse& net = rec.network();
+    auto endpoints = [&](const char* key, bool loopback) {
+        w.key(key).begin_array();
+        for (const auto& [to, use] : net.endpoints()) {
+            if (rules::is_loopback(to.address) != loopback)
+                continue;
+            w.begin_object();
+            w.key("address").value(to.address);
+            w.key("port").value(static_cast<std::int64_t>(to.port));
+            w.key("protocol").value(to.datagram ? "udp" : "tcp");
+            if (auto host = net.host_of(to.address); !host.empty())
+                w.key("host").value(host);
+            w.key("count").value(static_cast<std::int64_t>(use.count));
+            w.key("reached").value(use.reached);
+            w.end_object();
+        }
+        w.end_array();
+    };
+    w.key("network").begin_object();
+    endpoints("connections", false);
+    endpoints("loopback", true);
+    w.key("lookups").begin_array();
+    for (const auto& name : net.lookups())
+        w.value(name);
+    w.end_array();
+    w.end_object();
+}
+
 }  // namespace
 
 std::string trace_json(const TraceRequest& request, const record::Trace& trace)
@@ -77,6 +111,7 @@ std::string trace_json(const TraceRequest& request, const record::Trace& trace)
     }
     w.end_array();
     files(w, rec);
+    network(w, rec);
     w.end_object();
     return std::move(w).take_line();
 }

@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <bit>
 
 #include <fmt/core.h>
 
 #include "qk/report/trace_summary.hpp"
+#include "qk/rules/network.hpp"
 #include "qk/util/printable.hpp"
 
 namespace qk::report {
@@ -26,6 +28,13 @@ std::string trace_summary(const TraceRequest& request, const record::Trace& trac
     out += fmt::format("  {} read, {} written, {} created, {} removed, {} renamed, {} listed, {} probed, {} denied\n",
                        count(record::kRead), count(record::kWrite), count(record::kCreate), count(record::kRemove),
                        rec.renames().size(), count(record::kList), count(record::kProbe), count(record::kDenied));
+    const auto& net = rec.network();
+    if (!net.empty()) {
+        const auto& eps = net.endpoints();
+        auto loopback = std::count_if(eps.begin(), eps.end(), [](const auto& e) { return rules::is_loopback(e.first.address); });
+        out += fmt::format("  {} connection{} ({} loopback), {} name{} looked up\n", eps.size(), eps.size() == 1 ? "" : "s",
+                           loopback, net.lookups().size(), net.lookups().size() == 1 ? "" : "s");
+    }
     if (trace.leftovers_killed)
         out += fmt::format("  {} process{} left running when the command exited, killed\n", trace.leftovers_killed,
                            trace.leftovers_killed == 1 ? " was" : "es were");

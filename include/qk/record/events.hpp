@@ -46,6 +46,24 @@ struct FsOp {
     const char* call = "";  // remap: the syscall's name
 };
 
+// A network call of an AF_INET or AF_INET6 socket (bpf/events.h, enum qk_net_op): a connect, whatever it
+// returned, or a datagram sent or received. Stream sockets' sends and receives are not events.
+enum class NetOpKind { connect, send, recv };
+
+struct NetOp {
+    NetOpKind kind = NetOpKind::connect;
+    pid_t pid = 0;
+    long result = 0;  // connect: 0 or -errno; send, recv: bytes
+    int fd = -1;
+    bool datagram = false;  // SOCK_DGRAM (UDP); otherwise a stream (TCP)
+    // The address passed, as text ("10.0.0.1", "2001:db8::1"); empty for a datagram on a connected
+    // socket (its connect named the endpoint).
+    std::string address;
+    std::uint16_t port = 0;
+    // A datagram's first bytes: a DNS query names what was looked up, its answer what the name resolved to.
+    std::string payload;
+};
+
 struct ProcFork {
     pid_t parent = 0;
     pid_t child = 0;

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
+#include "qk/record/network_use.hpp"
 #include "qk/util/string_hash.hpp"
 
 namespace qk::record {
@@ -103,6 +104,10 @@ public:
     void add_refused_call(std::string name) { refused_calls_.insert(std::move(name)); }
     const std::set<std::string>& refused_calls() const { return refused_calls_; }
 
+    // The connections it opened and the names it looked up (loopback included: the reports list it apart).
+    NetworkUse& network() { return network_; }
+    const NetworkUse& network() const { return network_; }
+
     bool complete() const { return incomplete_.empty(); }
     const std::vector<std::string>& incomplete_reasons() const { return incomplete_; }
     const PathMap& paths() const { return paths_; }
@@ -123,6 +128,7 @@ private:
     std::unordered_map<std::string_view, pid_t> first_pid_;
     std::vector<std::string> incomplete_;
     std::set<std::string> refused_calls_;
+    NetworkUse network_;
     std::uint64_t lost_events_ = 0;
 };
 

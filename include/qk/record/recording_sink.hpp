@@ -26,6 +26,9 @@ public:
     void on_fork(const ProcFork& fork);
     void on_exec(const ProcExec& exec);
     void on_exit(const ProcExit& exit);
+    // A connect, or a datagram sent or received: the endpoint it reached, and a DNS query's name and its
+    // answer's addresses when the datagram holds a DNS message (recording_network.cpp).
+    void on_net(const NetOp& op);
     void mark_incomplete(std::string reason) { out_.mark_incomplete(std::move(reason)); }
 
     Recording& recording() { return out_; }
