@@ -57,7 +57,7 @@ Source file_source(int fd, std::uint64_t size)
                   }};
 }
 
-Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings& settings, Waiting waiting)
+Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteServer& settings, Waiting waiting)
 {
     init_curl_once();
     HttpClient client{settings.url,           url_without_credentials(settings.url), settings.token,
@@ -70,8 +70,12 @@ Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings
         return error(fmt::format("the remote cache's URL '{}' (QK_REMOTE_CACHE_URL or nx.json's qk.remoteCache.url) is "
                                  "not an address libcurl can reach",
                                  client.shown_url));
-    if (settings.protocol == RemoteCacheProtocol::bazel)
+    switch (settings.protocol) {
+    case Protocol::bazel:
         return std::unique_ptr<RemoteCache>(std::make_unique<BazelCache>(std::move(client)));
+    case Protocol::turbo:
+        break;
+    }
     return std::unique_ptr<RemoteCache>(
         std::make_unique<TurboCache>(std::move(client), settings.team, settings.signature_key));
 }

@@ -21,7 +21,7 @@ RemoteCheck failed(const char* name, const Error& e, std::string fix)
 }
 
 // A failed HEAD, said by the step it stops: the connection, the token, or the protocol.
-RemoteCheck head_failure(const Error& e, const RemoteCacheSettings& settings)
+RemoteCheck head_failure(const Error& e, const RemoteServer& settings)
 {
     switch (e.kind) {
     case ErrorKind::remote_unreachable:
@@ -67,7 +67,7 @@ RemoteCheck write_failure(const Error& e)
 
 }  // namespace
 
-std::vector<RemoteCheck> check_remote(const RemoteCacheSettings& settings, bool write)
+std::vector<RemoteCheck> check_remote(const RemoteServer& settings, bool write)
 {
     std::vector<RemoteCheck> out;
     auto client = make_remote_cache(settings);
@@ -123,7 +123,7 @@ std::vector<RemoteCheck> check_remote(const RemoteCacheSettings& settings, bool 
                        "the server does not keep what it is sent: check its storage (its path, its free space)"});
     } else {
         out.push_back({"remote-protocol", true, true,
-                       settings.protocol == RemoteCacheProtocol::bazel
+                       settings.protocol == Protocol::bazel
                            ? "the probe entry read back whole, its SHA-256 checked"
                        : settings.signature_key.empty() ? "the probe entry read back whole"
                                                         : "the probe entry read back whole, its signature checked",

@@ -1,5 +1,7 @@
-// remote_policy (qk/run/remote_policy.hpp): the environment wins over nx.json field by field, the flag over both.
+// remote_policy (qk/run/remote_policy.hpp): the server as remote::merge_server merges it, the flag over both.
 #include "qk/run/remote_policy.hpp"
+
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -9,20 +11,8 @@ Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const
                                    const std::string& flag)
 {
     RemotePolicy p;
-    p.server = env;
-    if (p.server.url.empty())
-        p.server.url = nx.url;
-    if (!p.server.protocol) {
-        if (nx.protocol == "bazel")
-            p.server.protocol = RemoteCacheProtocol::bazel;
-        else if (nx.protocol == "turbo")
-            p.server.protocol = RemoteCacheProtocol::turbo;
-    }
-    if (p.server.team.empty())
-        p.server.team = nx.team;
-    if (p.server.protocol == RemoteCacheProtocol::bazel && !p.server.signature_key.empty())
-        return error("QK_REMOTE_CACHE_SIGNATURE_KEY is set, but nx.json's qk.remoteCache.protocol is bazel, which "
-                     "checks entries by their SHA-256 and signs nothing: unset it, or use the turbo protocol");
+    QK_TRY(server, remote::merge_server(env, {nx.url, nx.url_at, nx.protocol, nx.protocol_at, nx.team}));
+    p.server = std::move(*server);
     p.upload_any = nx.upload == "any";
     p.trust_any = nx.trust != "verified";
     if (flag == "off")

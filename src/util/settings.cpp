@@ -43,22 +43,13 @@ Result<unsigned> seconds(const char* name, const char* v)
     return static_cast<unsigned>(n);
 }
 
-// What QK_REMOTE_CACHE_* say. A message quotes the URL without its credentials, and never the token or
-// the signature key (CI logs are read by many).
+// What QK_REMOTE_CACHE_* say, as set: the protocol's name and the URL are checked where they meet
+// nx.json's (remote::merge_server), the same whichever source gives them.
 Result<RemoteCacheSettings> read_remote_cache(const std::function<const char*(const char*)>& set)
 {
     RemoteCacheSettings r;
-    if (const char* v = set("QK_REMOTE_CACHE_PROTOCOL")) {
-        const std::string_view p(v);
-        if (p == "bazel")
-            r.protocol = RemoteCacheProtocol::bazel;
-        else if (p == "turbo")
-            r.protocol = RemoteCacheProtocol::turbo;
-        else
-            return error(fmt::format("QK_REMOTE_CACHE_PROTOCOL='{}' must be turbo (Turborepo's remote cache API, "
-                                     "the default) or bazel (Bazel's HTTP cache: nginx, bazel-remote, BuildBuddy)",
-                                     v));
-    }
+    if (const char* v = set("QK_REMOTE_CACHE_PROTOCOL"))
+        r.protocol = v;
     if (const char* v = set("QK_REMOTE_CACHE_CONNECT_TIMEOUT")) {
         QK_TRY(n, seconds("QK_REMOTE_CACHE_CONNECT_TIMEOUT", v));
         r.connect_timeout_s = *n;
@@ -71,27 +62,10 @@ Result<RemoteCacheSettings> read_remote_cache(const std::function<const char*(co
         r.token = v;
     if (const char* v = set("QK_REMOTE_CACHE_TEAM"))
         r.team = v;
-    if (const char* v = set("QK_REMOTE_CACHE_SIGNATURE_KEY")) {
-        if (r.protocol == RemoteCacheProtocol::bazel)
-            return error("QK_REMOTE_CACHE_SIGNATURE_KEY is set, but only the turbo protocol signs entries (bazel's "
-                         "are checked by their SHA-256): unset it, or set QK_REMOTE_CACHE_PROTOCOL=turbo");
+    if (const char* v = set("QK_REMOTE_CACHE_SIGNATURE_KEY"))
         r.signature_key = v;
-    }
-    const char* url = set("QK_REMOTE_CACHE_URL");
-    if (!url)
-        return r;
-    std::string_view u(url);
-    const auto scheme_end = u.find("://");
-    const std::string_view scheme = u.substr(0, scheme_end);
-    if (scheme_end == std::string_view::npos || (scheme != "http" && scheme != "https") ||
-        u.size() == scheme_end + 3 || u[scheme_end + 3] == '/' ||
-        u.find_first_of(" \t\r\n?#") != std::string_view::npos)
-        return error(fmt::format("QK_REMOTE_CACHE_URL='{}' must be the server's http:// or https:// address, such "
-                                 "as https://cache.example.com or http://127.0.0.1:3000/prefix (no query)",
-                                 url_without_credentials(url)));
-    while (u.size() > scheme_end + 3 && u.back() == '/')
-        u.remove_suffix(1);
-    r.url = std::string(u);
+    if (const char* v = set("QK_REMOTE_CACHE_URL"))
+        r.url = v;
     return r;
 }
 

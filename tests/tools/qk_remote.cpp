@@ -47,6 +47,8 @@ int exit_code(const Error& e)
         return 15;
     case ErrorKind::remote_protocol:
         return 16;
+    case ErrorKind::remote_too_large:
+        return 17;
     default:
         return 2;
     }
@@ -126,7 +128,10 @@ int main(int argc, char** argv)
     auto settings = Settings::read();
     if (!settings)
         return fail(settings.error());
-    auto cache = remote::make_remote_cache(settings->remote_cache);
+    auto server = remote::merge_server(settings->remote_cache);
+    if (!server)
+        return fail(server.error());
+    auto cache = remote::make_remote_cache(*server);
     if (!cache)
         return fail(cache.error());
     const remote::RemoteCache& c = **cache;

@@ -126,8 +126,8 @@ TEST_CASE("a server that is not there is unreachable, named without the URL's cr
         REQUIRE(::getsockname(s.get(), reinterpret_cast<sockaddr*>(&a), &len) == 0);
         port = ntohs(a.sin_port);
     }
-    for (const auto protocol : {RemoteCacheProtocol::turbo, RemoteCacheProtocol::bazel}) {
-        RemoteCacheSettings settings;
+    for (const auto protocol : {qk::remote::Protocol::turbo, qk::remote::Protocol::bazel}) {
+        qk::remote::RemoteServer settings;
         settings.url = "http://user:s3cret@127.0.0.1:" + std::to_string(port) + "/prefix";
         settings.protocol = protocol;
         settings.token = "tok-secret";

@@ -7,11 +7,12 @@
 
 #include "run/output_display.hpp"
 #include "qk/run/remote_policy.hpp"
+#include "qk/workspace/workspace.hpp"
 #include "run/remote_share.hpp"
 #include "test_support.hpp"
 
-using qk::RemoteCacheProtocol;
 using qk::RemoteCacheSettings;
+using qk::remote::Protocol;
 using qk::run::remote_policy;
 using qk::workspace::RemoteCacheConfig;
 
@@ -50,7 +51,7 @@ TEST_CASE("remote_policy: readwrite by default, read when nx.json says readOnly,
     CHECK(p->read);
     CHECK(p->write);
     CHECK(p->server.url == "http://127.0.0.1:3000");
-    CHECK(p->server.protocol.value_or(RemoteCacheProtocol::turbo) == RemoteCacheProtocol::turbo);
+    CHECK(p->server.protocol == Protocol::turbo);
 
     nx.read_only = true;
     p = remote_policy(nx, {}, "");
@@ -84,22 +85,44 @@ TEST_CASE("remote_policy: the environment wins field by field; upload verified a
     auto p = remote_policy(nx, env, "");
     REQUIRE(p);
     CHECK(p->server.url == "http://from-env:9090");
-    CHECK(p->server.protocol == RemoteCacheProtocol::bazel);  // unset in the environment: nx.json's
+    CHECK(p->server.protocol == Protocol::bazel);  // unset in the environment: nx.json's
     CHECK(p->server.team == "team_nx");
     CHECK(p->server.token == "t");
     CHECK_FALSE(p->upload_any);
     CHECK(p->trust_any);
 
-    env.protocol = RemoteCacheProtocol::turbo;
+    env.protocol = "turbo";
     env.team = "team_env";
     nx.upload = "any";
     nx.trust = "verified";
     p = remote_policy(nx, env, "");
     REQUIRE(p);
-    CHECK(p->server.protocol == RemoteCacheProtocol::turbo);
+    CHECK(p->server.protocol == Protocol::turbo);
     CHECK(p->server.team == "team_env");
     CHECK(p->upload_any);
     CHECK_FALSE(p->trust_any);
+}
+
+TEST_CASE("remote_policy: nx.json's server is checked as the environment's, by the file and position that set it",
+          "[run][remote]")
+{
+    qk::test::TempDir dir;
+    dir.write("nx.json", R"({"qk": {"remoteCache": {"protocol": "s3"}}})");
+    auto ws = qk::workspace::Workspace::load(dir.path);
+    REQUIRE(ws);  // the workspace's model holds it as written: the names are src/remote's
+    auto p = remote_policy(ws->nx().remote_cache, {}, "");
+    REQUIRE_FALSE(p);
+    CHECK(p.error().message ==
+          "nx.json:1:37: qk.remoteCache.protocol must be \"turbo\" (Turborepo's API) or \"bazel\" (Bazel's HTTP "
+          "cache), found the string \"s3\"");
+
+    dir.write("nx.json", R"({"qk": {"remoteCache": {"url": "http://h", "protocol": "bazel"}}})");
+    dir.write("nx.local.json", R"({"qk": {"remoteCache": {"url": "ftp://h"}}})");
+    ws = qk::workspace::Workspace::load(dir.path);
+    REQUIRE(ws);
+    p = remote_policy(ws->nx().remote_cache, {}, "");
+    REQUIRE_FALSE(p);
+    CHECK_THAT(p.error().message, Catch::StartsWith("nx.local.json:1:32: qk.remoteCache.url 'ftp://h' must be"));
 }
 
 namespace {

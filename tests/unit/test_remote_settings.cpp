@@ -1,5 +1,5 @@
-// QK_REMOTE_CACHE_*: read once by Settings::read, each bad value an Error naming the variable and what
-// it takes, never quoting a secret.
+// QK_REMOTE_CACHE_*: read once by Settings::read, a bad timeout an Error naming the variable and what it
+// takes. The protocol's name and the URL are checked by remote::merge_server (test_remote_server.cpp).
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -31,7 +31,7 @@ TEST_CASE("the remote cache's settings: defaults and each variable", "[util][set
     auto none = read({});
     REQUIRE(none);
     CHECK(none->remote_cache.url.empty());
-    CHECK_FALSE(none->remote_cache.protocol.has_value());  // nx.json's, else turbo
+    CHECK(none->remote_cache.protocol.empty());  // nx.json's, else turbo
     CHECK(none->remote_cache.connect_timeout_s == 10);
     CHECK(none->remote_cache.stall_timeout_s == 30);
 
@@ -43,8 +43,8 @@ TEST_CASE("the remote cache's settings: defaults and each variable", "[util][set
                      {"QK_REMOTE_CACHE_STALL_TIMEOUT", "3600"}});
     REQUIRE(all);
     const auto& r = all->remote_cache;
-    CHECK(r.url == "https://cache.example.com/base");
-    CHECK(r.protocol == RemoteCacheProtocol::bazel);
+    CHECK(r.url == "https://cache.example.com/base//");  // as set: merge_server checks and trims it
+    CHECK(r.protocol == "bazel");
     CHECK((r.token == "tok" && r.team == "team_x" && r.signature_key.empty()));
     CHECK((r.connect_timeout_s == 3 && r.stall_timeout_s == 3600));
 
@@ -55,20 +55,12 @@ TEST_CASE("the remote cache's settings: defaults and each variable", "[util][set
     CHECK(turbo->remote_cache.signature_key == "k");
 }
 
-TEST_CASE("the remote cache's bad settings name the variable, hiding secrets", "[util][settings]")
+TEST_CASE("the remote cache's bad timeouts name the variable", "[util][settings]")
 {
-    CHECK_THAT(error_of({{"QK_REMOTE_CACHE_PROTOCOL", "s3"}}),
-               Catch::StartsWith("QK_REMOTE_CACHE_PROTOCOL='s3' must be turbo") && Catch::Contains("bazel"));
     for (const char* bad : {"0", "abc", "-1", "3601", "5s", " 5"})
         CHECK_THAT(error_of({{"QK_REMOTE_CACHE_STALL_TIMEOUT", bad}}),
                    Catch::Contains("QK_REMOTE_CACHE_STALL_TIMEOUT='") && Catch::Contains("1 to 3600"));
     CHECK_THAT(error_of({{"QK_REMOTE_CACHE_CONNECT_TIMEOUT", "0"}}), Catch::Contains("QK_REMOTE_CACHE_CONNECT_TIMEOUT"));
-    for (const char* bad : {"ftp://host", "cache.example.com", "http://", "http:///path", "http://h/x?y=1", "http://h x"})
-        CHECK_THAT(error_of({{"QK_REMOTE_CACHE_URL", bad}}), Catch::Contains("QK_REMOTE_CACHE_URL="));
-    const std::string m = error_of({{"QK_REMOTE_CACHE_URL", "ftp://user:hunter2@host/x"}, {"QK_REMOTE_CACHE_TOKEN", "tk"}});
-    CHECK_THAT(m, Catch::Contains("ftp://host/x") && !Catch::Contains("hunter2"));
-    CHECK_THAT(error_of({{"QK_REMOTE_CACHE_PROTOCOL", "bazel"}, {"QK_REMOTE_CACHE_SIGNATURE_KEY", "secret-k"}}),
-               Catch::Contains("QK_REMOTE_CACHE_SIGNATURE_KEY") && !Catch::Contains("secret-k"));
 }
 
 TEST_CASE("url_without_credentials drops the user and password, and only them", "[util][settings]")

@@ -60,9 +60,9 @@ TEST_CASE("nx.json qk.remoteCache: a token or signing key in the file is refused
 
 TEST_CASE("nx.json qk.remoteCache: a wrong value or an unknown key names where and what it takes", "[workspace]")
 {
-    CHECK(load_error(R"({"qk": {"remoteCache": {"protocol": "s3"}}})") ==
-          "nx.json:1:37: qk.remoteCache.protocol must be \"turbo\" (Turborepo's API) or \"bazel\" (Bazel's HTTP "
-          "cache), found the string \"s3\"");
+    // The protocol's name is src/remote's to check (test_remote_policy.cpp): here, only that it is a string.
+    CHECK(load_error(R"({"qk": {"remoteCache": {"protocol": 3}}})").find("qk.remoteCache.protocol must be") !=
+          std::string::npos);
     CHECK(load_error(R"({"qk": {"remoteCache": {"upload": "all"}}})").find("qk.remoteCache.upload must be") !=
           std::string::npos);
     CHECK(load_error(R"({"qk": {"remoteCache": {"trust": true}}})").find("qk.remoteCache.trust must be") !=

@@ -14,7 +14,7 @@
 #include <string_view>
 
 #include "qk/util/result.hpp"
-#include "qk/util/settings.hpp"
+#include "qk/remote/remote_server.hpp"
 
 namespace qk::remote {
 
@@ -67,9 +67,9 @@ public:
     virtual std::string describe() const = 0;
 };
 
-// The client for `settings` (settings.url must be set), telling `waiting` (when set) once when a request
+// The client for `server` (server.url must be set), telling `waiting` (when set) once when a request
 // has waited noticeably long. Errors: a URL libcurl cannot parse.
-Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteCacheSettings& settings, Waiting waiting = {});
+Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteServer& server, Waiting waiting = {});
 
 // Whether `key` is a key RemoteCache takes (lower-case hex, 1 to 128 digits).
 bool valid_key(std::string_view key);

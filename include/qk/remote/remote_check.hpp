@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "qk/util/settings.hpp"
+#include "qk/remote/remote_server.hpp"
 
 namespace qk::remote {
 
@@ -21,7 +21,7 @@ struct RemoteCheck {
 // The checks, in order, stopping at the first that leaves the next nothing to ask. `write`: whether runs
 // here upload (a workspace that only reads is not asked to); then a small probe entry, under a key no
 // task's result has, is written and read back.
-std::vector<RemoteCheck> check_remote(const RemoteCacheSettings& settings, bool write);
+std::vector<RemoteCheck> check_remote(const RemoteServer& settings, bool write);
 
 // The probe's key: 64 hex digits, where a task's key has 32, so it is never a task's.
 inline constexpr std::string_view kProbeKey = "000000000000000000000000000000000000000000000000000000000d0c7000";

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "qk/remote/remote_server.hpp"
 #include "qk/util/result.hpp"
 #include "qk/util/settings.hpp"
 #include "qk/workspace/workspace.hpp"
@@ -13,7 +14,7 @@ namespace qk::run {
 // What a run does with the remote cache: nx.json's qk.remoteCache under the environment's
 // QK_REMOTE_CACHE_* and --remote-cache.
 struct RemotePolicy {
-    RemoteCacheSettings server;  // server.url empty: no remote cache
+    remote::RemoteServer server;  // server.url empty: no remote cache
     bool read = false;           // a local miss asks the server
     bool write = false;          // a stored result is uploaded
     bool upload_any = false;     // upload: any (else only verified results: audit::verified)
@@ -21,7 +22,7 @@ struct RemotePolicy {
 };
 
 // `flag` is --remote-cache: "read", "readwrite", "off" or "" (readwrite, or read when nx.json says readOnly).
-// An Error when the flag asks for a server that nothing names.
+// An Error when the flag asks for a server that nothing names, or as remote::merge_server says.
 Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const RemoteCacheSettings& env,
                                    const std::string& flag);
 

@@ -39,11 +39,11 @@ struct RunSettings {
     bool skip_nx_cache = false;        // NX_SKIP_NX_CACHE=true
 };
 
-// The remote cache's server (src/remote, docs/remote-cache.md). `url` empty: no remote cache.
-enum class RemoteCacheProtocol : std::uint8_t { turbo, bazel };
+// The remote cache's server as the environment sets it (src/remote, docs/remote-cache.md). The protocol's
+// name and the URL are checked, and merged with nx.json's, by remote::merge_server. `url` empty: unset.
 struct RemoteCacheSettings {
-    std::string url;                                            // QK_REMOTE_CACHE_URL, without a trailing '/'
-    std::optional<RemoteCacheProtocol> protocol;  // QK_REMOTE_CACHE_PROTOCOL; unset: nx.json's, else turbo
+    std::string url;            // QK_REMOTE_CACHE_URL, as set
+    std::string protocol;       // QK_REMOTE_CACHE_PROTOCOL, as set; empty: nx.json's, else turbo
     std::string token;          // QK_REMOTE_CACHE_TOKEN: a secret, never printed nor put in a message
     std::string team;           // QK_REMOTE_CACHE_TEAM (turbo: team_... is a teamId, else a slug)
     std::string signature_key;  // QK_REMOTE_CACHE_SIGNATURE_KEY (turbo only): a secret as the token

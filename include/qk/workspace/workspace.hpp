@@ -137,7 +137,9 @@ struct Project {
 // environment's QK_REMOTE_CACHE_* win over each field; a token or a signing key never comes from a file.
 struct RemoteCacheConfig {
     std::string url;
-    std::string protocol;  // "turbo" or "bazel"; empty when unset
+    std::string url_at;    // "nx.json:3:12": where url was set, for messages
+    std::string protocol;  // as written (src/remote names the protocols and checks it); empty when unset
+    std::string protocol_at;
     std::string team;
     std::optional<bool> read_only;
     std::string upload;  // "verified" or "any": which results this workspace's runs share; empty when unset

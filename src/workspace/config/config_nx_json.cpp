@@ -108,7 +108,15 @@ Result<NxConfig> read_nx_config(const fs::path& root, Workspace::Files& files)
                     for (const auto& op : ops->as_array())
                         if (op.is_string())
                             config.cacheable_operations.push_back(op.as_string());
-    config.remote_cache = read_remote_cache_config(merged);
+    // nx.local.json over nx.json field by field; nx.json's "qk" over its base's whole (a shallow merge).
+    auto file_of = [&](std::string_view key) -> std::string {
+        const Json* lq = found ? local->find("qk") : nullptr;
+        const Json* lr = lq ? lq->find("remoteCache") : nullptr;
+        if (lr && lr->find(key))
+            return files.nx_local_json;
+        return files.nx_extends.empty() || nx->find("qk") ? std::string("nx.json") : files.nx_extends;
+    };
+    config.remote_cache = read_remote_cache_config(merged, file_of);
     config.network = read_workspace_network(merged);
     config.inputs_never_read_after_runs =
         read_inputs_never_read_after_runs(merged, config.inputs_never_read_after_runs);

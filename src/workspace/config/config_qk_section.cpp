@@ -75,20 +75,18 @@ Status validate_qk_section(const Json& nx, std::string_view file)
                                      "set {} in the CI's secrets",
                                      file, value.line(), value.column(), kSection, key, variable));
         }
-        if (key == "url" || key == "team") {
+        if (key == "url" || key == "team" || key == "protocol") {  // protocol: its names are src/remote's
             if (!value.is_string() || value.as_string().empty())
                 return shape_error(file, value, fmt::format("{}.{}", kSection, key), "a non-empty string");
         } else if (key == "readOnly") {
             if (!value.is_bool())
                 return shape_error(file, value, fmt::format("{}.readOnly", kSection), "true or false");
-        } else if (key != "protocol" && key != "upload" && key != "trust") {
+        } else if (key != "upload" && key != "trust") {
             return error(fmt::format("{}:{}:{}: {} has no setting \"{}\"; it takes url, protocol, team, readOnly, "
                                      "upload and trust",
                                      file, value.line(), value.column(), kSection, key));
         }
     }
-    QK_TRY_STATUS(expect_one_of(remote->find("protocol"), file, "protocol", {"turbo", "bazel"},
-                                "\"turbo\" (Turborepo's API) or \"bazel\" (Bazel's HTTP cache)"));
     QK_TRY_STATUS(expect_one_of(remote->find("upload"), file, "upload", {"verified", "any"},
                                 "\"verified\" (what enforce held or a clean audit saw) or \"any\""));
     QK_TRY_STATUS(expect_one_of(remote->find("trust"), file, "trust", {"verified", "any"},
@@ -96,7 +94,7 @@ Status validate_qk_section(const Json& nx, std::string_view file)
     return {};
 }
 
-RemoteCacheConfig read_remote_cache_config(const Json& nx)
+RemoteCacheConfig read_remote_cache_config(const Json& nx, const FileOf& file_of)
 {
     RemoteCacheConfig config;
     const Json* qk = nx.find("qk");
@@ -107,8 +105,14 @@ RemoteCacheConfig read_remote_cache_config(const Json& nx)
         const Json* v = remote->find(key);
         return v ? v->as_string() : std::string();
     };
+    auto at = [&](const char* key) {
+        const Json* v = remote->find(key);
+        return v ? fmt::format("{}:{}:{}", file_of(key), v->line(), v->column()) : std::string();
+    };
     config.url = text("url");
+    config.url_at = at("url");
     config.protocol = text("protocol");
+    config.protocol_at = at("protocol");
     config.team = text("team");
     config.upload = text("upload");
     config.trust = text("trust");

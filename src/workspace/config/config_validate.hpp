@@ -3,6 +3,7 @@
 // allows them), known keys must have the types Nx and qk give them.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -28,8 +29,10 @@ Status validate_nx_json(const Json& nx, std::string_view file);
 
 // nx.json's "qk" section (config_qk_section.cpp): its keys, remoteCache's keys and values, and never a token.
 Status validate_qk_section(const Json& nx, std::string_view file);
-// The merged nx.json's qk.remoteCache, validated already in each file.
-RemoteCacheConfig read_remote_cache_config(const Json& nx);
+// The merged nx.json's qk.remoteCache, validated already in each file; `file_of(key)` names the file that
+// set qk.remoteCache.<key>, for the positions a later check quotes.
+using FileOf = std::function<std::string(std::string_view key)>;
+RemoteCacheConfig read_remote_cache_config(const Json& nx, const FileOf& file_of);
 // The merged nx.json's qk.sandbox.network (validated already): the workspace's default.
 NetworkDeclaration read_workspace_network(const Json& nx);
 // The merged nx.json's qk.inputsNeverReadAfterRuns (validated already), or `otherwise`.
