@@ -1,4 +1,4 @@
-"""The fallback matrix (docs/environments.md), tried on this machine with the kernel mechanisms that make
+"""The fallback matrix (docs/restricted-machines.md), tried on this machine with the kernel mechanisms that make
 restricted environments what they are, each applied to qk's process tree alone:
 
 - no CAP_BPF, CAP_PERFMON, CAP_SYS_ADMIN (capabilities dropped with setpriv, as in a default container):

@@ -1,4 +1,4 @@
-"""The differential test of the sandbox's modes (issue 37, DESIGN.md decision 18): every task shape of a
+"""The differential test of the sandbox's modes (issue 37: enforce is faithful, a refusal is visible, docs/architecture.md): every task shape of a
 corpus, and of a corpus generated at random, runs without the sandbox (plain), under audit, under enforce
 over the overlay and under enforce held by Landlock alone (QK_SANDBOX_OVERLAY=0), each mode on a fresh copy
 of one workspace, in one `qk run-many --skip-cache` per mode.
