@@ -9,6 +9,7 @@
 
 #include "qk/audit/classify.hpp"
 #include "qk/enforce/apply.hpp"
+#include "qk/enforce/plan_grant.hpp"
 #include "qk/enforce/probe.hpp"
 #include "qk/enforce/run_mirror.hpp"
 #include "qk/key/cache.hpp"
@@ -164,7 +165,7 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
             plan.grants.push_back({d, Access::read_write});
     }
     for (const rules::Grant& g : rules->grants())
-        plan.grants.push_back({g.path, g.access == rules::Grant::Access::read_write ? Access::read_write : Access::read});
+        plan.grants.push_back(enforce::plan_grant(g));
     // qk's machinery, kept from the task whatever it may touch: the directories holding every run's
     // sandboxes, and the cache (entries, read sets, file hashes) in qk's state.
     plan.cover = covers_;
