@@ -47,6 +47,63 @@ GroupResult without_warm(const GroupResult& group, const OutputSet& warm, const 
     return out;
 }
 
+// The files the key holds whole: each input group (less the task's own warm state), the files every
+// task of the project holds, and what the links among them lead to.
+Status held_files(KeyBuilder::State& s, const workspace::Task& task, const workspace::Project& project,
+                  const workspace::Target& target, TaskKey& key)
+{
+    // Only a task with warm paths compiles them; a bad one is said where the cache would keep them.
+    std::optional<OutputSet> warm;
+    if (!target.warm.empty())
+        if (auto paths = resolve_warm_paths(project, target); paths && !paths->empty())
+            if (auto set = OutputSet::compile(*paths))
+                warm = std::move(*set);
+    std::vector<LinkedTreeRef> trees;  // what the links among the files held whole lead to
+    for (std::size_t g = 0; g < key.inputs.filesets.size(); ++g) {
+        auto group = s.group(key.inputs.filesets[g]);
+        if (!group)
+            return error(fmt::format("task {}: {}", task.id, group.error().message));
+        if (warm)
+            group = without_warm(*group, *warm, s.files);
+        key.groups.push_back(KeyGroup{g, group->files, group->hash});
+        if (group->trees)
+            trees.insert(trees.end(), group->trees->begin(), group->trees->end());
+    }
+    if (auto st = always_files(s, project, key.always); !st)
+        return error(fmt::format("task {}: {}", task.id, st.error().message));
+    for (const KeyFile& f : key.always) {
+        auto i = s.files.find(f.path);
+        if (!i || !s.files.is_symlink(*i))
+            continue;
+        auto tree = s.linked_tree(static_cast<std::uint32_t>(*i));
+        if (!tree)
+            return error(fmt::format("task {}: {}", task.id, tree.error().message));
+        if (*tree)
+            trees.push_back({static_cast<std::uint32_t>(*i), std::move(*tree)});
+    }
+    linked_trees(std::move(trees), key);
+    return {};
+}
+
+// The keys of the tasks it depends on, each computed before it (the scheduler's order).
+Status dependency_tasks(KeyBuilder::State& s, const workspace::Task& task, TaskKey& key)
+{
+    {
+        std::lock_guard lock(s.mutex);
+        std::vector<std::size_t> deps = task.deps;
+        deps.insert(deps.end(), task.continuous_deps.begin(), task.continuous_deps.end());
+        for (std::size_t d : deps) {
+            const TaskKey* dk = s.keys[d].get();
+            if (!dk)
+                return error(fmt::format("internal: the key of {} is needed before that of {}",
+                                         s.tasks.tasks()[d].id, task.id));
+            key.dependency_tasks.emplace_back(dk->task, dk->hash);
+        }
+    }
+    std::sort(key.dependency_tasks.begin(), key.dependency_tasks.end());
+    return {};
+}
+
 }  // namespace
 
 Result<KeyBuilder> KeyBuilder::create(const workspace::ProjectGraph& graph, const workspace::TaskGraph& tasks,
@@ -134,36 +191,7 @@ Result<std::shared_ptr<TaskKey>> KeyBuilder::build(std::size_t i, Expansion expa
     key.outputs = std::move(*outputs);
     key.command_hash = command_hash(task, project);
 
-    // Only a task with warm paths compiles them; a bad one is said where the cache would keep them.
-    std::optional<OutputSet> warm;
-    if (!target.warm.empty())
-        if (auto paths = resolve_warm_paths(project, target); paths && !paths->empty())
-            if (auto set = OutputSet::compile(*paths))
-                warm = std::move(*set);
-    std::vector<LinkedTreeRef> trees;  // what the links among the files held whole lead to
-    for (std::size_t g = 0; g < key.inputs.filesets.size(); ++g) {
-        auto group = s.group(key.inputs.filesets[g]);
-        if (!group)
-            return error(fmt::format("task {}: {}", task.id, group.error().message));
-        if (warm)
-            group = without_warm(*group, *warm, s.files);
-        key.groups.push_back(KeyGroup{g, group->files, group->hash});
-        if (group->trees)
-            trees.insert(trees.end(), group->trees->begin(), group->trees->end());
-    }
-    if (auto st = always_files(s, project, key.always); !st)
-        return error(fmt::format("task {}: {}", task.id, st.error().message));
-    for (const KeyFile& f : key.always) {
-        auto i = s.files.find(f.path);
-        if (!i || !s.files.is_symlink(*i))
-            continue;
-        auto tree = s.linked_tree(static_cast<std::uint32_t>(*i));
-        if (!tree)
-            return error(fmt::format("task {}: {}", task.id, tree.error().message));
-        if (*tree)
-            trees.push_back({static_cast<std::uint32_t>(*i), std::move(*tree)});
-    }
-    linked_trees(std::move(trees), key);
+    QK_TRY_STATUS(held_files(s, task, project, target, key));
     auto packages = s.packages(task, key.inputs);
     if (!packages)
         return error(fmt::format("task {}: {}", task.id, packages.error().message));
@@ -186,19 +214,7 @@ Result<std::shared_ptr<TaskKey>> KeyBuilder::build(std::size_t i, Expansion expa
             return error(fmt::format("task {}: {}", task.id, out.error().message));
         key.runtime.emplace_back(cmd, *out);
     }
-    {
-        std::lock_guard lock(s.mutex);
-        std::vector<std::size_t> deps = task.deps;
-        deps.insert(deps.end(), task.continuous_deps.begin(), task.continuous_deps.end());
-        for (std::size_t d : deps) {
-            const TaskKey* dk = s.keys[d].get();
-            if (!dk)
-                return error(fmt::format("internal: the key of {} is needed before that of {}",
-                                         s.tasks.tasks()[d].id, task.id));
-            key.dependency_tasks.emplace_back(dk->task, dk->hash);
-        }
-    }
-    std::sort(key.dependency_tasks.begin(), key.dependency_tasks.end());
+    QK_TRY_STATUS(dependency_tasks(s, task, key));
     if (auto st = dependency_outputs(s, i, key); !st)
         return error(fmt::format("task {}: {}", task.id, st.error().message));
 

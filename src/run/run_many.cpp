@@ -85,6 +85,33 @@ void prehash_project_files(key::Session& s)
         (void)s.files().hash(files);
 }
 
+// What the summary says was asked: the targets, the projects that have them and the tasks run only as
+// dependencies. `targets` is -t's list (empty for qk run P:T).
+void count_requested(const std::vector<workspace::Task>& tasks, const std::vector<std::string>& targets,
+                     RunSummary& summary)
+{
+    std::set<std::size_t> projects;
+    std::set<std::string, std::less<>> ran;  // the targets of the requested tasks
+    for (const workspace::Task& t : tasks) {
+        if (t.requested)
+            projects.insert(t.project);
+        else
+            ++summary.dependency_tasks;
+        if (t.requested)
+            ran.insert(t.target->name);
+        // qk run P:T gives its task as written, not as -t targets.
+        if (t.requested && targets.empty() &&
+            std::find(summary.targets.begin(), summary.targets.end(), t.target->name) == summary.targets.end())
+            summary.targets.push_back(t.target->name);
+    }
+    // As Nx says it: the -t targets some project has, in the order asked (one no project has, as a
+    // target with neither executor nor command nor dependsOn, ran nowhere).
+    for (const std::string& target : targets)
+        if (ran.contains(target))
+            summary.targets.push_back(target);
+    summary.projects = projects.size();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
@@ -278,26 +305,7 @@ Result<int> RunMany::run()
     (void)session_->files().save_hash_cache(true);  // the run's last: unused entries for outputs go
 
     RunSummary summary;
-    std::set<std::size_t> projects;
-    std::set<std::string, std::less<>> ran;  // the targets of the requested tasks
-    for (const workspace::Task& t : tasks) {
-        if (t.requested)
-            projects.insert(t.project);
-        else
-            ++summary.dependency_tasks;
-        if (t.requested)
-            ran.insert(t.target->name);
-        // qk run P:T gives its task as written, not as -t targets.
-        if (t.requested && request_.tasks.targets.empty() &&
-            std::find(summary.targets.begin(), summary.targets.end(), t.target->name) == summary.targets.end())
-            summary.targets.push_back(t.target->name);
-    }
-    // As Nx says it: the -t targets some project has, in the order asked (one no project has, as a
-    // target with neither executor nor command nor dependsOn, ran nowhere).
-    for (const std::string& target : request_.tasks.targets)
-        if (ran.contains(target))
-            summary.targets.push_back(target);
-    summary.projects = projects.size();
+    count_requested(tasks, request_.tasks.targets, summary);
     summary.interrupted = cancelled_;
     for (key::LocalCache::Refusal& r : cache_->refused())
         summary.not_cached.push_back({std::move(r.task), std::move(r.why)});

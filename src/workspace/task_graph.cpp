@@ -8,7 +8,6 @@
 //   without the target is skipped; a task never depends on itself;
 // - a continuous dependency is started, not awaited, so it is kept apart and not checked for cycles.
 #include "qk/workspace/task_graph.hpp"
-#include "qk/workspace/task_address.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -18,6 +17,7 @@
 
 #include "qk/util/edit_distance.hpp"
 #include "task_graph_order.hpp"
+#include "task_graph_select.hpp"
 #include "workspace_match.hpp"
 
 namespace qk::workspace {
@@ -178,81 +178,6 @@ std::string join(const std::vector<std::string>& v)
 
 namespace {
 
-// `qk run P:T[:C]`: the task address read against the workspace (a target's name may hold colons) into
-// the request's project, target and configuration; an ambiguity it resolved is a note for the run.
-Status read_task_address(TaskRequest& request, const Workspace& ws, std::vector<std::string>& notes)
-{
-    QK_TRY(address, parse_task_address(request.task, ws, ""));
-    request.single_task = true;
-    request.projects = {address->project};
-    request.targets = {address->target};
-    if (!address->configuration.empty()) {
-        if (!request.configuration.empty() && request.configuration != address->configuration)
-            return error(fmt::format("\"{}\" names configuration \"{}\", and -c names \"{}\": give one", request.task,
-                                     address->configuration, request.configuration));
-        request.configuration = address->configuration;
-    }
-    if (!address->ambiguity.empty())
-        notes.push_back(address->ambiguity);
-    return {};
-}
-
-// The projects the request selects, and among them those it names exactly (`explicit_projects`: one of
-// them lacking every requested target is an error, where a pattern's match may lack them).
-Result<std::vector<std::size_t>> select_projects(const Workspace& ws, const TaskRequest& request,
-                                                 std::set<std::size_t>& explicit_projects)
-{
-    std::vector<std::size_t> selected;
-    if (request.single_task) {
-        // `qk run P:T` names its project exactly: no patterns, no word matches.
-        if (request.projects.size() != 1 || request.targets.size() != 1)
-            return error("qk run names one task, as project:target");
-        QK_TRY(t, ws.target(request.projects[0], request.targets[0]));
-        selected.push_back(*ws.project_index(request.projects[0]));
-        return selected;
-    }
-    if (request.projects.empty()) {
-        for (std::size_t i = 0; i < ws.projects().size(); ++i)
-            selected.push_back(i);
-        return selected;
-    }
-    for (const auto& pattern : request.projects) {
-        if (pattern.empty() || pattern[0] == '!')
-            continue;
-        if (auto i = ws.project_index(pattern)) {
-            explicit_projects.insert(*i);
-            continue;
-        }
-        std::vector<std::string> one{pattern};
-        QK_TRY(hit, ws.match_projects(one));
-        if (hit->empty()) {
-            if (!detail::is_glob_pattern(pattern) && pattern.find(':') == std::string::npos)
-                return ws.project(pattern).error();
-            return error(fmt::format("no project matches \"{}\"", pattern));
-        }
-    }
-    QK_TRY(matched, ws.match_projects(request.projects));
-    return std::move(*matched);
-}
-
-// Nx's run-many: the selected projects less those --exclude matches (names, globs, tag:, root globs).
-Status exclude_projects(const Workspace& ws, const TaskRequest& request, std::vector<std::size_t>& selected,
-                        std::set<std::size_t>& explicit_projects)
-{
-    if (request.exclude.empty())
-        return {};
-    QK_TRY(excluded, ws.match_projects(request.exclude));
-    std::set<std::size_t> out(excluded->begin(), excluded->end());
-    bool any = !selected.empty();
-    std::erase_if(selected, [&](std::size_t p) { return out.contains(p); });
-    if (any && selected.empty())
-        return error(fmt::format("--exclude {} leaves no project to run: it matches every project selected",
-                                 join(request.exclude)));
-    for (std::size_t p : out)
-        explicit_projects.erase(p);
-    return {};
-}
-
 // "target app:build has no configuration \"prod\"; its configurations are: ...", for `qk run` only.
 Status check_configuration(const Project& project, const std::string& name, const Target& t, const TaskRequest& request)
 {
@@ -369,15 +294,15 @@ Result<TaskGraph> TaskGraph::build(const ProjectGraph& graph, const TaskRequest&
     TaskRequest request = given;
     std::vector<std::string> notes;
     if (!request.task.empty())
-        QK_TRY_STATUS(read_task_address(request, ws, notes));
+        QK_TRY_STATUS(detail::read_task_address(request, ws, notes));
     if (request.targets.empty())
         return error("no target to run: name one or more with -t (for example -t build,test)");
     Builder b(graph);
     b.configuration = request.configuration;
 
     std::set<std::size_t> explicit_projects;
-    QK_TRY(selected, select_projects(ws, request, explicit_projects));
-    QK_TRY_STATUS(exclude_projects(ws, request, *selected, explicit_projects));
+    QK_TRY(selected, detail::select_projects(ws, request, explicit_projects));
+    QK_TRY_STATUS(detail::exclude_projects(ws, request, *selected, explicit_projects));
     QK_TRY_STATUS(add_requested_tasks(b, request, *selected, explicit_projects));
     QK_TRY_STATUS(add_dependencies(b));
     std::vector<Task> tasks = std::move(b.tasks);
