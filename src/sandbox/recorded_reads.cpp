@@ -27,9 +27,24 @@ bool unkeyed(PathClass c)
     case PathClass::other: return true;
     // Held by the key (inputs, what every key holds, dependencies' outputs, packages it counts), the
     // task's own (outputs, scratch, warm paths), declared irrelevant (ignoreReads), or not the
-    // workspace's (outside, qk's state, node_modules beyond packages' manifests).
-    default: return false;
+    // workspace's (outside, qk's state, node_modules beyond packages' manifests). Each named, no default:
+    // a new class is a build failure here until someone says whether --record must check its reads.
+    case PathClass::outside:
+    case PathClass::qk_state:
+    case PathClass::node_modules:
+    case PathClass::installed_files:
+    case PathClass::scratch:
+    case PathClass::output:
+    case PathClass::output_directory:
+    case PathClass::warm:
+    case PathClass::input:
+    case PathClass::always:
+    case PathClass::json_input:
+    case PathClass::dependency_output:
+    case PathClass::ignored_read:
+    case PathClass::git_machinery: return false;
     }
+    return false;
 }
 
 }  // namespace
