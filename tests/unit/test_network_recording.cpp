@@ -112,3 +112,13 @@ TEST_CASE("recordings merge their network use", "[record][network]")
     CHECK(use.pid == 1);
     CHECK(a.network().host_of("10.0.0.1") == "x.example.com");
 }
+
+TEST_CASE("strace's trace list names the network calls it decodes", "[record][strace][network]")
+{
+    const std::string list = "," + std::string(StraceParser::traced_syscalls()) + ",";
+    for (const char* name : {"socket", "connect", "sendto", "sendmsg", "sendmmsg", "recvfrom", "recvmsg"}) {
+        CHECK(StraceParser::decodes_network(name));
+        CHECK_THAT(list, Catch::Contains(std::string(",") + name + ","));
+    }
+    CHECK_FALSE(StraceParser::decodes_network("send"));  // not a system call on x86_64: sendto
+}
