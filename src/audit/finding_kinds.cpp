@@ -66,6 +66,9 @@ constexpr FindingKind kKinds[] = {
      Finding::none, true, false, true, Rejudge::kept, nullptr},
     {"refusedCalls", &F::refused_calls, nullptr, "system call", "system calls", "refused", kEnforce, Finding::none,
      true, true, false, Rejudge::kept, nullptr},
+    // Hosts the run's network proxy refused: the task's list does not name them (add them to declare them).
+    {"refusedNetwork", &F::refused_network, nullptr, "connection", "connections", "refused by its declared network",
+     kEnforce, Finding::none, true, true, false, Rejudge::kept, nullptr},
 };
 
 // How many members an aggregate has: the most initializers it takes, each converting to any member.

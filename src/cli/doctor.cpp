@@ -155,6 +155,14 @@ DoctorReport doctor(const std::filesystem::path& directory, const Settings& sett
                 verdict = fmt::format("ABI {}", probe->landlock_abi);
             add({step.stage, step.ok, step.stage == "landlock", verdict, {}});
         }
+        // Tried inside the user namespace the overlay steps make: without one it is not tried, and a task
+        // that declares its network is refused under enforce (docs/sandbox.md, "The network").
+        if (!probe->network_namespace() &&
+            std::none_of(probe->steps.begin(), probe->steps.end(), [](const auto& s) { return s.stage == "netns"; }))
+            add({"netns", false, false,
+                 "no network namespace without a user namespace: a task that declares its network is refused "
+                 "under enforce",
+                 {}});
     }
 
     auto passed = [&](std::string_view name) {

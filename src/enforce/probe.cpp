@@ -20,12 +20,17 @@ bool ProbeReport::mirror() const
     return read_mask() && std::any_of(steps.begin(), steps.end(), [](const ProbeStep& s) { return s.stage == "mirror" && s.ok; });
 }
 
+bool ProbeReport::network_namespace() const
+{
+    return std::any_of(steps.begin(), steps.end(), [](const ProbeStep& s) { return s.stage == "netns" && s.ok; });
+}
+
 bool ProbeReport::overlay() const
 {
     // Every overlay step tried and passed; the Landlock step does not decide it, nor those of the mask.
     bool any = false;
     for (const ProbeStep& s : steps) {
-        if (s.stage == "landlock" || s.stage == "read-mask" || s.stage == "mirror")
+        if (s.stage == "landlock" || s.stage == "read-mask" || s.stage == "mirror" || s.stage == "netns")
             continue;
         if (!s.ok)
             return false;
@@ -37,7 +42,7 @@ bool ProbeReport::overlay() const
 std::optional<ProbeStep> ProbeReport::first_failure() const
 {
     for (const ProbeStep& s : steps)
-        if (!s.ok && s.stage != "mirror")  // its failure costs time, not the overlay: said apart
+        if (!s.ok && s.stage != "mirror" && s.stage != "netns")  // they cost time or the network, not the overlay: said apart
             return s;
     return std::nullopt;
 }

@@ -125,6 +125,12 @@ std::string encode(const SandboxPlan& plan)
         line("read-only", r);
     if (!plan.tmpdir.empty())
         line("tmpdir", plan.tmpdir);
+    if (plan.network != SandboxPlan::Network::open)
+        line("network", plan.network == SandboxPlan::Network::none ? "none" : "proxy");
+    if (!plan.proxy.empty())
+        line("proxy", plan.proxy);
+    if (!plan.proxy_token.empty())
+        line("proxy-token", plan.proxy_token);
     if (!plan.result.empty())
         line("result", plan.result);
     out += fmt::format("watch\t{}\n", plan.watch_pid);
@@ -164,6 +170,12 @@ Result<SandboxPlan> decode_plan(std::string_view text)
         }
         if (tag == "watch")
             return number(f[1], plan.watch_pid) ? std::string() : "watch is a pid";
+        if (tag == "network") {
+            if (f[1] != "none" && f[1] != "proxy")
+                return "network is none or proxy";
+            plan.network = f[1] == "none" ? SandboxPlan::Network::none : SandboxPlan::Network::proxy;
+            return {};
+        }
         auto p = path(1);
         if (!p)
             return "a bad escape in the path";
@@ -191,6 +203,10 @@ Result<SandboxPlan> decode_plan(std::string_view text)
             plan.tmpdir = std::move(*p);
         else if (tag == "result")
             plan.result = std::move(*p);
+        else if (tag == "proxy")
+            plan.proxy = std::move(*p);
+        else if (tag == "proxy-token")
+            plan.proxy_token = std::move(*p);
         else
             return fmt::format("unknown record \"{}\"", tag);
         return {};
@@ -204,6 +220,8 @@ Result<SandboxPlan> decode_plan(std::string_view text)
     for (const std::string& c : plan.cover)
         if (c.empty() || c[0] != '/')
             return error(fmt::format("sandbox plan: the directory to cover \"{}\" is not absolute", c));
+    if (plan.network == SandboxPlan::Network::proxy && (plan.proxy.empty() || plan.proxy_token.empty()))
+        return error("sandbox plan: a network through the proxy needs the proxy's socket and a token");
     if (plan.read_mask && (!plan.overlay || plan.mask.empty()))
         return error("sandbox plan: a read mask needs an overlay and a directory to build it in");
     return plan;

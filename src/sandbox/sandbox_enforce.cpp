@@ -82,6 +82,7 @@ public:
     // Outputs qk made as directories before the task (Landlock alone, or no read mask): a tool that
     // renames or copies into one then gives another tree than without the sandbox.
     std::vector<std::string> outputs_qk_made;
+    std::string network_token;  // its list's name at the run's proxy, when it declares one
 };
 
 std::optional<std::string> SandboxEnforce::note_outputs_made(std::size_t i, const std::vector<std::string>& made)
@@ -180,8 +181,14 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
             if (!rules->read(root + "/" + p).allowed())
                 plan.hidden.push_back(p);
     }
+    std::string token;
+    if (auto net = plan_network(t, plan, token); !net) {
+        add({t.id, audit::TaskStatus::refused, net.error().message, {}});
+        return {nullptr, net.error().message};
+    }
     auto run = std::make_unique<Enforced>(i, std::move(rules).value(), recorder_.get(), *dir_, std::move(plan),
                                           helper_, private_tmp_);
+    run->network_token = std::move(token);
     run->directories = std::move(made);
     run->outputs_qk_made = std::move(outputs_qk_made);
     return {std::move(run), std::nullopt};
@@ -197,6 +204,7 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
     audit.failed = run.command_failed;
     audit.project_root = session_.workspace().projects()[t.project].root;
     declared_output_paths(session_, t, run.rules, audit);
+    const std::vector<enforce::NetworkRefusal> refused_hosts = network_refusals(run.network_token);
     if (const auto& setup = run.enforced->setup_failure()) {
         audit.status = audit::TaskStatus::refused;
         audit.reason = fmt::format("its sandbox could not be built: {}; {}", *setup, kUnsandboxHint);
@@ -256,6 +264,10 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
         audit.findings.normalise();
         audit.provenance.overlay = overlay_;
     }
+        for (const enforce::NetworkRefusal& n : refused_hosts)
+            audit.findings.refused_network.push_back(
+                n.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", n.host, n.port)
+                                                      : fmt::format("{}:{}", n.host, n.port));
     if (run.recording && audit.status != audit::TaskStatus::refused) {
         audit.provenance.recorder = std::string(recorder_->name());
         audit.provenance.lost_events = run.recording->recording().lost_events();

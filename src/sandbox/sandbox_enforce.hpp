@@ -13,6 +13,8 @@
 #include <thread>
 
 #include "qk/enforce/base_registry.hpp"
+#include "qk/enforce/network_proxy.hpp"
+#include "qk/enforce/sandbox_plan.hpp"
 #include "qk/enforce/run_mirror.hpp"
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/sandbox/sandbox.hpp"
@@ -51,6 +53,12 @@ private:
     std::optional<enforce::BaseRegistry> registry_;  // this run live, and what its commands are kept from
     std::optional<enforce::SandboxDir> dir_;
     std::string sandbox_note_;  // where the run keeps its sandboxes, when not where it was told
+    // The plan's network for a task that declares one (sandbox_enforce_network.cpp): its own namespace, and
+    // with a list the run's proxy (started here for the first such task) under a token kept in `token`.
+    // An Error when no network namespace can be made here: the task is refused, never run open.
+    Status plan_network(const workspace::Task& t, enforce::SandboxPlan& plan, std::string& token);
+    // What the proxy refused the task, its token forgotten.
+    std::vector<enforce::NetworkRefusal> network_refusals(const std::string& token);
     bool overlay_ = true;
     bool user_namespace_ = false;  // Landlock alone as root: each command in a user namespace (SandboxPlan)
     bool private_tmp_ = false;
@@ -65,6 +73,11 @@ private:
     std::deque<enforce::SandboxDir::CommandDirs> to_remove_;
     bool stopping_ = false;
     std::thread janitor_;
+    // Whether a command can have a network namespace of its own (the probe's netns step, and a user
+    // namespace to make it in); else why not, for a task that declares its network.
+    bool network_namespace_ = false;
+    std::string no_network_namespace_;
+    std::unique_ptr<enforce::NetworkProxy> proxy_;  // the run's, once a task declares a list (under mutex_)
 };
 
 }  // namespace qk::sandbox

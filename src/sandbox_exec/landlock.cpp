@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 
 #include "namespaces.hpp"
 #include "qk/util/path_within.hpp"
@@ -32,6 +33,13 @@ struct landlock_ruleset_attr_v6 {
     std::uint64_t scoped;
 };
 constexpr std::uint64_t kScopeSignal = 1ULL << 1;  // LANDLOCK_SCOPE_SIGNAL
+// Landlock's network rules (ABI 4), newer than Debian 12's headers.
+constexpr std::uint64_t kConnectTcp = 1ULL << 1;  // LANDLOCK_ACCESS_NET_CONNECT_TCP
+constexpr int kRuleNetPort = 2;                    // LANDLOCK_RULE_NET_PORT
+struct landlock_net_port_attr_v4 {
+    std::uint64_t allowed_access;
+    std::uint64_t port;
+};
 
 constexpr Access kRead = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE;
 constexpr Access kWrite = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |
@@ -205,7 +213,7 @@ Step allow_around(Ruleset& rules, int root_fd, const std::string& grant, const s
 
 }  // namespace
 
-Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts)
+Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts, std::uint16_t proxy_port)
 {
     int why = 0;
     counts.abi = landlock_abi(&why);
@@ -227,10 +235,21 @@ Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts)
     // Signals only within the command's own domain (Linux 6.12): it cannot stop or kill qk.
     if (counts.abi >= 6)
         attr.scoped = kScopeSignal;
-    UniqueFd ruleset(static_cast<int>(
-        ::syscall(SYS_landlock_create_ruleset, &attr, counts.abi >= 6 ? sizeof attr : sizeof attr.handled_access_fs, 0)));
+    const bool hold_tcp = proxy_port != 0 && counts.abi >= 4;
+    if (hold_tcp)
+        attr.handled_access_net = kConnectTcp;
+    const std::size_t attr_size = counts.abi >= 6 ? sizeof attr
+                                  : hold_tcp      ? offsetof(landlock_ruleset_attr_v6, scoped)
+                                                  : sizeof attr.handled_access_fs;
+    UniqueFd ruleset(static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, attr_size, 0)));
     if (!ruleset.valid())
         return setup_error("landlock-ruleset", "cannot create a Landlock ruleset");
+    if (hold_tcp) {
+        landlock_net_port_attr_v4 port {kConnectTcp, proxy_port};
+        if (::syscall(SYS_landlock_add_rule, ruleset.get(), kRuleNetPort, &port, 0) != 0)
+            return setup_error("landlock-rule", fmt::format("cannot allow TCP connections to the proxy's port {}", proxy_port));
+        ++counts.rules;
+    }
     Ruleset rules(ruleset.get(), handled, counts);
 
     std::vector<std::string> kept{plan.root};

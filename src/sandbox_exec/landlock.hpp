@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,8 @@ struct LandlockCounts {
 };
 
 // Builds the ruleset and restricts this thread (no_new_privs set first). `counts` is filled as far as it got.
-Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts);
+// `proxy_port` (not 0): the run's proxy on the command's loopback, the one TCP port it may connect to where
+// Landlock holds TCP (ABI 4, Linux 6.7): a second wall behind its network namespace.
+Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts, std::uint16_t proxy_port = 0);
 
 }  // namespace qk::sandbox_exec

@@ -231,13 +231,13 @@ Step enter_user_namespace_as_root()
     return map_every_id_by_a_child(CLONE_NEWUSER);
 }
 
-Step enter_namespaces(bool pid_namespace)
+Step enter_namespaces(bool pid_namespace, bool net_namespace)
 {
     const uid_t uid = ::geteuid();
     const gid_t gid = ::getegid();
     // A user namespace even for root: the command's capabilities then count only inside it, over its
     // own mounts, and none over the host (a sysctl, a module, another process, the raw disk).
-    int flags = CLONE_NEWNS | CLONE_NEWUSER | (pid_namespace ? CLONE_NEWPID : 0);
+    int flags = CLONE_NEWNS | CLONE_NEWUSER | (pid_namespace ? CLONE_NEWPID : 0) | (net_namespace ? CLONE_NEWNET : 0);
     if (uid == 0) {
         if (auto e = map_every_id_by_a_child(flags))
             return e;

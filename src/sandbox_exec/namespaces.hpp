@@ -14,8 +14,9 @@ namespace qk::sandbox_exec {
 
 // unshare(user | mount | pid): the caller's uid and gid mapped, unchanged inside (root: every id, mapped
 // by a child outside); the mount tree made private, so nothing mounted here reaches the caller's namespace. The
-// caller's next child is pid 1 of the new pid namespace.
-Step enter_namespaces(bool pid_namespace);
+// caller's next child is pid 1 of the new pid namespace. `net_namespace`: a network namespace too
+// (network.hpp brings its loopback up).
+Step enter_namespaces(bool pid_namespace, bool net_namespace = false);
 
 // unshare(mount) alone, the tree made private: where root builds the read mask before enter_namespaces,
 // so that the stand-ins' owner can be the id the user namespace leaves unmapped (a tmpfs mounted inside

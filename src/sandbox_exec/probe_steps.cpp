@@ -16,6 +16,7 @@
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
 #include "namespaces.hpp"
+#include "network.hpp"
 #include "privileges.hpp"
 
 namespace qk::sandbox_exec {
@@ -168,19 +169,21 @@ Step try_mirror(const std::string& base)
 // In a child: the namespace steps, each printed as it passes; the first failure ends them.
 [[noreturn]] void namespace_steps(const std::string& root, const std::string& scratch, int out)
 {
-    auto say = [&](const std::string& stage, const Step& failed) {
+    auto say = [&](const std::string& stage, const Step& failed, bool ends = true) {
         enforce::ProbeReport r;
         r.steps.push_back(failed ? enforce::ProbeStep{stage, false, failed->error, failed->message}
                                  : enforce::ProbeStep{stage, true, 0, {}});
         std::string text = enforce::encode(r);
         (void)write_all(out, text.substr(text.find('\n') + 1));  // the step's line, not the ABI's
-        if (failed)
+        if (failed && ends)
             ::_exit(0);
     };
     Step ns = enter_namespaces(false);
     say("userns", ns && ns->stage == "unshare" ? ns : std::nullopt);
     say("uid_map", ns && ns->stage == "uid_map" ? ns : std::nullopt);
     say("mount-private", ns);
+    // The network namespace a command declaring its network gets; its failure ends nothing else.
+    say("netns", try_network_namespace(), false);
     std::string lower = scratch + "/probe-lower";
     if (::mkdir(lower.c_str(), 0700) != 0 && errno != EEXIST)
         say("overlay", setup_error("overlay", "cannot make " + lower));

@@ -24,6 +24,7 @@
 #include "qk/util/unique_fd.hpp"
 #include "landlock.hpp"
 #include "namespaces.hpp"
+#include "network.hpp"
 #include "privileges.hpp"
 #include "syscall_filter.hpp"
 
@@ -58,6 +59,21 @@ UniqueFd pidfd_open(pid_t pid)
 // host): its stand-ins' owner is mapped there, so the command gives up reading past modes.
 bool g_stand_ins_mapped = false;
 
+// With a network list: the connection to the run's proxy (made before the namespaces), and the port on the
+// command's loopback the proxy serves, set by network_step in the child before the command starts.
+UniqueFd g_proxy;
+std::uint16_t g_proxy_port = 0;
+
+using Network = enforce::SandboxPlan::Network;
+
+// In the child, already in its network namespace: loopback up, and the proxy's socket handed over.
+Step network_step(const enforce::SandboxPlan& plan)
+{
+    if (plan.network == Network::open)
+        return std::nullopt;
+    return set_up_network(g_proxy.get(), plan.proxy_token, g_proxy_port);
+}
+
 // The command process: Landlock, then exec. Never returns.
 [[noreturn]] void exec_command(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv, int report)
 {
@@ -67,7 +83,7 @@ bool g_stand_ins_mapped = false;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     LandlockCounts counts;
-    Step step = restrict_self(plan, counts);
+    Step step = restrict_self(plan, counts, g_proxy_port);
     tell(report, fmt::format("rules\t{}\t{}\t{}", counts.abi, counts.rules, counts.missing));
     if (!step)
         step = drop_privileges(!g_stand_ins_mapped);
@@ -79,6 +95,8 @@ bool g_stand_ins_mapped = false;
     }
     if (!plan.tmpdir.empty())
         ::setenv("TMPDIR", plan.tmpdir.c_str(), 1);
+    if (g_proxy_port != 0)
+        set_proxy_environment(g_proxy_port);
     // Nothing opened before Landlock may reach the command: such a descriptor would keep its rights.
     if (::syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) != 0) {
         tell_setup(report, setup_error("fds", "cannot close qk's descriptors before the command starts"));
@@ -195,6 +213,12 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
     if (plan.watch_pid > 0 && !watch.valid())
         return fail(setup_error("watch", fmt::format("cannot watch qk (pid {})", plan.watch_pid)));
 
+    // Before any namespace: the proxy's socket lies in the run's directory, which the covers hide.
+    const bool own_network = plan.network != Network::open;
+    if (plan.network == Network::proxy)
+        if (auto e = connect_proxy(plan.proxy, g_proxy))
+            return fail(*e);
+
     std::string cwd(4096, '\0');
     if (!::getcwd(cwd.data(), cwd.size()))
         return fail(setup_error("cwd", "cannot tell the working directory"));
@@ -230,10 +254,10 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
             if (auto e = mount_overlay(spec))
                 return fail(*e);
             // pid 1 is forked into its user, mount and pid namespaces below, mapped from here.
-            mapped_child = CLONE_NEWNS | CLONE_NEWPID;
+            mapped_child = CLONE_NEWNS | CLONE_NEWPID | (own_network ? CLONE_NEWNET : 0);
         } else {
             g_stand_ins_mapped = plan.read_mask && ::geteuid() == 0;
-            if (auto e = enter_namespaces(true))
+            if (auto e = enter_namespaces(true, own_network))
                 return fail(*e);
             if (auto e = mount_overlay(spec))
                 return fail(*e);
@@ -247,7 +271,10 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         // qk asks for it where its probe made one; where root may not (a container's seccomp profile), the
         // run says what the command may then reach. The command is forked into it below.
         if (plan.user_namespace)
-            mapped_child = 0;
+            mapped_child = own_network ? CLONE_NEWNET : 0;
+        else if (own_network)  // qk refuses such a task before it starts; a plan written by hand is refused here
+            return fail(SetupError{"network", EINVAL, "a network namespace needs the command's own user namespace, "
+                                                      "which this sandbox does not make (Landlock alone, not root)"});
     }
 
     int pipe_fds[2];
@@ -270,6 +297,10 @@ int run_sandboxed(const enforce::SandboxPlan& plan, const std::vector<std::strin
         if (mapped_child && (*mapped_child & CLONE_NEWNS) &&
             ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) {
             tell_setup(to_supervisor.get(), setup_error("mount-private", "cannot make the mount tree private"));
+            ::_exit(enforce::kSetupFailedStatus);
+        }
+        if (auto e = network_step(plan)) {
+            tell_setup(to_supervisor.get(), *e);
             ::_exit(enforce::kSetupFailedStatus);
         }
         if (plan.overlay)

@@ -201,6 +201,21 @@ def test_without_namespaces_enforce_holds_by_landlock_alone_and_says_why(tmp_pat
     assert "enforce works by Landlock alone" in r.stdout and "seccomp" in r.stdout, r.stdout
 
 
+def test_without_namespaces_a_task_that_declares_its_network_is_refused_not_run_open(tmp_path):
+    built = {**KEPT, "qk:sandbox": {"network": False}}
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": ".", "targets": {"build": built}}},
+                        {"src/main.txt": "main\n", ".gitignore": "dist\n"})
+    report = tmp_path / "net.json"
+    r = run(seccomp("namespaces"), ws, "run-many", "-t", "build", "--sandbox=enforce", "--sandbox-report", str(report))
+    assert r.returncode != 0, r.stdout + r.stderr
+    task = json.loads(report.read_text())["tasks"]["app:build"]
+    assert task["status"] == "refused", task
+    assert "declares its network (false)" in task["reason"] and "none can be made here" in task["reason"], task
+    assert not (ws / "dist/main.txt").exists(), "the task ran"
+    r, checks = doctor(seccomp("namespaces"), tmp_path, "--sandbox=enforce")
+    assert checks["netns"].startswith("-- no network namespace without a user namespace"), r.stdout
+
+
 def test_without_namespaces_audit_is_unchanged(tmp_path):
     r, doc = audit(seccomp("namespaces"), tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr

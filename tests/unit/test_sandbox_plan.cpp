@@ -25,6 +25,9 @@ TEST_CASE("a plan reads back as written, whatever its paths hold", "[enforce][pl
     plan.tmpdir = "/var/tmp/qk/run-1/cmd-1/tmp";
     plan.result = "/var/tmp/qk/run-1/cmd-1/result-0";
     plan.watch_pid = 4242;
+    plan.network = SandboxPlan::Network::proxy;
+    plan.proxy = "/var/tmp/qk/run-1/net proxy";
+    plan.proxy_token = "0123abcd";
     auto back = decode_plan(encode(plan));
     REQUIRE(back);
     CHECK(*back == plan);
@@ -34,6 +37,7 @@ TEST_CASE("a plan reads back as written, whatever its paths hold", "[enforce][pl
     alone.overlay = false;
     alone.user_namespace = true;
     alone.grants = {{"src", SandboxPlan::Grant::Access::read}};
+    alone.network = SandboxPlan::Network::none;
     auto alone_back = decode_plan(encode(alone));
     REQUIRE(alone_back);
     CHECK(*alone_back == alone);
@@ -53,6 +57,9 @@ TEST_CASE("a bad plan is refused, naming the line", "[enforce][plan]")
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\nfrobnicate\tx\n") == "sandbox plan line 3: unknown record \"frobnicate\"");
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\nwatch\tqk\n") == "sandbox plan line 3: watch is a pid");
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\nuserns\tyes\n") == "sandbox plan line 3: userns is 0 or 1");
+    CHECK(message("qk-sandbox-plan 1\nroot\t/ws\nnetwork\tsome\n") == "sandbox plan line 3: network is none or proxy");
+    CHECK(message("qk-sandbox-plan 1\nroot\t/ws\noverlay\t0\nnetwork\tproxy\n") ==
+          "sandbox plan: a network through the proxy needs the proxy's socket and a token");
     CHECK(message("qk-sandbox-plan 1\noverlay\t0\n") == "sandbox plan: no absolute root");
     CHECK(message("qk-sandbox-plan 1\nroot\trelative\noverlay\t0\n") == "sandbox plan: no absolute root");
     CHECK(message("qk-sandbox-plan 1\nroot\t/ws\noverlay\t1\n") == "sandbox plan: an overlay needs upper and work");

@@ -51,6 +51,9 @@ struct TaskFindings {
     std::vector<std::string> refused_outside;
     // refusedCalls: system calls refused outright, by name (io_uring_setup: enforce refuses io_uring).
     std::vector<std::string> refused_calls;
+    // refusedNetwork: what the run's network proxy refused it, "host:port" ("[::1]:80"), as its declared
+    // network (a list) does not name it. What it reached without the proxy had no route to refuse.
+    std::vector<std::string> refused_network;
 
     // For a path in the lists above: the process that made the access (its command line), then its
     // parents' up to the task's command, when the recorder saw them (report's "processes"). Not a kind.

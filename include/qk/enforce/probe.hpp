@@ -13,7 +13,8 @@ namespace qk::enforce {
 
 struct ProbeStep {
     std::string stage;  // "landlock", "userns", "uid_map", "mount-private", "overlay", "overlay-workspace",
-                        // "read-mask" (tried last; its failure leaves the overlay usable)
+                        // "read-mask" (tried last; its failure leaves the overlay usable), "netns"
+                        // (the network namespace; its failure leaves the overlay usable)
     bool ok = false;
     int error = 0;        // errno when it failed
     std::string message;  // what failed and why, and the fix when one is known (a sysctl, an AppArmor profile)
@@ -33,6 +34,10 @@ struct ProbeReport {
     // As root: whether an overlay mounted by the host's root follows a read mask's redirects into a mirror
     // of the workspace (run_mirror.hpp); without it each command mirrors refused directories itself.
     bool mirror() const;
+    // Whether a command can have a network namespace of its own with its loopback up (step "netns", tried
+    // in the user namespace the overlay steps make): without it a task that declares its network (false or
+    // a list) is refused under enforce rather than run open.
+    bool network_namespace() const;
     // The first failed step, for "held by Landlock alone because ..." (nullopt when all passed).
     std::optional<ProbeStep> first_failure() const;
 

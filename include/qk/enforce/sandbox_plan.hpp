@@ -57,6 +57,13 @@ struct SandboxPlan {
     std::string tmpdir;   // when set: the command's TMPDIR (a directory outside the workspace, read and
                           // write), for workspaces under the system's temporary directory, whose new
                           // entries Landlock could not allow without allowing the workspace
+    // The network the command reaches (a target's "qk:sandbox" network): open as the host's; none, a
+    // network namespace of its own with loopback only; proxy, the same with a listening socket on its
+    // loopback handed to the run's filtering proxy (net_proxy) at `proxy` (a unix socket in the run's
+    // directory) under `proxy_token`, the one name the proxy knows this task's list by.
+    enum class Network { open, none, proxy };
+    Network network = Network::open;
+    std::string proxy, proxy_token;
     std::string result;   // the file the helper writes its SandboxResult to
     int watch_pid = 0;    // qk's pid: when it dies, everything the command started is killed
 
