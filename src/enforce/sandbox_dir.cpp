@@ -30,6 +30,9 @@ constexpr const char* kRunLock = "lock";
 constexpr const char* kMaskDir = "mask";  // the mount point of every command's read mask
 constexpr std::string_view kRunPrefix = "run-";
 constexpr std::string_view kCommandPrefix = "cmd-";
+// A finished run's directory holding what its janitor had not freed yet: renamed so in one step at its
+// end, and removed by the next run's janitor, off both runs' paths (see destroy()).
+constexpr std::string_view kDonePrefix = "done-";
 
 // The device of `p`, or of its nearest existing ancestor: where a directory made there would live.
 std::optional<dev_t> device_for(fs::path p)
@@ -163,7 +166,10 @@ Result<SandboxDir> SandboxDir::create(const fs::path& workspace_root, const Base
     auto entries = tree::list_dir(base->fd.get());
     if (!entries)
         return sys_error(fmt::format("cannot list {}", base->path.string()), entries.error().sys_errno);
+    std::vector<std::string> done;
     for (const tree::DirEntry& e : *entries) {
+        if (e.name.starts_with(kDonePrefix))
+            done.push_back(e.name);
         UniqueFd held;
         if (!e.name.starts_with(kRunPrefix) || !abandoned(base->fd.get(), e.name, held))
             continue;
@@ -195,6 +201,12 @@ Result<SandboxDir> SandboxDir::create(const fs::path& workspace_root, const Base
                                      kMaskDir),
                          err);
     }
+    // Finished runs' leftovers become this run's, under the base lock so no other run claims them too: its
+    // janitor frees them (remove_left_by_finished_runs), and if it cannot before this run ends they go on
+    // to the next with this run's own.
+    for (const std::string& name : done)
+        if (::renameat(base->fd.get(), name.c_str(), dir.run_fd_.get(), name.c_str()) == 0)
+            dir.claimed_.push_back(name);
     dir.base_fd_ = std::move(base->fd);
     ::flock(base->lock.get(), LOCK_UN);  // explicit: a forked child may hold a duplicate of the descriptor
     return dir;
@@ -211,6 +223,7 @@ SandboxDir& SandboxDir::operator=(SandboxDir&& other) noexcept
         lock_fd_ = std::move(other.lock_fd_);
         same_filesystem_ = other.same_filesystem_;
         removed_ = std::move(other.removed_);
+        claimed_ = std::move(other.claimed_);
     }
     return *this;
 }
@@ -224,16 +237,31 @@ void SandboxDir::destroy() noexcept
 {
     if (!run_fd_.valid())
         return;
-    // The content goes while our lock keeps other runs away; the lock file and the directory itself go
-    // under the base lock, so another run's cleanup never sees the directory without its lock file.
-    if (auto entries = tree::list_dir(run_fd_.get()))
-        for (const tree::DirEntry& e : *entries)
-            if (e.name != kRunLock)
-                (void)tree::remove_tree(run_fd_.get(), e.name, e.name);
+    // Renamed a finished run's in one step under the base lock, with what it still holds (command
+    // directories the janitor had not freed: the last task's layers, what its outputs replaced; the masks'
+    // mount point; the lock file), for the next run to claim and free off its path: on ext4 with discard
+    // each unlink or rmdir can wait milliseconds for the journal, and removing many files seconds. Where
+    // it cannot be renamed it is removed here, the content while our lock keeps other runs away, the lock
+    // file and the directory under the base lock, so another run's cleanup never sees the directory
+    // without its lock file.
     UniqueFd base_lock(::openat(base_fd_.get(), kBaseLock, O_RDWR | O_NOFOLLOW | O_CLOEXEC));
     if (base_lock.valid() && ::flock(base_lock.get(), LOCK_EX) == 0) {
-        ::unlinkat(run_fd_.get(), kRunLock, 0);
-        ::unlinkat(base_fd_.get(), run_dir_.filename().c_str(), AT_REMOVEDIR);
+        bool renamed = false;
+        for (int attempt = 0; !renamed && attempt < 100; ++attempt) {
+            const std::string done = tree::random_name(kDonePrefix);
+            renamed = ::renameat2(base_fd_.get(), run_dir_.filename().c_str(), base_fd_.get(), done.c_str(),
+                                  RENAME_NOREPLACE) == 0;
+            if (!renamed && errno != EEXIST)
+                break;
+        }
+        if (!renamed) {
+            if (auto entries = tree::list_dir(run_fd_.get()))
+                for (const tree::DirEntry& e : *entries)
+                    if (e.name != kRunLock)
+                        (void)tree::remove_tree(run_fd_.get(), e.name, e.name);
+            ::unlinkat(run_fd_.get(), kRunLock, 0);
+            ::unlinkat(base_fd_.get(), run_dir_.filename().c_str(), AT_REMOVEDIR);
+        }
         ::flock(base_lock.get(), LOCK_UN);
     }
     lock_fd_.reset();
@@ -276,6 +304,24 @@ Result<SandboxDir::CommandDirs> SandboxDir::command_dirs() const
         if (!sub.valid() || ::mkdirat(sub.get(), part, 0700) != 0)
             return sys_error(fmt::format("cannot create {} directory in {}", part, (run_dir_ / name).string()));
     return CommandDirs{run_dir_ / name / "upper", run_dir_ / name / "work", run_dir_ / name / "trash", run_dir_ / kMaskDir};
+}
+
+void SandboxDir::remove_left_by_finished_runs(const std::function<bool()>& stop) const
+{
+    // Entry by entry (a command directory, or a run's leftovers claimed in turn), asking between them
+    // whether the run is ending: what is not freed then goes on to the next run with this one's.
+    for (const std::string& name : claimed_) {
+        UniqueFd done(::openat(run_fd_.get(), name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        auto entries = done.valid() ? tree::list_dir(done.get()) : Result<std::vector<tree::DirEntry>>(error(""));
+        if (!entries)
+            continue;
+        for (const tree::DirEntry& e : *entries) {
+            if (stop())
+                return;
+            (void)tree::remove_tree(done.get(), e.name, (run_dir_ / name / e.name).string());
+        }
+        (void)::unlinkat(run_fd_.get(), name.c_str(), AT_REMOVEDIR);
+    }
 }
 
 Status SandboxDir::remove(const CommandDirs& dirs) const

@@ -206,6 +206,9 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
     declared_output_paths(session_, t, run.rules, audit);
     const std::vector<enforce::NetworkRefusal> refused_hosts = network_refusals(run.network_token);
     if (const auto& setup = run.enforced->setup_failure()) {
+        // The probe passed, or its verdict was kept: whatever changed since, the next run probes again.
+        if (probe_cache_)
+            probe_cache_->forget();
         audit.status = audit::TaskStatus::refused;
         audit.reason = fmt::format("its sandbox could not be built: {}; {}", *setup, kUnsandboxHint);
     } else if (!failed_to_run.empty()) {

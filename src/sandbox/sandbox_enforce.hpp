@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "qk/enforce/base_registry.hpp"
+#include "qk/enforce/probe_cache.hpp"
 #include "qk/enforce/network_proxy.hpp"
 #include "qk/enforce/sandbox_plan.hpp"
 #include "qk/enforce/run_mirror.hpp"
@@ -46,10 +47,13 @@ private:
     // Removes a command's directories off the critical path (freeing many replaced files takes time).
     void remove_later(enforce::SandboxDir::CommandDirs dirs);
     void janitor();
+    // Runs qk-sandbox-exec --probe in a scratch directory of the run, and keeps its verdict for the boot.
+    Result<enforce::ProbeReport> probe(const std::string& root);
     // Those of `made` the task left, said (and kept for changed()); nullopt when none.
     std::optional<std::string> note_outputs_made(std::size_t i, const std::vector<std::string>& made);
 
     std::string helper_;
+    std::optional<enforce::ProbeCache> probe_cache_;  // where this environment's verdict is kept, if it can be
     std::optional<enforce::BaseRegistry> registry_;  // this run live, and what its commands are kept from
     std::optional<enforce::SandboxDir> dir_;
     std::string sandbox_note_;  // where the run keeps its sandboxes, when not where it was told

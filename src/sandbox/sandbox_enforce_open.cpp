@@ -12,6 +12,7 @@
 
 #include "qk/enforce/base_registry.hpp"
 #include "qk/enforce/probe.hpp"
+#include "qk/enforce/probe_cache.hpp"
 #include "qk/enforce/run_mirror.hpp"
 #include "qk/key/outputs.hpp"
 #include "qk/sandbox/sandbox_exec_path.hpp"
@@ -113,11 +114,12 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
     self->dir_.emplace(std::move(*dir));
     self->audit_.stale_sandboxes = self->dir_->removed().size();
 
-    QK_TRY(scratch, self->dir_->command_dirs());
-    auto report = enforce::probe(self->helper_, root, scratch->upper.parent_path().string());
-    // What the probe made is freed off the run's path, by the janitor started below (or with the run
-    // directory, if the run ends first).
-    self->remove_later(std::move(*scratch));
+    // The probe's verdict, kept for the boot where nothing it depends on changed (probe_cache.hpp): the
+    // probe costs a run 70-370 ms, nearly all of it waiting for its test mounts to go.
+    self->probe_cache_ = enforce::ProbeCache::here(self->registry_->dir(), self->helper_, root,
+                                                   self->dir_->base().string());
+    std::optional<enforce::ProbeReport> kept = self->probe_cache_ ? self->probe_cache_->load() : std::nullopt;
+    Result<enforce::ProbeReport> report = kept ? Result<enforce::ProbeReport>(std::move(*kept)) : self->probe(root);
     if (!report)
         return error("--sandbox=enforce cannot tell what this machine allows: " + report.error().message);
     if (!report->landlock()) {
@@ -203,6 +205,18 @@ SandboxEnforce::~SandboxEnforce()
         janitor_.join();
 }
 
+Result<enforce::ProbeReport> SandboxEnforce::probe(const std::string& root)
+{
+    QK_TRY(scratch, dir_->command_dirs());
+    auto report = enforce::probe(helper_, root, scratch->upper.parent_path().string());
+    // What the probe made is freed off the run's path, by the janitor (or with the run directory, if the
+    // run ends first).
+    remove_later(std::move(*scratch));
+    if (report && probe_cache_)
+        probe_cache_->store(*report);
+    return report;
+}
+
 void SandboxEnforce::remove_later(enforce::SandboxDir::CommandDirs dirs)
 {
     {
@@ -214,11 +228,18 @@ void SandboxEnforce::remove_later(enforce::SandboxDir::CommandDirs dirs)
 
 void SandboxEnforce::janitor()
 {
+    dir_->remove_left_by_finished_runs([this] {
+        std::lock_guard lock(janitor_mutex_);
+        return stopping_;
+    });
     std::unique_lock lock(janitor_mutex_);
     for (;;) {
         janitor_wake_.wait(lock, [&] { return stopping_ || !to_remove_.empty(); });
-        if (to_remove_.empty())
-            return;  // stopping, nothing left
+        // The run is ending: what is left goes with the run directory, which SandboxDir leaves to the next
+        // run's janitor when it still holds layers (on ext4 with discard, each removal waited for here
+        // cost the run's end milliseconds).
+        if (stopping_ || to_remove_.empty())
+            return;
         auto dirs = std::move(to_remove_.front());
         to_remove_.pop_front();
         lock.unlock();

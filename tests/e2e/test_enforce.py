@@ -186,6 +186,43 @@ exit 125
     assert '"qk:sandbox": false' in task["reason"]
 
 
+def test_the_probe_runs_once_a_boot_and_again_after_a_sandbox_fails_to_build(tmp_path):
+    # The probe's verdict is kept for the boot (src/enforce/probe_cache.cpp): a helper that logs its probes,
+    # and fails every command's setup while a marker file exists, stands in for the real one.
+    log, broken = tmp_path / "probes.log", tmp_path / "broken"
+    fake = tmp_path / "qk-sandbox-exec"
+    real = h.BUILD_DIR / "qk-sandbox-exec"
+    fake.write_text(f"""#!/bin/sh
+if [ "$1" = --probe ]; then echo probe >> "{log}"; exec "{real}" "$@"; fi
+if [ -e "{broken}" ]; then
+  result=$(sed -n 's/^result\\t//p' "$1")
+  printf 'qk-sandbox-result 1\\nsetup\\tmount\\t1\\tthe overlay cannot be mounted: Operation not permitted\\n' > "$result"
+  exit 125
+fi
+exec "{real}" "$@"
+""")
+    fake.chmod(0o755)
+    ws = escape_workspace(tmp_path / "ws", {"t": target("mkdir -p dist && cp src/main.txt dist/main.txt")})
+    env = {"QK_SANDBOX_EXEC": str(fake)}
+
+    def run(name: str) -> dict:
+        r, doc = enforce(ws, "t", tmp_path / f"{name}.json", env=env)
+        return {"rc": r.returncode, "status": doc["tasks"]["app:t"]["status"], "overlay": "landlockOnly" not in doc,
+                "probes": len(log.read_text().splitlines())}
+
+    assert run("first") == {"rc": 0, "status": "enforced", "overlay": True, "probes": 1}
+    assert run("kept") == {"rc": 0, "status": "enforced", "overlay": True, "probes": 1}
+    assert (ws / "dist/main.txt").read_text() == "main\n"
+    # Something the key does not see changed: the task is refused with the cause, and the verdict dropped.
+    broken.touch()
+    assert run("broken") == {"rc": 1, "status": "refused", "overlay": True, "probes": 1}
+    broken.unlink()
+    assert run("probed-again") == {"rc": 0, "status": "enforced", "overlay": True, "probes": 2}
+    # Another helper (rebuilt, or another build's) is another key: probed on its first run.
+    fake.write_text(fake.read_text() + "\n")
+    assert run("rebuilt") == {"rc": 0, "status": "enforced", "overlay": True, "probes": 3}
+
+
 def test_landlock_alone_says_so_and_refuses_a_write_outside_the_outputs(tmp_path):
     ws = escape_workspace(tmp_path / "ws", {"t": target("echo x > dist/a.txt && echo y > stray.txt")})
     r, doc = enforce(ws, "t", tmp_path / "r.json", mode="landlock")

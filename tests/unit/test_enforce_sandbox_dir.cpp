@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <map>
+#include <utility>
 
 #include "enforce/tree_ops.hpp"
 #include "enforce_support.hpp"
@@ -54,10 +55,25 @@ void leave_killed_run(const efs::path& base, const std::string& name, bool with_
 
 }  // namespace
 
-TEST_CASE("a run directory with its lock, command directories of mode 0700, removed at the end", "[enforce]")
+namespace {
+
+// The names in `dir` starting with `prefix`.
+std::vector<std::string> entries_of(const efs::path& dir, std::string_view prefix)
+{
+    std::vector<std::string> out;
+    for (const auto& e : efs::directory_iterator(dir))
+        if (e.path().filename().string().starts_with(prefix))
+            out.push_back(e.path().filename().string());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a run directory with its lock, command directories of mode 0700, gone at the end", "[enforce]")
 {
     Setup s;
     efs::path run;
+    std::string b_dir;
     {
         SandboxDir d = s.create();
         run = d.run_dir();
@@ -86,6 +102,7 @@ TEST_CASE("a run directory with its lock, command directories of mode 0700, remo
         REQUIRE(d.remove(*a).ok());
         CHECK(!efs::exists(a->upper.parent_path()));
         CHECK(efs::is_directory(b->mask));
+        b_dir = b->upper.parent_path().filename().string();
         put_dir(b->work / "work");
         put_file(b->work / "work/#a", "");
         REQUIRE(::chmod((b->work / "work").c_str(), 0) == 0);
@@ -93,6 +110,24 @@ TEST_CASE("a run directory with its lock, command directories of mode 0700, remo
     }
     CHECK(!efs::exists(run));
     CHECK(efs::exists(s.base));
+    // The run directory became a finished run's in one rename, with b in it, for the next run to free.
+    auto done = entries_of(s.base, "done-");
+    REQUIRE(done.size() == 1);
+    CHECK(efs::is_directory(s.base / done[0] / b_dir));
+    {
+        SandboxDir next = s.create();
+        CHECK(next.removed().empty());  // not a killed run's: nothing said of it
+        CHECK(entries_of(s.base, "done-").empty());
+        CHECK(efs::is_directory(next.run_dir() / done[0]));  // claimed under the base lock
+        bool asked = false;
+        next.remove_left_by_finished_runs([&] { return std::exchange(asked, true); });  // stops after one
+        CHECK(entries_of(next.run_dir(), "done-").size() == 1);
+        next.remove_left_by_finished_runs([] { return false; });
+        CHECK(entries_of(next.run_dir(), "done-").empty());
+    }
+    // The next run's own directory went the same way; no run directory is left.
+    CHECK(entries_of(s.base, "done-").size() == 1);
+    CHECK(entries_of(s.base, "run-").empty());
 }
 
 TEST_CASE("removing a run directory never follows a link out of it", "[enforce]")

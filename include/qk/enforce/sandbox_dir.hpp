@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,8 +36,9 @@ public:
     SandboxDir& operator=(SandboxDir&& other) noexcept;
     SandboxDir(const SandboxDir&) = delete;
     SandboxDir& operator=(const SandboxDir&) = delete;
-    // Removes the run directory and everything in it (mode-000 overlay work dirs included), never
-    // following a link.
+    // Renames the run directory a finished run's (done-XXXXXX) in one step, with what it still holds (the
+    // janitor's work left undone: the last layers, what they replaced), for the next run to claim and free
+    // off its path (remove_left_by_finished_runs); where it cannot, removes it, never following a link.
     ~SandboxDir();
 
     const std::filesystem::path& base() const { return base_; }
@@ -45,6 +47,10 @@ public:
     bool same_filesystem() const { return same_filesystem_; }
     // Run directories left by interrupted runs that create() removed.
     const std::vector<std::filesystem::path>& removed() const { return removed_; }
+    // Frees what finished runs left (create() claimed it, moving it into this run's directory): slow on
+    // some filesystems, so from a thread off the run's path; what it cannot free goes on to the next run.
+    // Asks `stop` between entries.
+    void remove_left_by_finished_runs(const std::function<bool()>& stop) const;
 
     // Fresh, empty directories (mode 0700) for one command's overlay, the trash apply() moves what
     // it replaces into, and where qk-sandbox-exec mounts the tmpfs it builds a read mask in (an empty
@@ -75,6 +81,7 @@ private:
     UniqueFd base_fd_, run_fd_, lock_fd_;
     bool same_filesystem_ = true;
     std::vector<std::filesystem::path> removed_;
+    std::vector<std::string> claimed_;  // finished runs' leftovers, moved into the run directory
 };
 
 }  // namespace qk::enforce
