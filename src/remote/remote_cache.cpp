@@ -57,27 +57,26 @@ Source file_source(int fd, std::uint64_t size)
                   }};
 }
 
-Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteServer& settings, Waiting waiting)
+Result<std::unique_ptr<RemoteCache>> make_remote_cache(const RemoteServer& server, Waiting waiting)
 {
     init_curl_once();
-    HttpClient client{settings.url,           url_without_credentials(settings.url), settings.token,
-                      settings.connect_timeout_s, settings.stall_timeout_s, nullptr};
+    HttpClient client{
+        server.url, url_without_credentials(server.url), server.token, server.connect_timeout_s, server.stall_timeout_s,
+        nullptr};
     if (waiting) {
         client.waiting = std::make_shared<WaitNotice>();
         client.waiting->say = std::move(waiting);
     }
-    if (settings.url.empty() || !parses(settings.url))
+    if (server.url.empty() || !parses(server.url))
         return error(fmt::format("the remote cache's URL '{}' (QK_REMOTE_CACHE_URL or nx.json's qk.remoteCache.url) is "
                                  "not an address libcurl can reach",
                                  client.shown_url));
-    switch (settings.protocol) {
-    case Protocol::bazel:
-        return std::unique_ptr<RemoteCache>(std::make_unique<BazelCache>(std::move(client)));
-    case Protocol::turbo:
-        break;
+    switch (server.protocol) {
+    case Protocol::bazel: return std::unique_ptr<RemoteCache>(std::make_unique<BazelCache>(std::move(client)));
+    case Protocol::turbo: break;
     }
     return std::unique_ptr<RemoteCache>(
-        std::make_unique<TurboCache>(std::move(client), settings.team, settings.signature_key));
+        std::make_unique<TurboCache>(std::move(client), server.team, server.signature_key));
 }
 
 }  // namespace qk::remote
