@@ -20,9 +20,9 @@
 namespace qk::enforce::detail {
 namespace {
 
-constexpr std::size_t kMaxHead = 64 * 1024;
+constexpr std::size_t kMaxHead = std::size_t{64} * 1024;
 constexpr int kConnectTimeoutMs = 30'000;
-constexpr std::size_t kRelayBuffer = 256 * 1024;
+constexpr std::size_t kRelayBuffer = std::size_t{256} * 1024;
 
 bool iequals(std::string_view a, std::string_view b)
 {
