@@ -137,7 +137,8 @@ def test_network_false_gives_no_route_at_all(mode, servers, udp_listener, tmp_pa
         "u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
         f"try: u.sendto(b'out', ({out_ip or '192.0.2.1'!r}, {udp_port})); res.append('sent')\n"
         "except OSError as e: res.append(type(e).__name__)\n"
-        "res.append(','.join(sorted(os.listdir('/sys/class/net'))))\n"
+        # The interfaces of its own namespace (/sys/class/net shows the host's: sysfs was mounted there).
+        "res.append(','.join(sorted(l.split(':')[0].strip() for l in open('/proc/net/dev').read().splitlines()[2:])))\n"
         "res.append(str(len(open('/proc/net/route').read().splitlines()) - 1))\n"
         "open('dist/net.txt', 'w').write(' '.join(res))\n"
     )
