@@ -55,6 +55,8 @@ private:
     std::string helper_;
     std::optional<enforce::ProbeCache> probe_cache_;  // where this environment's verdict is kept, if it can be
     std::optional<enforce::BaseRegistry> registry_;  // this run live, and what its commands are kept from
+    // From the probe: whether commands can have a network namespace, else why not (network_namespace_).
+    void note_network_namespace(const enforce::ProbeReport& report);
     std::optional<enforce::SandboxDir> dir_;
     std::string sandbox_note_;  // where the run keeps its sandboxes, when not where it was told
     // The plan's network for a task that declares one (sandbox_enforce_network.cpp): its own namespace, and

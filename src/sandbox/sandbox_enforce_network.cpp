@@ -1,8 +1,11 @@
 // SandboxEnforce's part for a target that declares its network (docs/sandbox.md, "The network"): false runs
 // each command in a network namespace of its own with loopback only; a list does the same and gives it one
 // way out, the run's filtering proxy, which asks rules::network_allows of every request.
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "qk/enforce/probe.hpp"
 #include "qk/rules/network.hpp"
 #include "qk/util/path_within.hpp"
 #include "sandbox_enforce.hpp"
@@ -19,6 +22,22 @@ std::string declared_where(const workspace::NetworkDeclaration& d)
 }
 
 }  // namespace
+
+void SandboxEnforce::note_network_namespace(const enforce::ProbeReport& report)
+{
+    network_namespace_ = report.network_namespace() && (overlay_ || user_namespace_);
+    if (!network_namespace_) {
+        auto netns = std::find_if(report.steps.begin(), report.steps.end(),
+                                  [](const enforce::ProbeStep& s) { return s.stage == "netns"; });
+        auto failed = report.first_failure();
+        no_network_namespace_ =
+            netns != report.steps.end() && !netns->ok ? netns->message
+            : !overlay_ && !user_namespace_
+                ? "its commands are held by Landlock alone without a user namespace, where none can be made"
+                : fmt::format("the probe made no user namespace to make it in{}",
+                              failed ? fmt::format(" ({}: {})", failed->stage, failed->message) : std::string());
+    }
+}
 
 Status SandboxEnforce::plan_network(const workspace::Task& t, enforce::SandboxPlan& plan, std::string& token)
 {

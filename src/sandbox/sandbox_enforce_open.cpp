@@ -158,20 +158,9 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
         }
         self->user_namespace_ = mapped == 2;
     }
+    self->note_network_namespace(*report);
     // Over the overlay a command's directories hold its upper layer. Under Landlock alone they hold none,
     // and the command reaches its private temporary directory there by its path (no mount namespace
-    self->network_namespace_ = report->network_namespace() && (self->overlay_ || self->user_namespace_);
-    if (!self->network_namespace_) {
-        auto netns = std::find_if(report->steps.begin(), report->steps.end(),
-                                  [](const enforce::ProbeStep& s) { return s.stage == "netns"; });
-        auto failed = report->first_failure();
-        self->no_network_namespace_ =
-            netns != report->steps.end() && !netns->ok ? netns->message
-            : !self->overlay_ && !self->user_namespace_
-                ? "its commands are held by Landlock alone without a user namespace, where none can be made"
-                : fmt::format("the probe made no user namespace to make it in{}",
-                              failed ? fmt::format(" ({}: {})", failed->stage, failed->message) : std::string());
-    }
     // binds it back).
     if (self->overlay_)
         QK_TRY_STATUS(self->dir_->hide_from_commands());
