@@ -239,7 +239,7 @@ Error status_error(long status, const std::string& what)
         return error(fmt::format("{}: 413: the server refuses an entry this large; raise its limit "
                                  "(turborepo-remote-cache: BODY_LIMIT; nginx: client_max_body_size)",
                                  what),
-                     ErrorKind::remote_protocol);
+                     ErrorKind::remote_too_large);
     return error(fmt::format("{}: unexpected status {}", what, status), ErrorKind::remote_protocol);
 }
 

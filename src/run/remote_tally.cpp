@@ -66,6 +66,9 @@ std::string fault_words(ErrorKind kind)
     case ErrorKind::remote_truncated: return "the transfer broke off";
     case ErrorKind::remote_tampered: return "refused as corrupt: its signature or SHA-256 did not match";
     case ErrorKind::remote_protocol: return "the server answered outside the protocol";
+    case ErrorKind::remote_too_large:
+        return "too large for the server (413): raise its limit (turborepo-remote-cache: BODY_LIMIT; nginx: "
+               "client_max_body_size)";
     case ErrorKind::cache_entry_corrupt: return "refused as corrupt: a damaged archive";
     case ErrorKind::cache_entry_unsafe: return "refused: the archive writes where the task's entry may not";
     case ErrorKind::cache_entry_version: return "another qk's entry format";

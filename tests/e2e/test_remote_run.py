@@ -358,7 +358,8 @@ def test_an_entry_above_the_servers_limit_is_said_and_counted(servers, tmp_path)
     assert len(notes) == 1 and "413: the server refuses an entry this large" in notes[0], r.stdout
     assert "BODY_LIMIT" in notes[0]
     assert remote_block(r.stdout) == ["0 restored, 2 not on the server; uploaded nothing", WENT_BEYOND,
-                                      "1 result not uploaded: the server answered outside the protocol"], r.stdout
+                                      "1 result not uploaded: too large for the server (413): raise its limit "
+                                      "(turborepo-remote-cache: BODY_LIMIT; nginx: client_max_body_size)"], r.stdout
 
 
 def test_results_outside_the_sandbox_or_keyed_by_reads_are_kept_local_and_said(servers, tmp_path):

@@ -117,8 +117,8 @@ TEST_CASE("an entry refused for what is stored is replaced; one lost on the way 
                         ErrorKind::cache_entry_corrupt, ErrorKind::cache_entry_unsafe})
         CHECK(refused_as_damaged(k));
     for (ErrorKind k : {ErrorKind::remote_unreachable, ErrorKind::remote_timeout, ErrorKind::remote_forbidden,
-                        ErrorKind::remote_server, ErrorKind::cache_entry_version, ErrorKind::cache_entry_too_big,
-                        ErrorKind::other})
+                        ErrorKind::remote_server, ErrorKind::remote_too_large, ErrorKind::cache_entry_version,
+                        ErrorKind::cache_entry_too_big, ErrorKind::other})
         CHECK_FALSE(refused_as_damaged(k));
 }
 
@@ -134,7 +134,7 @@ TEST_CASE("a request is said to wait at half its timeout, between 1 and 5 s", "[
 TEST_CASE("a 413 says the entry is too large and which limit to raise", "[remote]")
 {
     const Error e = remote::status_error(413, "PUT http://cache/v8/artifacts/ab");
-    CHECK(e.kind == ErrorKind::remote_protocol);
+    CHECK(e.kind == ErrorKind::remote_too_large);
     CHECK(e.message.find("refuses an entry this large") != std::string::npos);
     CHECK(e.message.find("BODY_LIMIT") != std::string::npos);
 }

@@ -34,6 +34,7 @@ enum class ErrorKind : std::uint8_t {
     remote_truncated,    // the transfer broke off: fewer bytes than announced, the connection closed midway
     remote_tampered,     // the body is not what was stored: a signature or SHA-256 that does not match
     remote_protocol,     // an answer the protocol does not expect (another status, a malformed pointer)
+    remote_too_large,    // 413: the server refuses an entry of this size (its body limit, not the entry's fault)
 };
 
 // A message for a person: what failed, where, and what to do about it. `sys_errno` is the system's
