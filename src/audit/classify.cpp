@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "qk/audit/hoisted_importers.hpp"
 #include "qk/record/path_resolver.hpp"
 #include "qk/util/special_names.hpp"
 
@@ -51,6 +53,7 @@ public:
             judge_write(from, true, it != rec_.paths().end() && temporary(from, it->second | record::kRemove));
             judge_write(to, true, false);
         }
+        out_.hoisted_importers = hoisted_importers(rec_, rules_, hoisted_);
         out_.normalise();
         return std::move(out_);
     }
@@ -154,7 +157,10 @@ private:
             out_.dependency_reads[ws_.projects()[v.project].name].push_back(std::move(rel));
             break;
         case rules::Finding::unkeyed_package: out_.unkeyed_packages.push_back(package_name(v)); break;
-        case rules::Finding::hoisted_package: out_.hoisted_packages.push_back(package_name(v)); break;
+        case rules::Finding::hoisted_package:
+            out_.hoisted_packages.push_back(package_name(v));
+            hoisted_.emplace(out_.hoisted_packages.back(), v.package);
+            break;
         }
     }
 
@@ -162,6 +168,7 @@ private:
     const rules::Rules& rules_;
     const workspace::Workspace& ws_;
     std::unordered_multimap<std::string_view, std::string_view> renamed_from_;  // rename source -> destination
+    std::map<std::string, std::uint32_t> hoisted_;  // hoisted package read -> its lockfile snapshot
     TaskFindings out_;
 };
 

@@ -85,8 +85,8 @@ template <class T, class... Members> constexpr std::size_t member_count()
 }
 
 // TaskFindings' members that are neither a kind's list nor its `also`: created_directories (strayWrites
-// grouped) and processes (who made each access).
-constexpr std::size_t kNotKinds = 2;
+// grouped), processes (who made each access) and hoisted_importers (who imports each hoisted package).
+constexpr std::size_t kNotKinds = 3;
 constexpr std::size_t lists_in_rows()
 {
     std::size_t n = 0;

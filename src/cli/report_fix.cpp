@@ -6,6 +6,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -15,6 +19,7 @@
 #include "qk/util/printable.hpp"
 #include "qk/util/unified_diff.hpp"
 #include "qk/workspace/json_edit.hpp"
+#include "qk/workspace/package_extensions.hpp"
 #include "qk/workspace/workspace.hpp"
 #include "report_fix_plan.hpp"
 
@@ -62,6 +67,25 @@ Result<std::string> splice(const std::string& text, const FixEdit& e)
     return workspace::insert_member(text, *object, e.key, list, place(object));
 }
 
+// `text` (plan.extensions_file's) with each of the plan's packageExtensions added; one that cannot be is
+// said by hand, with the lines to add.
+std::string add_extensions(std::string text, FixPlan& plan)
+{
+    const bool yaml = plan.extensions_file.ends_with(".yaml");
+    for (const workspace::PackageExtension& e : plan.extensions) {
+        auto edited = yaml ? workspace::add_package_extension_yaml(text, e) : workspace::add_package_extension_json(text, e);
+        if (!edited) {
+            plan.by_hand.push_back(fmt::format("{}: add packageExtensions '{}': {{dependencies: {{'{}': '{}'}}}}: {}",
+                                               printable(plan.extensions_file), printable(e.importer),
+                                               printable(e.name), printable(e.version),
+                                               printable(edited.error().message)));
+            continue;
+        }
+        text = std::move(*edited);
+    }
+    return text;
+}
+
 }  // namespace
 
 int run_report_fix(const ReportFixOptions& options)
@@ -71,15 +95,23 @@ int run_report_fix(const ReportFixOptions& options)
     workspace::Workspace ws = or_fatal(workspace::Workspace::load(root));
     FixPlan plan = plan_report_fix(found, ws, scan_when_asked(ws));
     std::string out;
-    // The edits of each file, applied one after the other to its text (they are grouped by file).
-    for (std::size_t i = 0; i < plan.edits.size();) {
-        const std::string& file = plan.edits[i].file;
+    // The files to edit, each once: those of the edits (grouped by file), and the one packageExtensions goes in.
+    std::vector<std::string> files;
+    for (const FixEdit& e : plan.edits)
+        if (files.empty() || files.back() != e.file)
+            files.push_back(e.file);
+    if (!plan.extensions.empty() &&
+        std::find(files.begin(), files.end(), plan.extensions_file) == files.end())
+        files.push_back(plan.extensions_file);
+    for (const std::string& file : files) {
         const std::string path = (root / file).string();
-        const std::string before = or_fatal(read_file(path));
+        // A workspace without pnpm-workspace.yaml gets one for its packageExtensions.
+        std::error_code absent;
+        const bool made = file == plan.extensions_file && !std::filesystem::exists(path, absent);
+        const std::string before = made ? std::string() : or_fatal(read_file(path));
         std::string text = before;
-        for (; i < plan.edits.size() && plan.edits[i].file == file; ++i) {
-            const FixEdit& e = plan.edits[i];
-            if (e.values.empty())
+        for (const FixEdit& e : plan.edits) {
+            if (e.file != file || e.values.empty())
                 continue;
             auto edited = splice(text, e);
             if (!edited) {
@@ -91,18 +123,23 @@ int run_report_fix(const ReportFixOptions& options)
             }
             text = std::move(*edited);
         }
+        if (file == plan.extensions_file)
+            text = add_extensions(std::move(text), plan);
         if (text == before)
             continue;
-        // What is written must still be what it was: JSON that qk and Nx read (never a half-made edit).
-        if (auto still = workspace::parse_json(text, file, workspace::TrailingCommas::allow); !still) {
-            plan.by_hand.push_back(fmt::format("{}: the edits would not leave valid JSON ({}); nothing written",
-                                               printable(file), printable(still.error().message)));
-            continue;
-        }
+        // What is written must still be what it was: JSON that qk and Nx read (never a half-made edit). The
+        // YAML is checked as it is edited.
+        if (!file.ends_with(".yaml"))
+            if (auto still = workspace::parse_json(text, file, workspace::TrailingCommas::allow); !still) {
+                plan.by_hand.push_back(fmt::format("{}: the edits would not leave valid JSON ({}); nothing written",
+                                                   printable(file), printable(still.error().message)));
+                continue;
+            }
         if (options.write) {
             // The file keeps its mode; one that is a link is not replaced by a file of its own.
             struct stat st_before {};
-            if (::lstat(path.c_str(), &st_before) != 0 || !S_ISREG(st_before.st_mode)) {
+            st_before.st_mode = S_IFREG | 0644;
+            if (!made && (::lstat(path.c_str(), &st_before) != 0 || !S_ISREG(st_before.st_mode))) {
                 plan.by_hand.push_back(fmt::format("{}: not a regular file (a link?); nothing written", printable(file)));
                 continue;
             }
@@ -115,6 +152,11 @@ int run_report_fix(const ReportFixOptions& options)
     }
     // The diff alone on stdout, so that `qk report fix r.json | git apply` takes it; the rest on stderr.
     std::string notes;
+    if (!plan.extensions.empty())
+        plan.by_hand.push_back(fmt::format("then run pnpm install: pnpm-lock.yaml records the dependencies "
+                                           "{} now declares ({}), and the keys of the tasks that read them hold "
+                                           "them",
+                                           printable(plan.extensions_file), plan.extensions.size()));
     if (out.empty())
         notes = "qk report fix: nothing to write: the declarations already hold what the report suggests\n";
     for (const std::string& line : plan.by_hand)

@@ -11,11 +11,13 @@
 #include "report_fix_plan.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -119,7 +121,10 @@ private:
     const IndexSource& index_;
     std::vector<Need> needs_;  // in the report's task order
     std::vector<DependencyNeed> dependencies_;
-    std::map<std::string, std::size_t> hoisted_;  // installed packages read through pnpm's hoisting: tasks
+    bool extend(const audit::TaskFindings& findings, const std::string& name);
+
+    std::map<std::string, std::size_t> hoisted_;  // hoisted packages no importer was found for: tasks
+    std::set<std::tuple<std::string, std::string, std::string>> extensions_;  // (importer, name, version)
     std::optional<Producers> producers_;  // made the first time a file read is not one the key can hold
     std::optional<Planned> shared_;
     std::map<std::pair<std::string, std::string>, Planned> defaults_;  // (target, key)
@@ -144,7 +149,8 @@ void Planner::gather(const audit::RunAudit& report)
         for (const audit::Suggestion& s : *t.given_suggestions) {
             if (s.declare == "packageExtensions") {
                 for (const std::string& name : s.values)
-                    ++hoisted_[name];
+                    if (!extend(t.findings, name))
+                        ++hoisted_[name];
                 continue;
             }
             // A file many siblings hold, read by a tool finding paths: ignoreReads, as the summary says.
@@ -184,6 +190,27 @@ void Planner::gather(const audit::RunAudit& report)
                     it->values.push_back(v);
         }
     }
+}
+
+// The packageExtensions entries that declare `name` a dependency of each package the task read that
+// imports it (the report's hoistedImporters); false when it names none. An importer at a registry version
+// is named with it ("minipass@3.3.6", narrowest), one from elsewhere (file:, a URL) by name alone, which
+// is all pnpm's selector takes there.
+bool Planner::extend(const audit::TaskFindings& findings, const std::string& name)
+{
+    auto found = findings.hoisted_importers.find(name);
+    if (found == findings.hoisted_importers.end() || found->second.imported_by.empty())
+        return false;
+    for (const std::string& importer : found->second.imported_by) {
+        // "name@version"; a scoped name without one starts with its only '@'.
+        const std::size_t at = importer.rfind('@');
+        const std::string_view version = at == 0 || at == std::string::npos ? "" : std::string_view(importer).substr(at + 1);
+        const bool registry = !version.empty() && std::isdigit(static_cast<unsigned char>(version[0])) &&
+                              version.find_first_of(":/") == std::string_view::npos;
+        extensions_.emplace(registry || version.empty() ? importer : importer.substr(0, at), name,
+                            found->second.installed);
+    }
+    return true;
 }
 
 // Whether `value` (an input suggested for the target) names a file the key cannot hold, git-ignored: then
@@ -393,6 +420,10 @@ FixPlan Planner::finish() &&
     for (std::string& line : hoisted_lines(hoisted_, ws_))
         by_hand_.push_back(std::move(line));
     FixPlan plan;
+    for (const auto& [importer, name, version] : extensions_)
+        plan.extensions.push_back({importer, name, version});
+    if (!plan.extensions.empty())
+        plan.extensions_file = package_extensions_file(ws_);
     auto take = [&](Planned& p) {
         if (p.edit.key == "inputs" || p.edit.key == kSharedGlobals)  // a glob is for what a tool reads
             p.edit.values = fold_into_globs(p.edit.values, p.roots, index_);

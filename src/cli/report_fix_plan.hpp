@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "qk/audit/findings.hpp"
+#include "qk/workspace/package_extensions.hpp"
 #include "qk/workspace/workspace.hpp"
 #include "report_fix_globs.hpp"
 
@@ -28,6 +29,10 @@ struct FixEdit {
 
 struct FixPlan {
     std::vector<FixEdit> edits;        // nx.json's first, then each file's, by path; a file's in task order
+    // A dependency an installed package imports without declaring it, found through pnpm's hoisting:
+    // written into `extensions_file` (pnpm-workspace.yaml, or package.json for pnpm 9), sorted.
+    std::vector<workspace::PackageExtension> extensions;
+    std::string extensions_file;
     std::vector<std::string> by_hand;  // what is left to do by hand, a line each, printable
 };
 

@@ -292,6 +292,14 @@ private:
         if (element procs; o["processes"].get(procs) == simdjson::SUCCESS)
             for (auto [path, chain] : as_object(procs, where + "/processes"))
                 t.findings.processes.emplace(std::string(path), strings(chain, where + "/processes"));
+        if (element hoisted; o["hoistedImporters"].get(hoisted) == simdjson::SUCCESS)
+            for (auto [name, found] : as_object(hoisted, where + "/hoistedImporters")) {
+                const std::string at = where + "/hoistedImporters/" + std::string(name);
+                object entry = as_object(found, at);
+                t.findings.hoisted_importers[std::string(name)] = {
+                    string(field(entry, "installed", at), at + "/installed"),
+                    strings(field(entry, "importedBy", at), at + "/importedBy")};
+            }
         if (element never; o["inputsNeverRead"].get(never) == simdjson::SUCCESS)
             t.inputs_never_read = strings(never, where + "/inputsNeverRead");
         std::vector<audit::Suggestion> given;

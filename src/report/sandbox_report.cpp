@@ -136,6 +136,15 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
                 w.key(path).strings(chain);
             w.end_object();
         }
+        if (!t.findings.hoisted_importers.empty()) {
+            w.key("hoistedImporters").begin_object();
+            for (const auto& [name, found] : t.findings.hoisted_importers) {
+                w.key(name).begin_object().key("installed").value(found.installed);
+                w.key("importedBy").strings(found.imported_by);
+                w.end_object();
+            }
+            w.end_object();
+        }
         std::vector<audit::Suggestion> made;
         const auto& suggestions = t.given_suggestions ? *t.given_suggestions : (made = audit::suggest(t));
         if (!suggestions.empty()) {

@@ -48,4 +48,14 @@ std::optional<std::uint32_t> InstalledPackages::manifest_of(std::string_view rel
     return place->snapshot;
 }
 
+std::optional<InstalledPackages::OwnFile> InstalledPackages::own_file(std::string_view rel) const
+{
+    if (!rel.starts_with(prefix_))
+        return std::nullopt;
+    auto place = index_.place(rel.substr(prefix_.size()));
+    if (!place || !place->own || place->rest.empty())
+        return std::nullopt;
+    return OwnFile{place->snapshot, place->rest};
+}
+
 }  // namespace qk::rules

@@ -178,6 +178,11 @@ std::string Rules::package_name(std::uint32_t snapshot) const
     return d_->installed ? d_->installed->name(snapshot) : std::string();
 }
 
+const InstalledPackages* Rules::installed() const
+{
+    return d_->installed.get();
+}
+
 std::vector<std::string> Rules::output_directories() const
 {
     std::vector<std::string> dirs(d_->output_directories.begin(), d_->output_directories.end());

@@ -14,7 +14,7 @@ import pytest
 
 import pnpm_install as pi
 import qk_harness as h
-from audit_workspace import audit_text, sandbox
+from audit_workspace import audit_text, qk, sandbox
 
 WORKSPACE = {
     "package.json": {"name": "root", "private": True, "devDependencies": {"is-number": "7.0.0"}},
@@ -159,3 +159,61 @@ def test_node_linker_hoisted_reports_no_package(recorder, tmp_path_factory, tmp_
     r, doc = sandbox(root, "peekflat", recorder, tmp_path / "report.json", "--skip-cache", "-p", "lib")
     assert r.returncode == 0, r.stdout + r.stderr
     assert doc["tasks"]["lib:peekflat"] == {"project": "lib", "status": "audited", "findings": {}}, doc
+
+
+# A package that imports one it does not declare (shout requires ms, which only lib installs): node finds
+# it through pnpm's hoisting. The report names the importer; qk report fix declares the dependency in
+# pnpm's packageExtensions (pnpm-workspace.yaml from pnpm 10, package.json's "pnpm" for pnpm 9); once pnpm
+# installs again the task's key holds the package and the audit finds nothing.
+PHANTOM = {
+    "package.json": {"name": "root", "private": True},
+    "pnpm-workspace.yaml": "packages:\n  - packages/*\n\n# what pnpm may build\nonlyBuiltDependencies: []\n",
+    "vendor/shout/package.json": {"name": "shout", "version": "1.0.0", "main": "index.js"},
+    "vendor/shout/index.js": "const ms = require(\"ms\");\nmodule.exports = (t) => ms(t);\n",
+    "packages/app/package.json": {"name": "app", "version": "1.0.0",
+                                  "dependencies": {"shout": "file:../../vendor/shout"}},
+    "packages/lib/package.json": {"name": "lib", "version": "1.0.0", "dependencies": {"ms": "2.1.3"}},
+}
+PHANTOM_QK = {
+    "nx.json": {"namedInputs": {"default": ["{projectRoot}/**/*"]}},
+    "packages/app/project.json": {"name": "app", "targets": {
+        "build": {"command": "cd packages/app && node -e \"process.exit(require('shout')('1h') === 3600000 ? 0 : 1)\""}}},
+    "packages/lib/project.json": {"name": "lib", "targets": {}},
+}
+
+
+@pytest.mark.parametrize("major", [9, 10], ids=["pnpm9", "pnpm10"])
+def test_fix_declares_the_importer_of_a_hoisted_package_in_package_extensions(major, tmp_path):
+    root = tmp_path / "ws"
+    root.mkdir()
+    files = dict(PHANTOM)
+    if major == 9:
+        files["package.json"] = {**PHANTOM["package.json"], "packageManager": "pnpm@9.15.9"}
+    pi.write_workspace(root, files)
+    pi.install(root, major)
+    pi.write_workspace(root, PHANTOM_QK)
+    r, doc = sandbox(root, "build", "ebpf", tmp_path / "r1.json", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    task = doc["tasks"]["app:build"]
+    assert task["findings"] == {"hoistedPackages": ["ms"]}, task
+    assert task["hoistedImporters"] == {"ms": {"installed": "2.1.3", "importedBy": ["shout@file:vendor/shout"]}}, task
+
+    fixed = qk(root, "report", "fix", str(tmp_path / "r1.json"), "--write")
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    home = "package.json" if major == 9 else "pnpm-workspace.yaml"
+    assert fixed.stdout == f"qk report fix: wrote {home}\n", fixed.stdout + fixed.stderr
+    assert "then run pnpm install" in fixed.stderr, fixed.stderr
+    if major == 9:
+        assert json.loads((root / "package.json").read_text())["pnpm"] == {
+            "packageExtensions": {"shout": {"dependencies": {"ms": "2.1.3"}}}}
+    else:
+        assert (root / "pnpm-workspace.yaml").read_text() == (
+            "packages:\n  - packages/*\n\n# what pnpm may build\nonlyBuiltDependencies: []\n"
+            "\npackageExtensions:\n  'shout':\n    dependencies:\n      'ms': '2.1.3'\n")
+
+    pi.install(root, major)
+    r, doc = sandbox(root, "build", "ebpf", tmp_path / "r2.json", "--skip-cache")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert doc["tasks"]["app:build"]["findings"] == {}, doc["tasks"]["app:build"]
+    again = qk(root, "report", "fix", str(tmp_path / "r1.json"))
+    assert again.stdout == "", again.stdout  # written once: the same report asks nothing more

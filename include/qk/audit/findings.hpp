@@ -58,6 +58,14 @@ struct TaskFindings {
     // For a path in the lists above: the process that made the access (its command line), then its
     // parents' up to the task's command, when the recorder saw them (report's "processes"). Not a kind.
     std::map<std::string, std::vector<std::string>> processes;
+    // For a package in hoisted_packages: the version installed, and the installed packages whose files the
+    // task read that import it without depending on it (report's "hoistedImporters"), which pnpm's
+    // packageExtensions can make depend on it. Not a kind.
+    struct HoistedImport {
+        std::string installed;                 // "3.3.0"
+        std::vector<std::string> imported_by;  // "minipass@3.3.6", sorted
+    };
+    std::map<std::string, HoistedImport> hoisted_importers;
 
     // Each list sorted and unique.
     void normalise();

@@ -32,6 +32,14 @@ public:
     std::optional<std::uint32_t> manifest_of(std::string_view rel) const;
     // The package's name (not the alias it is installed under).
     const std::string& name(std::uint32_t snapshot) const { return lock_->snapshots[snapshot].name; }
+    const workspace::PnpmSnapshot& snapshot(std::uint32_t snapshot) const { return lock_->snapshots[snapshot]; }
+    // The snapshot whose own package holds the file `rel` (workspace-relative),
+    // node_modules/.pnpm/<dir>/node_modules/<name>/<file>, and <file>; nullopt for anything else.
+    struct OwnFile {
+        std::uint32_t snapshot;
+        std::string_view file;
+    };
+    std::optional<OwnFile> own_file(std::string_view rel) const;
 
 private:
     InstalledPackages(const workspace::PnpmLock* lock, workspace::PnpmModules modules)

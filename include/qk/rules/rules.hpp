@@ -145,6 +145,8 @@ public:
 
     // The name of an installed package a Verdict names.
     std::string package_name(std::uint32_t snapshot) const;
+    // The install reads are placed in; null when no packages are reported.
+    const InstalledPackages* installed() const;
 
     // The directories its outputs lie in (workspace-relative), parents before children: created as the
     // task starts when missing, and removed again if it leaves them empty.
