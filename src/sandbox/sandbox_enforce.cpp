@@ -264,13 +264,13 @@ Status SandboxEnforce::finish(std::unique_ptr<TaskSandbox> task_run, bool interr
             audit::refused_accesses(run.recording->recording(), run.rules,
                                     {.landlock_only = !overlay_, .failed = run.command_failed, .rules_built = run.started},
                                     audit.findings);
-        audit.findings.normalise();
-        audit.provenance.overlay = overlay_;
-    }
         for (const enforce::NetworkRefusal& n : refused_hosts)
             audit.findings.refused_network.push_back(
                 n.host.find(':') != std::string::npos ? fmt::format("[{}]:{}", n.host, n.port)
                                                       : fmt::format("{}:{}", n.host, n.port));
+        audit.findings.normalise();
+        audit.provenance.overlay = overlay_;
+    }
     if (run.recording && audit.status != audit::TaskStatus::refused) {
         audit.provenance.recorder = std::string(recorder_->name());
         audit.provenance.lost_events = run.recording->recording().lost_events();

@@ -51,20 +51,20 @@ private:
     Result<enforce::ProbeReport> probe(const std::string& root);
     // Those of `made` the task left, said (and kept for changed()); nullopt when none.
     std::optional<std::string> note_outputs_made(std::size_t i, const std::vector<std::string>& made);
-
-    std::string helper_;
-    std::optional<enforce::ProbeCache> probe_cache_;  // where this environment's verdict is kept, if it can be
-    std::optional<enforce::BaseRegistry> registry_;  // this run live, and what its commands are kept from
-    // From the probe: whether commands can have a network namespace, else why not (network_namespace_).
-    void note_network_namespace(const enforce::ProbeReport& report);
-    std::optional<enforce::SandboxDir> dir_;
-    std::string sandbox_note_;  // where the run keeps its sandboxes, when not where it was told
     // The plan's network for a task that declares one (sandbox_enforce_network.cpp): its own namespace, and
     // with a list the run's proxy (started here for the first such task) under a token kept in `token`.
     // An Error when no network namespace can be made here: the task is refused, never run open.
     Status plan_network(const workspace::Task& t, enforce::SandboxPlan& plan, std::string& token);
+    // From the probe: whether commands can have a network namespace, else why not (network_namespace_).
+    void note_network_namespace(const enforce::ProbeReport& report);
     // What the proxy refused the task, its token forgotten.
     std::vector<enforce::NetworkRefusal> network_refusals(const std::string& token);
+
+    std::string helper_;
+    std::optional<enforce::ProbeCache> probe_cache_;  // where this environment's verdict is kept, if it can be
+    std::optional<enforce::BaseRegistry> registry_;  // this run live, and what its commands are kept from
+    std::optional<enforce::SandboxDir> dir_;
+    std::string sandbox_note_;  // where the run keeps its sandboxes, when not where it was told
     bool overlay_ = true;
     bool user_namespace_ = false;  // Landlock alone as root: each command in a user namespace (SandboxPlan)
     bool private_tmp_ = false;
@@ -73,17 +73,17 @@ private:
     std::optional<enforce::RunMirror> mirror_;  // the run's mirror of the workspace, as root
     std::vector<std::string> run_outputs_;  // where the run's tasks may write: kept out of masks that refuse it
     std::map<std::size_t, std::string> made_outputs_;  // by task: what changed() says (under mutex_)
+    // Whether a command can have a network namespace of its own (the probe's netns step, and a user
+    // namespace to make it in); else why not, for a task that declares its network.
+    bool network_namespace_ = false;
+    std::string no_network_namespace_;
+    std::unique_ptr<enforce::NetworkProxy> proxy_;  // the run's, once a task declares a list (under mutex_)
 
     std::mutex janitor_mutex_;
     std::condition_variable janitor_wake_;
     std::deque<enforce::SandboxDir::CommandDirs> to_remove_;
     bool stopping_ = false;
     std::thread janitor_;
-    // Whether a command can have a network namespace of its own (the probe's netns step, and a user
-    // namespace to make it in); else why not, for a task that declares its network.
-    bool network_namespace_ = false;
-    std::string no_network_namespace_;
-    std::unique_ptr<enforce::NetworkProxy> proxy_;  // the run's, once a task declares a list (under mutex_)
 };
 
 }  // namespace qk::sandbox

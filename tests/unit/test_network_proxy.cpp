@@ -11,6 +11,8 @@
 #include <cstring>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "enforce/network_relay.hpp"
 #include "qk/enforce/network_proxy.hpp"
 #include "qk/util/io.hpp"
