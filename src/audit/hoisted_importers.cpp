@@ -19,6 +19,24 @@ bool script_file(std::string_view file)
     return std::any_of(kExtensions.begin(), kExtensions.end(), [&](std::string_view e) { return file.ends_with(e); });
 }
 
+// A TypeScript file (declarations included), which tsc resolves through node_modules whatever the name.
+bool types_file(std::string_view file)
+{
+    static constexpr std::array<std::string_view, 3> kExtensions{".ts", ".cts", ".mts"};
+    return std::any_of(kExtensions.begin(), kExtensions.end(), [&](std::string_view e) { return file.ends_with(e); });
+}
+
+// Node's built-in modules that npm also has a package of (events, buffer, util...): node's require and
+// import take the built-in without looking in node_modules, so a script naming one is no importer of the
+// package; tsc resolving a .d.ts's import of "events" does read it.
+bool node_builtin(std::string_view name)
+{
+    static constexpr std::array<std::string_view, 16> kBuiltins{
+        "assert", "buffer", "console", "constants", "crypto", "events", "os", "path",
+        "process", "punycode", "querystring", "stream", "string_decoder", "timers", "url", "util"};
+    return std::find(kBuiltins.begin(), kBuiltins.end(), name) != kBuiltins.end();
+}
+
 // What precedes a module specifier in an import: `require(`, `from`, `import(`, `import`, or a triple-slash
 // reference's `types=`, spaces and line breaks between.
 bool import_before(std::string_view text, std::size_t quote)
@@ -84,7 +102,7 @@ std::map<std::string, TaskFindings::HoistedImport> hoisted_importers(
         std::vector<std::string_view> wanted;
         for (const auto& [name, snapshot] : hoisted)
             if (name != importer.name && !importer.dependencies.contains(name) &&
-                !importer.optional_dependencies.contains(name))
+                !importer.optional_dependencies.contains(name) && (types_file(own->file) || !node_builtin(name)))
                 wanted.push_back(name);
         if (wanted.empty())
             continue;

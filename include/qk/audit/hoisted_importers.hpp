@@ -17,7 +17,9 @@ namespace qk::audit {
 // For each hoisted package (name -> its lockfile snapshot), its installed version and importers
 // ("name@version"), read from the script files (.js, .cjs, .mjs, .ts, .d.ts...) the recording read in
 // other packages' own directories. A package none of them imports (the project's own code does, or a
-// tool loads it by name, as tsc loads node_modules/@types) has no entry.
+// tool loads it by name, as tsc loads node_modules/@types) has no entry. A script naming one of node's
+// built-in modules (events, buffer...) gets the built-in from node, not the package: only TypeScript
+// files, which tsc resolves through node_modules, import those.
 std::map<std::string, TaskFindings::HoistedImport> hoisted_importers(
     const record::Recording& recording, const rules::Rules& rules,
     const std::map<std::string, std::uint32_t>& hoisted);
