@@ -1,13 +1,18 @@
 #include "qk/audit/hoisted_importers.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "qk/rules/installed_packages.hpp"
 #include "qk/util/io.hpp"
+#include "qk/util/unique_fd.hpp"
 
 namespace qk::audit {
 namespace {
@@ -61,6 +66,23 @@ bool import_before(std::string_view text, std::size_t quote)
     return word_ends("from") || word_ends("import");
 }
 
+// The text of an installed script the task read, or nullopt. The task may have left anything at that
+// path since (a FIFO that would block the audit, a link to /dev/zero, a file of gigabytes): only a
+// regular file of a script's size is read, without following a link and without waiting.
+std::optional<std::string> script_text(const std::string& path)
+{
+    constexpr off_t kLargest = 16 << 20;  // bundled scripts run to a few MiB
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW));
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > kLargest)
+        return std::nullopt;
+    std::string text;
+    if (!read_all(fd.get(), text, static_cast<std::size_t>(st.st_size) + 1) ||
+        text.size() > static_cast<std::size_t>(kLargest))
+        return std::nullopt;
+    return text;
+}
+
 }  // namespace
 
 bool imports_package(std::string_view source, std::string_view name)
@@ -106,9 +128,9 @@ std::map<std::string, TaskFindings::HoistedImport> hoisted_importers(
                 wanted.push_back(name);
         if (wanted.empty())
             continue;
-        auto text = read_file(path);
+        auto text = script_text(path);
         if (!text)
-            continue;  // gone since: nothing to say of it
+            continue;  // gone since, or no script now: nothing to say of it
         for (std::string_view name : wanted)
             if (imports_package(*text, name))
                 importers[std::string(name)].insert(importer.name + "@" + importer.version);

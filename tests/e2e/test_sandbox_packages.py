@@ -217,3 +217,20 @@ def test_fix_declares_the_importer_of_a_hoisted_package_in_package_extensions(ma
     assert doc["tasks"]["app:build"]["findings"] == {}, doc["tasks"]["app:build"]
     again = qk(root, "report", "fix", str(tmp_path / "r1.json"))
     assert again.stdout == "", again.stdout  # written once: the same report asks nothing more
+
+
+def test_a_script_swapped_for_a_fifo_after_it_was_read_does_not_hold_the_audit(tmp_path):
+    # A hostile task reads the importer, then leaves a FIFO in its place: the audit, which reads the
+    # scripts the task read to name importers, must neither block on it nor name an importer from it.
+    root = tmp_path / "ws"
+    root.mkdir()
+    pi.write_workspace(root, PHANTOM)
+    pi.install(root, 10)
+    qk_files = json.loads(json.dumps(PHANTOM_QK))
+    qk_files["packages/app/project.json"]["targets"]["build"]["command"] += (
+        " && f=$(realpath node_modules/shout/index.js) && rm \"$f\" && mkfifo \"$f\"")
+    pi.write_workspace(root, qk_files)
+    r, doc = sandbox(root, "build", "ebpf", tmp_path / "r.json", "--skip-cache")
+    task = doc["tasks"]["app:build"]
+    assert task["findings"]["hoistedPackages"] == ["ms"], task
+    assert "hoistedImporters" not in task, task
