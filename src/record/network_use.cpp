@@ -11,9 +11,9 @@ void NetworkUse::add(const Endpoint& to, pid_t pid, bool reached)
     it->second.reached = it->second.reached || reached;
 }
 
-void NetworkUse::add_answer(std::string address, std::string name)
+void NetworkUse::add_answer(std::string address, const std::string& name)
 {
-    answers_.try_emplace(std::move(address), std::move(name));
+    answers_.try_emplace(std::move(address), name);
 }
 
 void NetworkUse::merge(const NetworkUse& other)

@@ -34,7 +34,7 @@ public:
     void add(const Endpoint& to, pid_t pid, bool reached);
     // A DNS query for `name`, and an answer saying `name` resolves to `address` (A or AAAA records).
     void add_lookup(std::string name) { lookups_.insert(std::move(name)); }
-    void add_answer(std::string address, std::string name);
+    void add_answer(std::string address, const std::string& name);
     void merge(const NetworkUse& other);
 
     const std::map<Endpoint, EndpointUse>& endpoints() const { return endpoints_; }
