@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "qk/util/git.hpp"
-#include "qk/util/landlock_abi.hpp"
 
 namespace qk::report {
 namespace {
@@ -80,14 +79,14 @@ audit::RunIdentity run_identity(const std::string& workspace_root, const EnvLook
     return run;
 }
 
-audit::Provenance machine_provenance(const audit::RunIdentity& run)
+audit::Provenance machine_provenance(const audit::RunIdentity& run, int landlock_abi)
 {
     audit::Provenance p;
     p.shard = run.shards.empty() ? std::nullopt : run.shards.front();
     p.host = host_name();
     struct utsname u {};
     p.kernel = ::uname(&u) == 0 ? u.release : "unknown";
-    p.landlock_abi = landlock_abi();
+    p.landlock_abi = landlock_abi;
     return p;
 }
 

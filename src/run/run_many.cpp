@@ -282,7 +282,7 @@ Result<int> RunMany::run()
         // What each stored entry's record says of where it ran; read now, before tasks run on threads.
         entry_header_ = sandbox_->header();
         entry_header_.run = run_identity();
-        machine_ = report::machine_provenance(entry_header_.run);
+        machine_ = report::machine_provenance(entry_header_.run, sandbox::machine_landlock_abi());
     }
 
     unsigned parallel = parallel_;

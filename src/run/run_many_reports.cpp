@@ -25,7 +25,7 @@ const audit::RunIdentity& RunMany::run_identity()
 void RunMany::stamp(audit::RunAudit& audit)
 {
     audit.run = run_identity();
-    const audit::Provenance machine = report::machine_provenance(audit.run);
+    const audit::Provenance machine = report::machine_provenance(audit.run, sandbox::machine_landlock_abi());
     std::unordered_map<std::string_view, const report::TaskRun*> runs;
     for (const report::TaskRun& r : runs_)
         runs.emplace(r.task, &r);
@@ -58,7 +58,7 @@ bool RunMany::write_run_report()
     if (sandbox_ && request_.sandbox != sandbox::SandboxMode::off)
         audit = sandbox_->result();
     const audit::RunIdentity& run = run_identity();
-    auto machine = std::make_shared<const audit::Provenance>(report::machine_provenance(run));
+    auto machine = std::make_shared<const audit::Provenance>(report::machine_provenance(run, sandbox::machine_landlock_abi()));
     for (report::TaskRun& r : runs_)
         r.provenance = machine;
     if (audit) {

@@ -1,5 +1,6 @@
 #include "qk/sandbox/sandbox.hpp"
 
+#include "qk/enforce/landlock_abi.hpp"
 #include "qk/sandbox/task_rules.hpp"
 #include "sandbox_audit.hpp"
 #include "sandbox_enforce.hpp"
@@ -123,6 +124,11 @@ Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::Recorder
     }
     QK_TRY(audit, SandboxAudit::open(choice, session, settings.recorder, record, mode == SandboxMode::audit));
     return std::unique_ptr<Sandbox>(std::move(audit).value());
+}
+
+int machine_landlock_abi()
+{
+    return enforce::landlock_abi();
 }
 
 }  // namespace qk::sandbox

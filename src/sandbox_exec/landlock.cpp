@@ -216,7 +216,7 @@ Step allow_around(Ruleset& rules, int root_fd, const std::string& grant, const s
 Step restrict_self(const enforce::SandboxPlan& plan, LandlockCounts& counts, std::uint16_t proxy_port)
 {
     int why = 0;
-    counts.abi = landlock_abi(&why);
+    counts.abi = enforce::landlock_abi(&why);
     if (counts.abi == 0)
         return SetupError{"landlock", why,
                           why == EOPNOTSUPP ? "Landlock is built into the kernel but not enabled: add landlock to the "

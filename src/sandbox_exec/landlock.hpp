@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "qk/enforce/sandbox_plan.hpp"
-#include "qk/util/landlock_abi.hpp"
+#include "qk/enforce/landlock_abi.hpp"
 #include "setup_error.hpp"
 
 namespace qk::sandbox_exec {

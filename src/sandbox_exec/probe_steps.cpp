@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "qk/enforce/landlock_abi.hpp"
 #include "qk/util/io.hpp"
 #include "qk/util/path_within.hpp"
 #include "qk/util/unique_fd.hpp"
@@ -203,7 +204,7 @@ enforce::ProbeReport probe(const std::string& workspace_root, const std::string&
 {
     enforce::ProbeReport report;
     int why = 0;
-    report.landlock_abi = landlock_abi(&why);
+    report.landlock_abi = enforce::landlock_abi(&why);
     report.steps.push_back(report.landlock_abi > 0
                                ? enforce::ProbeStep{"landlock", true, 0, {}}
                                : enforce::ProbeStep{"landlock", false, why,

@@ -16,7 +16,8 @@ namespace qk::report {
 // BUILDKITE_COMMIT, CIRCLE_SHA1, else `git rev-parse HEAD` in `workspace_root`.
 audit::RunIdentity run_identity(const std::string& workspace_root, const EnvLookup& env);
 
-// This machine as every task's provenance starts: host, kernel, Landlock ABI (shard from `run`).
-audit::Provenance machine_provenance(const audit::RunIdentity& run);
+// This machine as every task's provenance starts: host, kernel, and the Landlock ABI its kernel offers
+// (`landlock_abi`, which the sandbox asks: sandbox::machine_landlock_abi), shard from `run`.
+audit::Provenance machine_provenance(const audit::RunIdentity& run, int landlock_abi);
 
 }  // namespace qk::report

@@ -112,4 +112,8 @@ protected:
 Result<std::unique_ptr<Sandbox>> open_sandbox(SandboxMode mode, record::RecorderChoice choice, key::Session& session,
                                               const Settings& settings, bool record = false);
 
+// The Landlock ABI this machine's kernel offers (0: none), which every report's provenance names whatever
+// the mode: asked of enforce, which owns Landlock, for the runner, which does not know enforce.
+int machine_landlock_abi();
+
 }  // namespace qk::sandbox

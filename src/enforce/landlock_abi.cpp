@@ -1,4 +1,4 @@
-#include "qk/util/landlock_abi.hpp"
+#include "qk/enforce/landlock_abi.hpp"
 
 #include <linux/landlock.h>
 #include <sys/syscall.h>
@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-namespace qk {
+namespace qk::enforce {
 
 int landlock_abi(int* why)
 {
@@ -19,4 +19,4 @@ int landlock_abi(int* why)
     return static_cast<int>(abi);
 }
 
-}  // namespace qk
+}  // namespace qk::enforce
