@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "qk/record/cgroup.hpp"
 #include "qk/record/process.hpp"
 #include "qk/util/unique_fd.hpp"
 
@@ -49,6 +50,11 @@ CancelToken::Watch CancelToken::watch(StopFn stop)
         stop(requests_ > 1);
     stops_.emplace(id, std::move(stop));
     return Watch(this, id);
+}
+
+LeftoverReport stop_leftover_commands()
+{
+    return reap_stale_task_cgroups();
 }
 
 // ---------------------------------------------------------------------------------------------------

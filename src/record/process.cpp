@@ -2,8 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/close_range.h>
-#include <linux/sched.h>
-#include <sched.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -18,6 +16,7 @@
 
 #include <fmt/core.h>
 
+#include "qk/record/cgroup.hpp"
 #include "qk/record/guardian.hpp"
 #include "qk/util/unique_fd.hpp"
 
@@ -43,7 +42,7 @@ struct ChildPlan {
     char* const* argv;
     char* const* envp;
     const char* cwd;
-    int cgroup_fd = -1;  // >= 0: join it before exec (the fork fallback of clone3)
+    int cgroup_fd = -1;  // >= 0: join it before exec (fork_into_cgroup's fallback)
     int dev_null = -1;   // >= 3, with output >= 3, when the command's stdio is redirected
     int output = -1;
     bool own_process_group = false;
@@ -80,11 +79,8 @@ void close_other_fds_on_exec()
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             ::sigaction(sig, &dfl, nullptr);
-    if (plan.cgroup_fd >= 0) {
-        int procs = ::openat(plan.cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-        if (procs < 0 || ::write(procs, "0", 1) != 1)
-            fail(report_fd, kJoinCgroup);
-    }
+    if (plan.cgroup_fd >= 0 && !join_cgroup(plan.cgroup_fd))
+        fail(report_fd, kJoinCgroup);
     if (plan.own_process_group && ::setpgid(0, 0) != 0)
         fail(report_fd, kSetup);
     if (plan.output >= 0) {
@@ -102,15 +98,6 @@ void close_other_fds_on_exec()
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
     ::execve(plan.program, plan.argv, plan.envp);
     fail(report_fd, kExec);
-}
-
-pid_t clone_into_cgroup(int cgroup_fd)
-{
-    struct clone_args args {};
-    args.flags = CLONE_INTO_CGROUP;
-    args.exit_signal = SIGCHLD;
-    args.cgroup = static_cast<unsigned>(cgroup_fd);
-    return static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof(args)));
 }
 
 // A copy of `fd` above 0, 1 and 2, close-on-exec: the child's dup2 onto them must not clobber it.
@@ -300,18 +287,12 @@ Result<pid_t> spawn_process(const SpawnRequest& req)
     pid_t pid = -1;
     {
         AllSignalsBlocked blocked;
-        if (req.cgroup_fd >= 0) {
-            pid = clone_into_cgroup(req.cgroup_fd);
-            if (pid < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
-                // Older kernel: fork, then join the cgroup before exec.
-                plan.cgroup_fd = req.cgroup_fd;
-                pid = ::fork();
-            }
-        } else {
-            pid = ::fork();
-        }
-        if (pid == 0)
+        bool join_in_child = false;
+        pid = fork_into_cgroup(req.cgroup_fd, join_in_child);
+        if (pid == 0) {
+            plan.cgroup_fd = join_in_child ? req.cgroup_fd : -1;
             exec_child(plan, write_end.get());
+        }
     }
     if (pid < 0)
         return sys_error(fmt::format("cannot start '{}'", req.argv.at(0)));

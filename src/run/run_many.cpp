@@ -17,7 +17,6 @@
 #include "qk/key/cache_in_place.hpp"
 #include "qk/key/inputs.hpp"
 #include "qk/key/outputs.hpp"
-#include "qk/record/cgroup.hpp"
 #include "qk/record/launcher.hpp"
 #include "qk/remote/remote_cache.hpp"
 #include "qk/report/run_identity.hpp"
@@ -219,7 +218,7 @@ void RunMany::clear_leftovers()
 {
     // A qk killed together with its guardian leaves its tasks running in their cgroups: they could still
     // be writing into outputs that this run would store.
-    record::ReapReport reaped = record::reap_stale_task_cgroups();
+    record::LeftoverReport reaped = record::stop_leftover_commands();
     auto say = fd_sink(request_.output_fd);
     // Empty cgroups removed are not worth a line: nothing ran in them.
     if (reaped.killed)

@@ -1,6 +1,9 @@
 // TaskCgroup: a cgroup v2 of its own for one traced command. The recorder filters events by it, the
 // command is started inside it, and whatever the command leaves running is killed through it. RAII:
 // destroying it kills what is left and removes the directory, so a run leaves no cgroup behind.
+// Linux's, and the one seam to cgroups (docs/CODING.md, "Platforms"): every cgroup file and system call is
+// in cgroup_linux.cpp behind this header; spawning (process.cpp) starts a command in one through
+// fork_into_cgroup, and the runner reaches the leftovers through the Launcher (stop_leftover_commands).
 #pragma once
 
 #include <sys/types.h>
@@ -24,19 +27,21 @@ Result<std::string> cgroup2_mount();
 // commands die, their recorders see them exit and finish as usual. Safe from any thread.
 void kill_all_task_cgroups();
 
-// What reap_stale_task_cgroups() found: task cgroups whose owner is gone (a qk killed outright whose
-// guardian had no time to remove them, or was killed too), emptied and removed; the processes that still
-// ran in them, killed (none when the guardian did its work); and the cgroups whose processes would not die.
-struct ReapReport {
-    int removed = 0;
-    int killed = 0;
-    std::vector<std::string> still_running;
-};
+// Kills and removes the task cgroups no living qk holds (decided by the owner's lock, never by a pid): what
+// stop_leftover_commands (qk/record/launcher.hpp) does on Linux, where a LeftoverReport's groups are task
+// cgroups whose owner is gone (a qk killed outright whose guardian had no time to remove them, or was
+// killed too).
+struct LeftoverReport;
+LeftoverReport reap_stale_task_cgroups();
 
-// Kills and removes the task cgroups no living qk holds (decided by the owner's lock, never by a pid).
-// Every run calls it before its first task: a task left running by a killed run may still be writing
-// into outputs this run would store.
-ReapReport reap_stale_task_cgroups();
+// Starts a child inside the cgroup `cgroup_fd` (clone3 CLONE_INTO_CGROUP, so even its first exec is
+// attributed): as fork, the child's pid to the parent and 0 to the child, -1 with errno on an error. On a
+// kernel without it, a plain fork with `join_in_child` set: the child must join_cgroup before it execs.
+pid_t fork_into_cgroup(int cgroup_fd, bool& join_in_child);
+
+// In a child between fork and exec (async-signal-safe): moves it into the cgroup `cgroup_fd`. False, with
+// errno set, when it could not.
+bool join_cgroup(int cgroup_fd);
 
 class TaskCgroup {
 public:

@@ -65,6 +65,20 @@ public:
     virtual Result<ExitStatus> run(const LaunchRequest& request, CancelToken& cancel) = 0;
 };
 
+// What stop_leftover_commands() found: the groups of an earlier qk's commands (on Linux, task cgroups)
+// whose owner is gone, emptied and removed; the processes that still ran in them, killed (none when the
+// guardian did its work); and the groups whose processes would not die.
+struct LeftoverReport {
+    int removed = 0;
+    int killed = 0;
+    std::vector<std::string> still_running;
+};
+
+// Kills what a qk killed outright left running, found by its owner's lock, never by a pid. Every run calls
+// it before its first task: a task left running by a killed run may still be writing into outputs this
+// run would store. The runner's one way to the platform's process groups (record/cgroup.hpp on Linux).
+LeftoverReport stop_leftover_commands();
+
 // posix_spawn in a process group of its own, so that cancelling reaches the command's children too.
 // Only fds 0, 1 and 2 reach the command.
 class ProcessLauncher final : public Launcher {

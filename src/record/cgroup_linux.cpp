@@ -1,11 +1,13 @@
 #include "qk/record/cgroup.hpp"
 
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +22,7 @@
 #include <fmt/core.h>
 
 #include "qk/record/guardian.hpp"
+#include "qk/record/launcher.hpp"
 
 namespace qk::record {
 namespace fs = std::filesystem;
@@ -151,9 +154,9 @@ UniqueFd open_dir(const std::string& path)
     return UniqueFd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 }
 
-ReapReport reap_stale_in(const std::string& parent)
+LeftoverReport reap_stale_in(const std::string& parent)
 {
-    ReapReport report;
+    LeftoverReport report;
     UniqueFd parent_fd = open_dir(parent);
     if (!parent_fd.valid() || ::flock(parent_fd.get(), LOCK_EX) != 0)
         return report;
@@ -183,7 +186,7 @@ ReapReport reap_stale_in(const std::string& parent)
 
 }  // namespace
 
-ReapReport reap_stale_task_cgroups()
+LeftoverReport reap_stale_task_cgroups()
 {
     auto mount = cgroup2_mount();
     if (!mount)
@@ -196,6 +199,27 @@ void kill_all_task_cgroups()
     std::lock_guard lock(g_live_mutex);
     for (const auto& path : g_live)
         kill_cgroup_at(path);
+}
+
+pid_t fork_into_cgroup(int cgroup_fd, bool& join_in_child)
+{
+    struct clone_args args {};
+    args.flags = CLONE_INTO_CGROUP;
+    args.exit_signal = SIGCHLD;
+    args.cgroup = static_cast<unsigned>(cgroup_fd);
+    auto pid = static_cast<pid_t>(::syscall(SYS_clone3, &args, sizeof(args)));
+    if (pid < 0 && (errno == ENOSYS || errno == EINVAL || errno == E2BIG)) {
+        // Older kernel: fork, then join the cgroup before exec.
+        join_in_child = true;
+        return ::fork();
+    }
+    return pid;
+}
+
+bool join_cgroup(int cgroup_fd)
+{
+    int procs = ::openat(cgroup_fd, "cgroup.procs", O_WRONLY | O_CLOEXEC);  // closed by the exec that follows
+    return procs >= 0 && ::write(procs, "0", 1) == 1;
 }
 
 TaskCgroup::TaskCgroup(TaskCgroup&& o) noexcept
