@@ -569,3 +569,61 @@ TEST_CASE("a packed entry damaged on disk is refused before the workspace is tou
         CHECK(fs::is_regular_file(packed));
     }
 }
+
+TEST_CASE("an entry imported here restores from the bytes its import checked, not from a file put in its place",
+          "[key][cache][archive]")
+{
+    Workspace from;
+    from.write("dist/a.txt", "alpha\n");
+    from.write("dist/sub/b.txt", "beta\n", fs::perms(0755));
+    const Hash128 h = hash_bytes("fresh import");
+    REQUIRE(from.cache.store(h, record({"dist"}, R"({"mode": "audit"})")));
+    const std::string archive = export_to_string(from.cache, h);
+
+    Workspace to;
+    REQUIRE(import_string(to.cache, h, archive));
+    // Linked in from an unnamed file: nothing was named in the build directory, even for a moment.
+    CHECK(fs::is_empty(to.cache.dir() / "tmp"));
+    const fs::path packed = to.cache.dir() / h.hex();
+    REQUIRE(fs::is_regular_file(packed));
+    auto hit = to.cache.find(h);
+    REQUIRE(hit);
+    REQUIRE(hit->has_value());
+    CHECK((*hit)->terminal_output == "built \x1b[32mok\x1b[0m\n");
+    CHECK((*hit)->provenance == R"({"mode": "audit"})");
+
+    SECTION("the file it put there: restored, and again once the kept bytes are taken")
+    {
+        REQUIRE(to.cache.restore(**hit));
+        CHECK(snapshot(to.root / "dist") == snapshot(from.root / "dist"));
+        fs::remove_all(to.root / "dist");
+        REQUIRE(to.cache.restore(**hit));
+        CHECK(snapshot(to.root / "dist") == snapshot(from.root / "dist"));
+    }
+    SECTION("a damaged file put in its place since: read from the disk, refused before the workspace is "
+            "touched, and removed")
+    {
+        to.write("dist/a.txt", "the workspace's own\n");
+        std::string damaged = archive;
+        damaged[damaged.size() - 12] = static_cast<char>(damaged[damaged.size() - 12] ^ 0x5a);
+        to.write(".qk/cache/tmp/replacement", damaged);
+        fs::rename(to.cache.dir() / "tmp/replacement", packed);
+        Status s = to.cache.restore(**hit);
+        REQUIRE_FALSE(s);
+        CHECK(s.error().message.find("so the entry was removed") != std::string::npos);
+        CHECK_FALSE(fs::exists(packed));
+        std::ifstream kept(to.root / "dist/a.txt");
+        CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "the workspace's own\n");
+    }
+    SECTION("removed: a miss, and imported again a hit")
+    {
+        to.cache.remove(h);
+        CHECK_FALSE(to.cache.find(h)->has_value());
+        REQUIRE(import_string(to.cache, h, archive, 4096));
+        auto again = to.cache.find(h);
+        REQUIRE(again);
+        REQUIRE(again->has_value());
+        REQUIRE(to.cache.restore(**again));
+        CHECK(snapshot(to.root / "dist") == snapshot(from.root / "dist"));
+    }
+}

@@ -19,6 +19,7 @@
 #include "cache_meta.hpp"
 #include "cache_packed.hpp"
 #include "entry_check.hpp"
+#include "fresh_entries.hpp"
 
 namespace qk::key {
 
@@ -132,6 +133,7 @@ std::string LocalCache::tmp_name(const std::string& hex) const
 
 void LocalCache::remove_entry(const std::string& hex) const
 {
+    fresh::forget(hex);
     // Renamed aside first, so `<hex>` is gone at once and a store racing with us can put a good entry there.
     std::string aside = tmp_name(hex);
     if (::renameat(dir_fd_.get(), hex.c_str(), dir_fd_.get(), aside.c_str()) != 0)
@@ -159,6 +161,9 @@ Result<std::optional<CacheHit>> LocalCache::find(const Hash128& hash, std::strin
     if (::fstat(entry.get(), &kind) != 0)
         return unusable(sys_error("cannot stat it").message);
     if (S_ISREG(kind.st_mode)) {
+        // Imported by this process and still the file it put there: what its import checked.
+        if (auto kept = fresh::find(hex, kind))
+            return std::optional<CacheHit>(std::move(kept->hit));
         auto packed = packed::read_head(entry.get(), hash);
         if (!packed)
             return unusable(packed.error().message);

@@ -113,6 +113,15 @@ Status write_out(int fd, const CacheHit& hit, int root_fd)
     return writer.upto(hit.files.size());
 }
 
+Status write_out(std::string_view archive, const CacheHit& hit, int root_fd)
+{
+    Writer writer(hit, root_fd);
+    EntryReader reader(hit.hash, {}, writer);
+    QK_TRY_STATUS(reader.write(archive));
+    QK_TRY_STATUS(reader.finish());
+    return writer.upto(hit.files.size());
+}
+
 Status send(int fd, const Hash128& hash, const ArchiveSink& sink)
 {
     EntryReader::Visitor nothing_more;

@@ -3,6 +3,8 @@
 // EntryReader, so a packed entry is held to every check an import makes, each time it is used.
 #pragma once
 
+#include <string_view>
+
 #include "qk/key/cache.hpp"
 #include "qk/key/cache_archive.hpp"
 #include "qk/util/result.hpp"
@@ -20,6 +22,8 @@ Status check_whole(int fd, const CacheHit& hit);
 // Writes `hit`'s files into the workspace (`root_fd`) from the archive as it is read again, each file
 // once, where it lands, with the outputs' Restorer; directories and links in the list's order.
 Status write_out(int fd, const CacheHit& hit, int root_fd);
+// The same from an archive in memory that an import of this process checked whole (fresh_entries.hpp).
+Status write_out(std::string_view archive, const CacheHit& hit, int root_fd);
 
 // The archive's bytes to `sink` as they lie in the file, each chunk read through a checking reader
 // first: an Error for an archive that fails a check, of kind cache_entry_corrupt, cache_entry_unsafe or

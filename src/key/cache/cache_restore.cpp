@@ -15,6 +15,7 @@
 #include "cache_copy.hpp"
 #include "cache_fs.hpp"
 #include "cache_packed.hpp"
+#include "fresh_entries.hpp"
 #include "qk/key/cache.hpp"
 
 namespace qk::key {
@@ -128,6 +129,15 @@ Status LocalCache::restore(const CacheHit& hit) const
     UniqueFd entry(::openat(dir_fd_.get(), hex.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
     struct stat kind;
     if (entry.valid() && ::fstat(entry.get(), &kind) == 0 && S_ISREG(kind.st_mode)) {
+        // Imported by this process and still the file it put there: its bytes, checked whole by the import,
+        // are written from memory.
+        if (auto kept = fresh::take(hex, kind)) {
+            if (Status s = remove_current(root_fd_.get(), *outputs); !s)
+                return fail(s.error());
+            if (Status s = packed::write_out(*kept->archive, hit, root_fd_.get()); !s)
+                return fail(s.error());
+            return {};
+        }
         // A packed entry: read whole and checked first, then read again into the workspace.
         if (Status s = packed::check_whole(entry.get(), hit); !s) {
             remove_entry(hex);

@@ -2,10 +2,12 @@
 // (`.qk/cache/<hex>`, as turbo keeps `.turbo/cache/<hash>.tar.zst`), rather than unpacked into a directory
 // of copies. Each chunk goes through the EntryReader, which checks meta.json (entry_check) before the file
 // is even created, then every size and every file's hash as the bytes stream by; the file is written in
-// .qk/cache/tmp and renamed into place only once the stream ended exactly where its last file does and
-// the caller's policy accepted its provenance. Unpacking made 9 inodes an entry on a disk where each
-// costs (docs/benchmarks.md, "Where a remote restore's time goes"); the packed form makes 1, and a restore
-// writes each output once, where it lands (cache_packed.cpp).
+// an unnamed file in .qk/cache (O_TMPFILE; where the file system has none, a named one in .qk/cache/tmp)
+// and linked (renamed) into place only once the stream ended exactly where its last file does and the
+// caller's policy accepted its provenance. Unpacking made 9 inodes an entry on a disk where each costs
+// (docs/benchmarks.md, "Where a remote restore's time goes"); the packed form makes 1, and a restore
+// writes each output once, where it lands (cache_packed.cpp). The checked bytes are also kept in memory
+// (fresh_entries.hpp), so the run that fetched the entry finds and restores it without reading it back.
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
@@ -18,6 +20,7 @@
 #include "cache_fs.hpp"
 #include "entry_check.hpp"
 #include "entry_reader.hpp"
+#include "fresh_entries.hpp"
 #include "qk/key/cache.hpp"
 #include "qk/util/io.hpp"
 
@@ -29,14 +32,23 @@ struct EntryImport::State : EntryReader::Visitor {
     {
     }
 
-    // Checked: from here on the archive is kept, in a file of its own in .qk/cache/tmp.
+    // Checked: from here on the archive is kept, in a file of its own: unnamed in .qk/cache until it is
+    // linked into place (nothing to remove if the process dies), else named in .qk/cache/tmp.
     Status on_meta(const cache_meta::Parsed& meta) override
     {
         QK_TRY_STATUS(entry_check::room(cache_fd, meta));
+        out.reset(::openat(cache_fd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0644));
+        if (out.valid())
+            return {};
         build.emplace(cache_fd, build_name);
         out.reset(::openat(cache_fd, build_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
         if (!out.valid())
             return sys_error(fmt::format("cannot create {}", build_name));
+        return {};
+    }
+    Status on_terminal(std::string_view bytes) override
+    {
+        terminal.append(bytes);
         return {};
     }
     Status on_provenance(std::string_view doc) override
@@ -46,6 +58,7 @@ struct EntryImport::State : EntryReader::Visitor {
     }
 
     Status keep(std::string_view chunk);
+    int link_unnamed(const std::string& hex);
     Status commit();
     // Keeps the first error, naming the entry, and removes what was written at once (not when the import
     // is dropped, which a caller may do late).
@@ -62,7 +75,10 @@ struct EntryImport::State : EntryReader::Visitor {
     EntryReader reader;
     std::optional<Error> failed;  // the first error, returned again by every later call
     std::string provenance;       // for finish()'s acceptance
+    std::string terminal;         // for what fresh_entries keeps
     std::string held;             // what arrived before meta.json was read and checked
+    std::string archive;          // every byte so far, while it is small enough for fresh_entries to keep
+    bool archive_whole = true;
     std::optional<cache_fs::BuildDir> build;
     UniqueFd out;
 };
@@ -70,6 +86,12 @@ struct EntryImport::State : EntryReader::Visitor {
 // After the reader has seen the chunk: nothing reaches the disk before meta.json passed its checks.
 Status EntryImport::State::keep(std::string_view chunk)
 {
+    if (archive_whole && archive.size() + chunk.size() <= fresh::max_entry_bytes) {
+        archive.append(chunk);
+    } else if (archive_whole) {
+        archive_whole = false;
+        archive = std::string();
+    }
     if (!out.valid()) {
         held.append(chunk);
         return {};
@@ -81,18 +103,53 @@ Status EntryImport::State::keep(std::string_view chunk)
     return write_all(out.get(), chunk);
 }
 
+// The unnamed file linked in as `hex`: 0, or the errno. Through /proc (no capability needed), else by
+// AT_EMPTY_PATH (CAP_DAC_READ_SEARCH), else copied to a named file in .qk/cache/tmp and renamed.
+int EntryImport::State::link_unnamed(const std::string& hex)
+{
+    const std::string proc = fmt::format("/proc/self/fd/{}", out.get());
+    if (::linkat(AT_FDCWD, proc.c_str(), cache_fd, hex.c_str(), AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+    if (errno != ENOENT)
+        return errno;
+    if (::linkat(out.get(), "", cache_fd, hex.c_str(), AT_EMPTY_PATH) == 0)
+        return 0;
+    if (errno != ENOENT && errno != EPERM)
+        return errno;
+    build.emplace(cache_fd, build_name);
+    UniqueFd named(::openat(cache_fd, build_name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    if (!named.valid())
+        return errno;
+    if (Status copied = cache_fs::copy_data(out.get(), named.get(), build_name); !copied)
+        return copied.error().sys_errno != 0 ? copied.error().sys_errno : EIO;
+    out = std::move(named);
+    return ::renameat2(cache_fd, build_name.c_str(), cache_fd, hex.c_str(), RENAME_NOREPLACE) == 0 ? 0 : errno;
+}
+
 Status EntryImport::State::commit()
 {
-    out.reset();
     const std::string hex = hash.hex();
     // Never over an entry: one that appeared meanwhile (a store, another import) is kept, this one dropped.
-    if (::renameat2(cache_fd, build_name.c_str(), cache_fd, hex.c_str(), RENAME_NOREPLACE) == 0) {
+    int err = 0;
+    if (!build)
+        err = link_unnamed(hex);
+    else if (::renameat2(cache_fd, build_name.c_str(), cache_fd, hex.c_str(), RENAME_NOREPLACE) != 0)
+        err = errno;
+    if (err == EEXIST)
+        return {};
+    if (err != 0)
+        return sys_error(fmt::format("cannot put the archive in place as {}", hex), err);
+    if (build)
         build->committed();
-        return {};
+    // As it stands in place now (a link or a rename changes its ctime): what find() and restore() compare.
+    struct stat st {};
+    if (archive_whole && ::fstat(out.get(), &st) == 0) {
+        CacheHit hit = reader.meta().hit;
+        hit.terminal_output = std::move(terminal);
+        hit.provenance = std::move(provenance);
+        fresh::keep(hex, st, std::move(archive), std::move(hit));
     }
-    if (errno == EEXIST)
-        return {};
-    return sys_error(fmt::format("cannot rename {} to {}", build_name, hex));
+    return {};
 }
 
 EntryImport::EntryImport(std::unique_ptr<State> s) : s_(std::move(s)) {}
