@@ -1,13 +1,11 @@
 // The hand-over of a command's listening socket to the run's proxy, the helper's side: one message with the
 // descriptor attached, then the proxy's one-line answer.
-#include <sys/socket.h>
 #include <unistd.h>
-
-#include <cstring>
 
 #include <fmt/format.h>
 
 #include "qk/enforce/network_proxy.hpp"
+#include "qk/util/fd_passing.hpp"
 #include "qk/util/io.hpp"
 
 namespace qk::enforce {
@@ -15,19 +13,7 @@ namespace qk::enforce {
 Status hand_listener_to_proxy(int proxy, int listener, std::string_view token)
 {
     const std::string hello = fmt::format("{}{}\n", kProxyHello, token);
-    iovec iov {const_cast<char*>(hello.data()), hello.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] {};
-    msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    cmsghdr* c = CMSG_FIRSTHDR(&msg);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(c), &listener, sizeof(int));
-    if (retry_eintr([&] { return ::sendmsg(proxy, &msg, MSG_NOSIGNAL); }) != static_cast<ssize_t>(hello.size()))
+    if (send_with_fd(proxy, hello, listener) != static_cast<ssize_t>(hello.size()))
         return sys_error("cannot hand the command's socket to the run's network proxy");
     char answer[256];
     ssize_t n = retry_eintr([&] { return ::read(proxy, answer, sizeof answer - 1); });

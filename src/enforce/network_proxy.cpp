@@ -19,6 +19,7 @@
 #include <fmt/format.h>
 
 #include "network_relay.hpp"
+#include "qk/util/fd_passing.hpp"
 #include "qk/util/io.hpp"
 
 namespace qk::enforce {
@@ -56,27 +57,6 @@ std::string random_token()
     return fmt::format("{:08x}{:08x}{:08x}{:08x}", rd(), rd(), rd(), rd());
 }
 
-// One message and the descriptor attached to it; an invalid fd when none came.
-std::string receive_hello(int fd, UniqueFd& passed)
-{
-    char buf[256];
-    iovec iov {buf, sizeof buf};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] {};
-    msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n = retry_eintr([&] { return ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT); });
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-            int got = -1;
-            std::memcpy(&got, CMSG_DATA(c), sizeof got);
-            passed.reset(got);
-        }
-    return n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-}
-
 }  // namespace
 
 void NetworkProxy::State::start_relay(UniqueFd client, std::shared_ptr<detail::RelayTask> task)
@@ -99,7 +79,7 @@ void NetworkProxy::State::hand_over(std::vector<UniqueFd>& pending, std::size_t 
     UniqueFd helper = std::move(pending[i]);
     pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
     UniqueFd listener;
-    std::string hello = receive_hello(helper.get(), listener);
+    std::string hello = receive_with_fd(helper.get(), listener, 256, MSG_DONTWAIT);
     auto refuse = [&](std::string_view why) { (void)write_all(helper.get(), fmt::format("refused {}\n", why)); };
     if (!hello.starts_with(kProxyHello) || !hello.ends_with('\n') || !listener.valid())
         return refuse("not a hand-over of a listening socket");

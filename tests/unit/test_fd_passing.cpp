@@ -1,0 +1,95 @@
+// send_with_fd / receive_with_fd: a descriptor passed with one message over a unix socket (SCM_RIGHTS), as
+// qk-sandbox-exec hands a command's listening socket to the run's network proxy.
+#include <catch2/catch.hpp>
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+
+#include "qk/util/fd_passing.hpp"
+
+using namespace qk;
+
+namespace {
+
+struct SocketPair {
+    UniqueFd a, b;
+    SocketPair()
+    {
+        int fds[2];
+        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+        a.reset(fds[0]);
+        b.reset(fds[1]);
+    }
+};
+
+bool same_file(int x, int y)
+{
+    struct stat sx {}, sy {};
+    return ::fstat(x, &sx) == 0 && ::fstat(y, &sy) == 0 && sx.st_dev == sy.st_dev && sx.st_ino == sy.st_ino;
+}
+
+}  // namespace
+
+TEST_CASE("a descriptor sent with a message arrives with it, close-on-exec, as the same file", "[util][fd_passing]")
+{
+    SocketPair s;
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);
+    UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+
+    const std::string hello = "qk-net 1 token\n";
+    REQUIRE(send_with_fd(s.a.get(), hello, write_end.get()) == static_cast<ssize_t>(hello.size()));
+    UniqueFd passed;
+    CHECK(receive_with_fd(s.b.get(), passed, 256) == hello);
+    REQUIRE(passed.valid());
+    CHECK(passed.get() != write_end.get());
+    CHECK(same_file(passed.get(), write_end.get()));
+    CHECK((::fcntl(passed.get(), F_GETFD) & FD_CLOEXEC) != 0);
+    // It is the pipe's write end: what goes in through it comes out of the read end.
+    REQUIRE(::write(passed.get(), "x", 1) == 1);
+    char c = 0;
+    CHECK(::read(read_end.get(), &c, 1) == 1);
+    CHECK(c == 'x');
+}
+
+TEST_CASE("a message without a descriptor leaves the one given unset; the end of the stream is an empty message",
+          "[util][fd_passing]")
+{
+    SocketPair s;
+    REQUIRE(::write(s.a.get(), "plain\n", 6) == 6);
+    UniqueFd passed;
+    CHECK(receive_with_fd(s.b.get(), passed, 256) == "plain\n");
+    CHECK_FALSE(passed.valid());
+
+    s.a.reset();
+    CHECK(receive_with_fd(s.b.get(), passed, 256).empty());
+    CHECK_FALSE(passed.valid());
+}
+
+TEST_CASE("a message is cut at the most asked for; nothing waiting with MSG_DONTWAIT is an empty message",
+          "[util][fd_passing]")
+{
+    SocketPair s;
+    UniqueFd passed;
+    CHECK(receive_with_fd(s.b.get(), passed, 256, MSG_DONTWAIT).empty());
+    CHECK(errno == EAGAIN);
+
+    REQUIRE(::write(s.a.get(), "0123456789", 10) == 10);
+    CHECK(receive_with_fd(s.b.get(), passed, 4) == "0123");
+    CHECK(receive_with_fd(s.b.get(), passed, 256) == "456789");
+}
+
+TEST_CASE("sending on a socket whose peer is gone is an error, not a SIGPIPE", "[util][fd_passing]")
+{
+    SocketPair s;
+    s.b.reset();
+    int fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    REQUIRE(fd >= 0);
+    UniqueFd null_fd(fd);
+    CHECK(send_with_fd(s.a.get(), "x", null_fd.get()) == -1);
+    CHECK(errno == EPIPE);
+}
