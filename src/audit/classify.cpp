@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "qk/audit/hoisted_importers.hpp"
+#include "qk/audit/network_findings.hpp"
 #include "qk/record/path_resolver.hpp"
 #include "qk/util/special_names.hpp"
 
@@ -54,6 +55,7 @@ public:
             judge_write(to, true, false);
         }
         out_.hoisted_importers = hoisted_importers(rec_, rules_, hoisted_);
+        classify_network(rec_.network(), rules_.network(), out_);
         out_.normalise();
         return std::move(out_);
     }
@@ -147,7 +149,8 @@ private:
             name_process(path);
         switch (v.finding) {
         case rules::Finding::none:
-        case rules::Finding::stray_write: break;
+        case rules::Finding::stray_write:
+        case rules::Finding::undeclared_network: break;  // a path is never a host
         case rules::Finding::read_outside_inputs: out_.reads_outside_inputs.push_back(std::move(rel)); break;
         case rules::Finding::tsconfig_read: out_.tsconfig_reads.push_back(std::move(rel)); break;
         case rules::Finding::unkeyed_read: out_.unkeyed_reads.push_back(std::move(rel)); break;

@@ -48,6 +48,17 @@ constexpr FindingKind kKinds[] = {
     {"hoistedPackages", &F::hoisted_packages, nullptr, "installed package", "installed packages",
      "read through pnpm's hoisting", kAudit, Finding::hoisted_package, false, false, false, Rejudge::kept,
      "packageExtensions"},
+    // The network, as the spec keeps it: open unless the target declares it. What its declaration allows
+    // (everything, undeclared) is listed and leaves the result whole; the machine's own is listed apart and
+    // never judged (enforce leaves a task a loopback of its own); what a declared false or list does not
+    // name goes beyond, as enforce gives it no route. Declaring a host makes the result no more
+    // reproducible by its key: that is the remote cache's uploadNetwork policy, not a finding.
+    {"network", &F::network, nullptr, "host", "hosts", "reached on the network", kAudit, Finding::none, false, false,
+     true, Rejudge::network, nullptr},
+    {"loopbackNetwork", &F::loopback_network, nullptr, "port", "ports", "reached on its own machine (loopback)",
+     kAudit, Finding::none, false, false, true, Rejudge::none, nullptr},
+    {"undeclaredNetwork", &F::undeclared_network, nullptr, "host", "hosts", "reached outside its declared network",
+     kAudit, Finding::undeclared_network, true, false, false, Rejudge::network, "network"},
     {"refusedReads", &F::refused_reads, nullptr, "read", "reads", "refused", kEnforce, Finding::none, true, true, false,
      Rejudge::read, "inputs"},
     {"refusedWrites", &F::refused_writes, nullptr, "write", "writes", "refused", kEnforce, Finding::none, true, true,
@@ -85,8 +96,9 @@ template <class T, class... Members> constexpr std::size_t member_count()
 }
 
 // TaskFindings' members that are neither a kind's list nor its `also`: created_directories (strayWrites
-// grouped), processes (who made each access) and hoisted_importers (who imports each hoisted package).
-constexpr std::size_t kNotKinds = 3;
+// grouped), processes (who made each access), hoisted_importers (who imports each hoisted package) and
+// connections (what stands behind each network entry).
+constexpr std::size_t kNotKinds = 4;
 constexpr std::size_t lists_in_rows()
 {
     std::size_t n = 0;

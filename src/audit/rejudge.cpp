@@ -4,9 +4,37 @@
 #include <algorithm>
 
 #include "qk/audit/finding_kinds.hpp"
+#include "qk/audit/network_findings.hpp"
 #include "qk/util/special_names.hpp"
 
 namespace qk::audit {
+namespace {
+
+// The network entries asked again of today's declaration, as the audit asks them: one it allows is
+// covered where a declaration names it, allowed where the network is open (as undeclared it was listed,
+// not counted); one it does not is still going beyond, whichever list it was found in (a connection an
+// open network allowed, now outside a declared false or list, is what enforce would give no route).
+void rejudge_network(const TaskFindings& found, const workspace::NetworkDeclaration& declared, Rejudged& out)
+{
+    for (const FindingKind& kind : finding_kinds()) {
+        if (kind.rejudge != Rejudge::network)
+            continue;
+        for (const std::string& entry : found.*kind.list) {
+            if (!network_entry_allowed(declared, found, entry))
+                out.still.undeclared_network.push_back(entry);
+            else
+                ((declared.open() ? out.allowed : out.covered).*kind.list).push_back(entry);
+        }
+    }
+    for (TaskFindings* f : {&out.still, &out.covered, &out.allowed})
+        for (std::vector<std::string>* list : {&f->network, &f->undeclared_network})
+            std::sort(list->begin(), list->end());
+    out.still.undeclared_network.erase(
+        std::unique(out.still.undeclared_network.begin(), out.still.undeclared_network.end()),
+        out.still.undeclared_network.end());
+}
+
+}  // namespace
 
 Rejudged rejudge(const TaskFindings& found, const rules::Rules& rules, const std::string& root)
 {
@@ -41,6 +69,7 @@ Rejudged rejudge(const TaskFindings& found, const rules::Rules& rules, const std
             if (write || special_tree(path) != SpecialDir::git)  // allowed, never keyed: nothing to declare
                 (judge(path, write).*kind.list).push_back(path);
     }
+    rejudge_network(found, rules.network(), out);
     std::sort(out.declared_unkeyed.begin(), out.declared_unkeyed.end());
     out.declared_unkeyed.erase(std::unique(out.declared_unkeyed.begin(), out.declared_unkeyed.end()),
                                out.declared_unkeyed.end());

@@ -251,6 +251,8 @@ std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
     dependency_suggestion(out, t);
     add(out, &TaskFindings::unkeyed_packages, f.unkeyed_packages);
     add(out, &TaskFindings::hoisted_packages, f.hoisted_packages);
+    // Hosts outside a declared false or list: the "host:port" entries are patterns as the list takes them.
+    add(out, &TaskFindings::undeclared_network, f.undeclared_network);
     // Under enforce, a refused read of what it wrote itself (outside its outputs, so not kept or refused)
     // asks for that output, not an input.
     std::set<std::string, std::less<>> tried(f.discarded_writes.begin(), f.discarded_writes.end());
@@ -309,6 +311,8 @@ std::string suggestion_line(const Suggestion& s, std::size_t shown)
     std::string out;
     if (s.declare == "externalDependencies")
         out = fmt::format("\"inputs\": [{{\"externalDependencies\": {}}}]", quoted_list(s.values, shown));
+    else if (s.declare == "network")
+        out = fmt::format("\"qk:sandbox\": {{\"network\": {}}} (added to its list)", quoted_list(s.values, shown));
     else if (s.declare == "packageExtensions")
         out = fmt::format("pnpm's \"packageExtensions\": {} as a dependency of the package importing it",
                           quoted_list(s.values, shown));

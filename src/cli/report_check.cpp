@@ -45,7 +45,9 @@ bool has_findings(const audit::TaskAudit& t)
 {
     if (t.status != audit::TaskStatus::audited && t.status != audit::TaskStatus::enforced)
         return false;
-    return !t.findings.empty_but({&audit::TaskFindings::temporary_files, &audit::TaskFindings::replaced_reads});
+    // The machine's own network is listed, never judged: nothing to ask again.
+    return !t.findings.empty_but({&audit::TaskFindings::temporary_files, &audit::TaskFindings::replaced_reads,
+                                  &audit::TaskFindings::loopback_network});
 }
 
 struct Wanted {

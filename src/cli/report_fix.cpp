@@ -59,6 +59,9 @@ Result<std::string> splice(const std::string& text, const FixEdit& e)
         object = next;
     }
     if (const workspace::Json* existing = object->find(e.key)) {
+        // "network": false becomes the list of what the task reached.
+        if (existing->is_bool() || existing->is_null())
+            return workspace::replace_literal(text, *existing, list);
         if (!existing->is_array())
             return error(fmt::format("{}:{}:{}: {} is not an array to add to", e.file, existing->line(),
                                      existing->column(), e.key));

@@ -32,6 +32,7 @@
 #include "report_fix_depends.hpp"
 #include "report_fix_hoisted.hpp"
 #include "report_fix_ignore.hpp"
+#include "report_fix_network.hpp"
 #include "report_fix_nx.hpp"
 
 namespace qk::cli {
@@ -121,6 +122,14 @@ private:
     const IndexSource& index_;
     std::vector<Need> needs_;  // in the report's task order
     std::vector<DependencyNeed> dependencies_;
+    // Hosts each task reached outside its declared network, as its suggestion names them.
+    struct NetworkNeed {
+        const workspace::Project* project = nullptr;
+        const workspace::Target* target = nullptr;
+        std::vector<std::string> entries;
+    };
+    std::vector<NetworkNeed> networks_;
+    void place_networks();
     bool extend(const audit::TaskFindings& findings, const std::string& name);
 
     std::map<std::string, std::size_t> hoisted_;  // hoisted packages no importer was found for: tasks
@@ -151,6 +160,10 @@ void Planner::gather(const audit::RunAudit& report)
                 for (const std::string& name : s.values)
                     if (!extend(t.findings, name))
                         ++hoisted_[name];
+                continue;
+            }
+            if (s.declare == "network") {
+                networks_.push_back({project, target, s.values});
                 continue;
             }
             // A file many siblings hold, read by a tool finding paths: ignoreReads, as the summary says.
@@ -367,8 +380,33 @@ void Planner::place_in_nx_json()
     }
 }
 
+// Each target's network once, whatever tasks of it (configurations) reached, into its defining file.
+void Planner::place_networks()
+{
+    std::map<const workspace::Target*, std::vector<std::string>> entries;
+    for (const NetworkNeed& n : networks_) {
+        auto& all = entries[n.target];
+        all.insert(all.end(), n.entries.begin(), n.entries.end());
+    }
+    for (const NetworkNeed& n : networks_) {
+        auto it = entries.find(n.target);
+        if (it == entries.end())
+            continue;  // placed with an earlier task of the target
+        const std::string file = defining_file(*n.project, *n.target);
+        if (file.empty())
+            by_hand_.push_back(fmt::format("{}:{}: \"qk:sandbox\": {{\"network\": [...]}} adding {} (no file of "
+                                           "its project defines the target)",
+                                           printable(n.project->name), printable(n.target->name),
+                                           printable(fmt::format("{}", fmt::join(it->second, ", ")))));
+        else if (auto edit = network_edit(*n.project, *n.target, file, it->second))
+            files_[file].push_back({std::move(*edit), {}});
+        entries.erase(it);
+    }
+}
+
 void Planner::place_in_projects()
 {
+    place_networks();
     // dependsOn: the project's list takes the place of the targetDefaults one, so it starts with what the
     // target has now.
     for (const DependencyNeed& d : dependencies_) {

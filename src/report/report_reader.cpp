@@ -3,6 +3,7 @@
 #include "qk/report/report_reader.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 
@@ -230,6 +231,34 @@ private:
         return out;
     }
 
+    std::vector<audit::TaskFindings::Connection> connections(element e, const std::string& where) const
+    {
+        std::vector<audit::TaskFindings::Connection> out;
+        std::size_t i = 0;
+        for (element item : as_array(e, where)) {
+            const std::string at = fmt::format("{}/{}", where, i++);
+            object c = as_object(item, at);
+            audit::TaskFindings::Connection one;
+            one.reached = string(field(c, "entry", at), at + "/entry");
+            one.address = string(field(c, "address", at), at + "/address");
+            const std::int64_t port = integer(field(c, "port", at), at + "/port");
+            if (port > 65535)
+                fail(at + "/port", "expected a port from 0 to 65535");
+            one.port = static_cast<std::uint16_t>(port);
+            const std::string protocol = string(field(c, "protocol", at), at + "/protocol");
+            if (protocol != "tcp" && protocol != "udp")
+                fail(at + "/protocol", "expected \"tcp\" or \"udp\"; got \"" + protocol + "\"");
+            one.datagram = protocol == "udp";
+            one.host = optional_field_string(c, "host");
+            one.count = static_cast<std::uint32_t>(std::min<std::int64_t>(integer(field(c, "count", at), at + "/count"),
+                                                                           UINT32_MAX));
+            if (field(c, "reached", at).get(one.answered) != simdjson::SUCCESS)
+                fail(at + "/reached", "expected true or false");
+            out.push_back(std::move(one));
+        }
+        return out;
+    }
+
     void run(element e, audit::RunIdentity& run) const
     {
         object o = as_object(e, "run");
@@ -292,6 +321,8 @@ private:
         if (element procs; o["processes"].get(procs) == simdjson::SUCCESS)
             for (auto [path, chain] : as_object(procs, where + "/processes"))
                 t.findings.processes.emplace(std::string(path), strings(chain, where + "/processes"));
+        if (element c; o["connections"].get(c) == simdjson::SUCCESS)
+            t.findings.connections = connections(c, where + "/connections");
         if (element hoisted; o["hoistedImporters"].get(hoisted) == simdjson::SUCCESS)
             for (auto [name, found] : as_object(hoisted, where + "/hoistedImporters")) {
                 const std::string at = where + "/hoistedImporters/" + std::string(name);

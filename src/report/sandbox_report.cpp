@@ -114,6 +114,22 @@ void run_object(JsonWriter& w, const audit::RunIdentity& run)
 
 namespace {
 
+// What stands behind the network kinds' entries: each connection as the recorder saw it, as qk-trace's
+// JSON gives it, with the entry it is listed under.
+void connections(JsonWriter& w, const std::vector<TaskFindings::Connection>& all)
+{
+    w.key("connections").begin_array();
+    for (const TaskFindings::Connection& c : all) {
+        w.begin_object().key("entry").value(c.reached).key("address").value(c.address);
+        w.key("port").value(static_cast<std::int64_t>(c.port)).key("protocol").value(c.datagram ? "udp" : "tcp");
+        if (!c.host.empty())
+            w.key("host").value(c.host);
+        w.key("count").value(static_cast<std::int64_t>(c.count)).key("reached").value(c.answered);
+        w.end_object();
+    }
+    w.end_array();
+}
+
 void task_fields(JsonWriter& w, const TaskAudit& t)
 {
     w.begin_object();
@@ -136,6 +152,8 @@ void task_fields(JsonWriter& w, const TaskAudit& t)
                 w.key(path).strings(chain);
             w.end_object();
         }
+        if (!t.findings.connections.empty())
+            connections(w, t.findings.connections);
         if (!t.findings.hoisted_importers.empty()) {
             w.key("hoistedImporters").begin_object();
             for (const auto& [name, found] : t.findings.hoisted_importers) {

@@ -432,8 +432,8 @@ std::string sandbox_summary(const RunAudit& audit, const SummaryOptions& options
     for (const auto& t : audit.tasks) {
         if (t.status != TaskStatus::audited)
             continue;
-        std::string packages = package_lines(t.findings, many_packages);
-        std::string mine = own_lines(t, audit);
+        std::string packages = package_lines(t.findings, many_packages) + summary::open_network_lines(t.findings);
+        std::string mine = own_lines(t, audit) + summary::undeclared_network_lines(t.findings);
         if (!mine.empty() || !packages.empty())
             task_lines(out, t, audit, mine, packages, options);
         else if (t.findings.went_beyond())

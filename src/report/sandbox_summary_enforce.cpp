@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -38,6 +39,35 @@ std::pair<std::vector<std::string>, std::vector<std::string>> refused_reads_spli
         (own ? of_own : others).push_back(p);
     }
     return {others, of_own};
+}
+
+// What the run's network proxy refused it: the hosts its declared list does not name, and where to name them.
+void refused_network_lines(std::string& out, const TaskFindings& f)
+{
+    if (f.refused_network.empty())
+        return;
+    const bool one = f.refused_network.size() == 1;
+    path_list(out,
+              fmt::format("{}; to allow {}, add {} to its \"qk:sandbox\": {{\"network\": [...]}}:",
+                          said(&TaskFindings::refused_network, f.refused_network.size()), one ? "it" : "them",
+                          one ? "its host:port" : "their host:port"),
+              f.refused_network);
+}
+
+// Once for the run: every host refused, with the tasks refused it, so a failed download is found at a glance.
+void refused_hosts_line(std::string& out, const RunAudit& audit)
+{
+    std::map<std::string, std::vector<std::string>> by_host;
+    for (const auto& t : audit.tasks)
+        for (const std::string& host : t.findings.refused_network)
+            by_host[host].push_back(t.task);
+    if (by_host.empty())
+        return;
+    std::vector<std::string> hosts;
+    for (const auto& [host, tasks] : by_host)
+        hosts.push_back(fmt::format("{} ({})", printable(host), named(tasks)));
+    out += fmt::format("  {} refused by declared networks: {}\n", count_of(by_host.size(), "host"),
+                       fmt::join(hosts, ", "));
 }
 
 void enforced_task_lines(std::string& out, const TaskAudit& t, const SummaryOptions& options)
@@ -106,6 +136,7 @@ void enforced_task_lines(std::string& out, const TaskAudit& t, const SummaryOpti
         out += fmt::format("    refused {}, which enforce does not allow (io_uring); tools fall back to plain system "
                            "calls, and one that does not fails\n",
                            fmt::join(f.refused_calls, ", "));
+    refused_network_lines(out, f);
     if (!f.refused_unplaced.empty())
         path_list(out,
                   said(&TaskFindings::refused_unplaced, f.refused_unplaced.size()) + "; see what it opened there:",
@@ -159,6 +190,7 @@ std::string enforce_summary(const RunAudit& audit, const SummaryOptions& options
     std::stable_partition(listed.begin(), listed.end(), [](const TaskAudit* t) { return t->failed; });
     for (const TaskAudit* t : listed)
         enforced_task_lines(out, *t, options);
+    refused_hosts_line(out, audit);
     // Held by Landlock alone: tasks whose output qk made before they ran, and which are not cached for it.
     std::vector<std::string> made;
     for (const auto& t : audit.tasks)

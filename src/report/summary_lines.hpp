@@ -40,6 +40,12 @@ void restored_line(std::string& out, const audit::RunAudit& audit, const char* c
 // names no process (SummaryOptions::processes).
 void process_lines(std::string& out, const audit::TaskAudit& task);
 
+// What it reached on the network outside its declared network (going beyond), and "" when nothing; what
+// it reached that its declaration allows (everything when it declares none) and on loopback, a line each
+// (sandbox_summary_network.cpp).
+std::string undeclared_network_lines(const audit::TaskFindings& f);
+std::string open_network_lines(const audit::TaskFindings& f);
+
 // The summary under --sandbox=enforce (sandbox_summary_enforce.cpp).
 std::string enforce_summary(const audit::RunAudit& audit, const SummaryOptions& options);
 

@@ -119,6 +119,8 @@ Result<Rules> Rules::build(const TaskDeclarations& task)
     d->key = task.key;
     d->project = task.project;
     d->scratch = task.scratch;
+    if (task.target)
+        d->network = task.target->sandbox.network;
     std::string where = key.task;
 
     auto outputs = key::OutputSet::compile(key.outputs.paths);

@@ -55,7 +55,8 @@ bool enforce_allows(Finding finding)
     case Finding::stray_write:
     case Finding::manifest_read:
     case Finding::toolchain_read:
-    case Finding::dependency_read: return false;
+    case Finding::dependency_read:
+    case Finding::undeclared_network: return false;
     }
     return false;
 }
@@ -176,6 +177,11 @@ std::optional<std::string_view> Rules::relative(std::string_view path) const
 std::string Rules::package_name(std::uint32_t snapshot) const
 {
     return d_->installed ? d_->installed->name(snapshot) : std::string();
+}
+
+const workspace::NetworkDeclaration& Rules::network() const
+{
+    return d_->network;
 }
 
 const InstalledPackages* Rules::installed() const

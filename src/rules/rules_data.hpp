@@ -36,6 +36,7 @@ struct Rules::Data {
     const key::FileIndex* files = nullptr;
     std::shared_ptr<const key::TaskKey> key;
     std::size_t project = 0;
+    workspace::NetworkDeclaration network;  // the target's, else the workspace's default
 
     std::vector<std::string> scratch;
     std::optional<key::OutputSet> outputs;

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <set>
 
 #include "rules_data.hpp"
@@ -29,6 +30,28 @@ std::vector<std::string> sorted(const Set& set)
     }
     std::sort(out.begin(), out.end());
     return out;
+}
+
+}  // namespace
+
+namespace {
+
+// What a declared network allows, as `qk show task --rules` prints it; nothing when undeclared (open).
+std::optional<RuleLine> network_line(const workspace::NetworkDeclaration& network)
+{
+    using Mode = workspace::NetworkDeclaration::Mode;
+    switch (network.mode) {
+    case Mode::undeclared: return std::nullopt;
+    case Mode::any: return RuleLine{"connect", "anywhere (\"network\": true)", "its declared network: network, listed"};
+    case Mode::none:
+        return RuleLine{"connect", "its own loopback only (\"network\": false)",
+                        "anything off the machine: undeclaredNetwork"};
+    case Mode::hosts: break;
+    }
+    std::vector<std::string> hosts;
+    for (const workspace::HostPattern& p : network.hosts)
+        hosts.push_back(p.text);
+    return RuleLine{"connect", joined(hosts), "its declared network; anything else off the machine: undeclaredNetwork"};
 }
 
 }  // namespace
@@ -109,6 +132,8 @@ std::vector<RuleLine> Rules::describe() const
             add("read", "what " + joined(d.covered_importers) + " install and link to",
                 "nested workspaces its globs cover");
     }
+    if (auto network = network_line(d.network))
+        lines.push_back(std::move(*network));
     add("reported", "tsconfig*.json", "tsconfigReads");
     add("reported", "anything else in the workspace", "reads: readsOutsideInputs; writes: strayWrites");
     add("read, write", "outside the workspace", "qk is not hermetic");

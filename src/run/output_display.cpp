@@ -203,6 +203,12 @@ void OutputDisplay::skipped(std::string_view id, std::string_view failed_depende
     emit_locked({fmt::format("{}{} skipped: {} failed\n", prefix_locked(t), mark("-", 2), t.because)});
 }
 
+void OutputDisplay::stored_with_network(std::string_view id)
+{
+    std::lock_guard lock(mutex_);
+    task_locked(id).network = true;
+}
+
 void OutputDisplay::summary(const RunSummary& run)
 {
     stop_timer();

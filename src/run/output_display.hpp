@@ -77,6 +77,10 @@ public:
     void note(std::string_view id, std::string_view message);
     void finished(std::string_view id, bool succeeded, const record::ExitStatus& status,
                   std::chrono::milliseconds wall);
+    // A result was stored for a task that declares its network ("qk:sandbox": {"network": true or a
+    // list}): what it fetched is in no key, so its key alone does not reproduce it. Said once, counted, in
+    // the summary.
+    void stored_with_network(std::string_view id);
     // Replays the task's cached terminal output, then says it came from the cache.
     void restored(std::string_view id, std::string_view terminal_output);
     void skipped(std::string_view id, std::string_view failed_dependency);
@@ -93,6 +97,7 @@ private:
         record::ExitStatus status;
         std::string because;  // skipped: the failed dependency, as printed
         std::vector<std::string> held;  // static and dynamic: its lines, prefixed, until it ends
+        bool network = false;           // stored a result while declaring its network
     };
 
     Task& task_locked(std::string_view id);
@@ -107,6 +112,7 @@ private:
     std::string draw_status_locked();
     std::vector<std::string> status_lines_locked() const;
     std::string summary_text_locked(const RunSummary& run) const;
+    std::string network_line_locked() const;
     void timer_loop();
     void stop_timer();
 

@@ -1,4 +1,6 @@
 // The closing summary of OutputDisplay, in Nx's words where Nx has some.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "output_display.hpp"
@@ -40,6 +42,20 @@ std::string not_cached_lines(const RunSummary& run)
 
 }  // namespace
 
+// Results stored for tasks that declare their network: a key holds files, not what a server answered.
+std::string OutputDisplay::network_line_locked() const
+{
+    const std::size_t n =
+        static_cast<std::size_t>(std::count_if(tasks_.begin(), tasks_.end(), [](const Task& t) { return t.network; }));
+    if (n == 0)
+        return {};
+    return fmt::format("  {} of tasks that declare their network (\"qk:sandbox\": {{\"network\": true or a list}}): "
+                       "{} alone {} not reproduce {}, as what {} fetched is in no key (nx.json's "
+                       "qk.remoteCache.uploadNetwork: false keeps such results from the remote cache)\n",
+                       plural(n, "result", "results"), n == 1 ? "its key" : "their keys", n == 1 ? "does" : "do",
+                       n == 1 ? "it" : "them", n == 1 ? "its task" : "they");
+}
+
 std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
 {
     std::size_t succeeded = 0, restored = 0, failed = 0, skipped = 0, not_run = 0;
@@ -62,7 +78,7 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
         from_cache = fmt::format(" ({} restored from the cache)", restored);
     if (!run.interrupted && failed == 0 && skipped == 0 && not_run == 0)
         return fmt::format("\n{} Successfully ran {}{}\n", mark("✔", 32), what_ran(run), from_cache) +
-               not_cached_lines(run) + run.remote;
+               not_cached_lines(run) + network_line_locked() + run.remote;
 
     std::vector<std::string> parts;
     if (succeeded)
@@ -89,7 +105,7 @@ std::string OutputDisplay::summary_text_locked(const RunSummary& run) const
         if (t.state == State::skipped)
             text += fmt::format("  {} {:<{}}  skipped: {} failed\n", mark("-", 2), t.shown, width, t.because);
     }
-    return text + not_cached_lines(run) + run.remote;
+    return text + not_cached_lines(run) + network_line_locked() + run.remote;
 }
 
 }  // namespace qk::run

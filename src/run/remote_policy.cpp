@@ -15,6 +15,7 @@ Result<RemotePolicy> remote_policy(const workspace::RemoteCacheConfig& nx, const
     p.server = std::move(*server);
     p.upload_any = nx.upload == "any";
     p.trust_any = nx.trust != "verified";
+    p.upload_network = nx.upload_network.value_or(true);
     if (flag == "off")
         return p;
     if (p.server.url.empty()) {

@@ -256,7 +256,7 @@ void RemoteShare::drop_locked(const Upload& /*u*/)
                                : KeptLocal::read_only];
 }
 
-void RemoteShare::upload(const key::Hash128& hash, const std::string& id, ShareVerdict verdict)
+void RemoteShare::upload(const key::Hash128& hash, const std::string& id, ShareVerdict verdict, bool network)
 {
     std::lock_guard lock(mutex_);
     if (stopping_)
@@ -264,6 +264,10 @@ void RemoteShare::upload(const key::Hash128& hash, const std::string& id, ShareV
     // The policy's reason first, where it has one: a result it keeps would not have been sent anyway.
     if (tally_.write && !policy_.upload_any && verdict != ShareVerdict::verified) {
         ++tally_.kept[kept_for(verdict)];
+        return;
+    }
+    if (tally_.write && network && !policy_.upload_network) {
+        ++tally_.kept[KeptLocal::network];
         return;
     }
     if (!policy_.write || forbidden_ || cancelled_)

@@ -66,7 +66,8 @@ public:
     // Uploads the stored entry for `hash` in the background when the policy allows: any result, or only
     // a verified one (`verdict`: share_verdict of the record stored with it); else counts why not. An entry
     // this run refused from the server is sent over it, without asking whether the server holds it.
-    void upload(const key::Hash128& hash, const std::string& id, ShareVerdict verdict);
+    // `network`: its task declares its network, which the policy's uploadNetwork: false keeps local.
+    void upload(const key::Hash128& hash, const std::string& id, ShareVerdict verdict, bool network = false);
     // A stored result the run keeps from the server for `why` (counted for the summary).
     void keep_local(KeptLocal why);
     // The entry fetched for `hash` was refused after all, being no entry of its task's (the outputs it

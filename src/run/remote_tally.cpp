@@ -41,6 +41,10 @@ std::string kept_why(KeptLocal why, bool one)
         return "not audited whole (events lost, a recording incomplete or a refusal: see the sandbox report)";
     case KeptLocal::went_beyond:
         return std::string("went beyond ") + (one ? "its" : "their") + " declarations (see the sandbox report)";
+    case KeptLocal::network:
+        return std::string(one ? "its task declares its" : "their tasks declare their") +
+               " network, so a key alone does not reproduce " + (one ? "it" : "them") +
+               ", and nx.json's qk.remoteCache.uploadNetwork is false";
     case KeptLocal::read_keyed:
         return std::string("keyed by what ") + (one ? "it" : "they") +
                " read (--record), which another machine cannot check";

@@ -31,6 +31,7 @@ enum class KeptLocal : std::uint8_t {
     opted_out,
     not_audited,
     went_beyond,
+    network,      // its task declares its network and uploadNetwork is false: its key alone does not reproduce it
     read_keyed,   // keyed by what it read (--record): another machine has not the read sets
     read_only,    // this run only reads (--remote-cache=read, nx.json's readOnly)
     token,        // the server refused the token for writing earlier in the run

@@ -87,6 +87,12 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
     if (sandbox_ && sandbox_->changed(i))
         return;  // said as the task ended
     (void)history_->remember(id, key::key_parts(key, session_->files()));  // a hint: never fails a task
+    // What it fetched is in no key: said once in the summary, and the remote cache's uploadNetwork asks it.
+    const workspace::Target* target = session_->tasks().tasks()[i].target;
+    const bool network = target && (target->sandbox.network.mode == workspace::NetworkDeclaration::Mode::any ||
+                                    target->sandbox.network.mode == workspace::NetworkDeclaration::Mode::hosts);
+    if (network)
+        display_->stored_with_network(id);
     std::optional<Result<key::ReadSet>> recorded = sandbox_ ? sandbox_->take_read_set(i) : std::nullopt;
     if (recorded) {
         if (!*recorded)
@@ -119,7 +125,7 @@ void RunMany::store(std::size_t i, const key::TaskKey& key, const key::CacheReco
     if (!warm_note.empty())
         display_->note(id, warm_note);
     if (remote_)
-        remote_->upload(key.hash, id, share_verdict(seen ? &*seen : nullptr));
+        remote_->upload(key.hash, id, share_verdict(seen ? &*seen : nullptr), network);
 }
 
 std::optional<audit::TaskAudit> RunMany::add_record(std::size_t i, key::CacheRecord& record)

@@ -119,8 +119,12 @@ def test_an_undeclared_host_is_refused_and_listed(mode, servers, tmp_path):
     assert "hello" not in body
     task = doc["tasks"]["app:t"]
     assert task["findings"]["refusedNetwork"] == [f"127.0.0.1:{other}"], task
-    # The summary names the task among those its declarations refused (the hosts are in the report).
+    # The summary names the task among those its declarations refused, the host under it, and once for the
+    # run every host refused with its tasks.
     assert "did what its declarations refuse" in r.stdout and "\n  app:t\n" in r.stdout, r.stdout
+    assert f"    1 connection refused by its declared network; to allow it, add its host:port to its " \
+           f"\"qk:sandbox\": {{\"network\": [...]}}:\n      127.0.0.1:{other}\n" in r.stdout, r.stdout
+    assert f"\n  1 host refused by declared networks: 127.0.0.1:{other} (app:t)\n" in r.stdout, r.stdout
 
 
 @pytest.mark.parametrize("mode", MODES)

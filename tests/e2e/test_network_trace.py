@@ -9,70 +9,23 @@ at 127.0.0.1 is fetch.test's here, since its answer gave that address. Both engi
 from __future__ import annotations
 
 import os
-import shutil
 import socket
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+import net_servers
 import qk_harness as h
 
-
-def _free_port(kind: int) -> int:
-    with socket.socket(socket.AF_INET, kind) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_until(check, what: str, deadline: float = 20.0) -> None:
-    """Polls `check` until it returns true: a server's readiness, not a time (a deadline only fails)."""
-    end = time.monotonic() + deadline
-    while not check():
-        if time.monotonic() > end:
-            pytest.fail(f"{what} did not come up within {deadline:.0f} s")
-        time.sleep(0.05)
+_free_port = net_servers.free_port
 
 
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
     """(dns_port, http_port): dnsmasq answering fetch.test with 127.0.0.1, and an HTTP server."""
-    for tool in ("dnsmasq", "dig", "curl"):
-        if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
-            pytest.fail(f"{tool} is missing: run scripts/setup (Debian: dnsmasq-base, bind9-dnsutils, curl)")
-    base = Path(os.path.realpath(tmp_path_factory.mktemp("net-servers")))
-    (base / "index.html").write_text("hello\n")
-    dns_port, http_port = _free_port(socket.SOCK_DGRAM), _free_port(socket.SOCK_STREAM)
-    dnsmasq = shutil.which("dnsmasq") or "/usr/sbin/dnsmasq"
-    procs = [
-        subprocess.Popen([dnsmasq, "--keep-in-foreground", f"--port={dns_port}", "--listen-address=127.0.0.1",
-                          "--bind-interfaces", "--no-resolv", "--no-hosts", "--address=/fetch.test/127.0.0.1",
-                          f"--pid-file={base / 'dnsmasq.pid'}"], stderr=subprocess.DEVNULL),
-        subprocess.Popen([sys.executable, "-m", "http.server", str(http_port), "--bind", "127.0.0.1",
-                          "--directory", str(base)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
-    ]
-    try:
-        def dns_up() -> bool:
-            r = subprocess.run(["dig", "+short", "+tries=1", "+time=1", "@127.0.0.1", "-p", str(dns_port),
-                                "fetch.test"], capture_output=True, text=True)
-            return r.stdout.strip() == "127.0.0.1"
-
-        def http_up() -> bool:
-            try:
-                socket.create_connection(("127.0.0.1", http_port), timeout=1).close()
-                return True
-            except OSError:
-                return False
-
-        _wait_until(dns_up, "dnsmasq")
-        _wait_until(http_up, "http.server")
-        yield dns_port, http_port
-    finally:
-        for p in procs:
-            p.terminate()
-            p.wait(timeout=10)
+    with net_servers.dns_and_http(Path(os.path.realpath(tmp_path_factory.mktemp("net-servers"))), "127.0.0.1") as ports:
+        yield ports
 
 
 def _trace(recorder: str, base: Path, servers) -> dict:

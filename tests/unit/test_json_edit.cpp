@@ -163,3 +163,16 @@ TEST_CASE("unified_diff: edits far apart are a hunk each, close ones one", "[uti
                                                        "@@ -2,12 +2,14 @@\n 2\n 3\n 4\n+first\n 5\n 6\n 7\n 8\n 9\n"
                                                        " 10\n+second\n 11\n 12\n 13\n");
 }
+
+TEST_CASE("replace_literal: a false (or true, null) replaced by a JSON text where it stands", "[workspace][json-edit]")
+{
+    const std::string text = "{\n  \"qk:sandbox\": { \"network\": false }, // none\n  \"x\": true\n}\n";
+    Json doc = parsed(text);
+    CHECK(still_json(replace_literal(text, walk(doc, {"qk:sandbox", "network"}), R"(["a.test:443"])")) ==
+          "{\n  \"qk:sandbox\": { \"network\": [\"a.test:443\"] }, // none\n  \"x\": true\n}\n");
+    CHECK(still_json(replace_literal(text, walk(doc, {"x"}), "[]")) ==
+          "{\n  \"qk:sandbox\": { \"network\": false }, // none\n  \"x\": []\n}\n");
+    auto not_literal = replace_literal(text, walk(doc, {"qk:sandbox"}), "[]");
+    REQUIRE_FALSE(not_literal);
+    CHECK(not_literal.error().message == "not true, false or null");
+}

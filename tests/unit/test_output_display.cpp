@@ -267,3 +267,25 @@ TEST_CASE("output style names are Nx's", "[run][display][output-style]")
     CHECK_FALSE(parse_output_style("tui"));
     CHECK_FALSE(parse_output_style("Stream"));
 }
+
+TEST_CASE("output display: results of tasks that declare their network are said once, counted", "[run][display]")
+{
+    Capture out;
+    OutputDisplay display({"a:fetch", "b:fetch", "c:build"}, out.sink());
+    for (const char* id : {"a:fetch", "b:fetch", "c:build"})
+        display.finished(id, true, code(0), milliseconds(5));
+    display.stored_with_network("a:fetch");
+    display.stored_with_network("b:fetch");
+    out.writes.clear();
+    display.summary({{"fetch", "build"}, 3, 0, false});
+    CHECK(out.all() == "\n✔ Successfully ran targets fetch, build for 3 projects\n"
+                       "  2 results of tasks that declare their network (\"qk:sandbox\": {\"network\": true or a "
+                       "list}): their keys alone do not reproduce them, as what they fetched is in no key (nx.json's "
+                       "qk.remoteCache.uploadNetwork: false keeps such results from the remote cache)\n");
+
+    Capture none;
+    OutputDisplay plain({"c:build"}, none.sink());
+    plain.finished("c:build", true, code(0), milliseconds(5));
+    plain.summary({{"build"}, 1, 0, false});
+    CHECK(none.writes.back().find("network") == std::string::npos);
+}

@@ -169,6 +169,20 @@ private:
     mutable bool released_ = false;
 };
 
+// `n` results of task `id` stored in `cache`, each a file of its own in `dir`: their keys.
+std::vector<qk::key::Hash128> stored(const qk::test::TempDir& dir, qk::key::LocalCache& cache, const std::string& id,
+                                     int n)
+{
+    std::vector<qk::key::Hash128> hashes;
+    for (int i = 0; i < n; ++i) {
+        const std::string out = "out" + std::to_string(i) + ".txt";
+        dir.write(out, "result " + std::to_string(i));
+        hashes.push_back(qk::key::hash_bytes(id + " key " + std::to_string(i)));
+        REQUIRE(cache.store(hashes.back(), {id, {out}, "", {}, "test", {}}));
+    }
+    return hashes;
+}
+
 }  // namespace
 
 TEST_CASE("RemoteShare: a cancelled run sends no upload it had not started; a finished one sends all",
@@ -177,12 +191,7 @@ TEST_CASE("RemoteShare: a cancelled run sends no upload it had not started; a fi
     for (bool cancelled : {true, false}) {
         qk::test::TempDir dir("qk-remote-share");
         auto cache = qk::or_fatal(qk::key::LocalCache::open(dir.path));
-        std::vector<qk::key::Hash128> hashes;
-        for (int i = 0; i < 6; ++i) {
-            dir.write("out" + std::to_string(i) + ".txt", "result " + std::to_string(i));
-            hashes.push_back(qk::key::hash_bytes("key " + std::to_string(i)));
-            REQUIRE(cache.store(hashes.back(), {"t:build", {"out" + std::to_string(i) + ".txt"}, "", {}, "test", {}}));
-        }
+        const std::vector<qk::key::Hash128> hashes = stored(dir, cache, "t:build", 6);
         std::string shown;
         qk::run::OutputDisplay display({"t:build"}, [&](std::string_view s) { shown += s; });
         auto server = std::make_unique<HeldServer>();
@@ -205,4 +214,44 @@ TEST_CASE("RemoteShare: a cancelled run sends no upload it had not started; a fi
         if (cancelled)
             CHECK(tally.kept.at(qk::run::KeptLocal::interrupted) == 4u);
     }
+}
+
+TEST_CASE("RemoteShare: uploadNetwork false keeps the results of tasks that declare their network, counted",
+          "[run][remote]")
+{
+    for (bool upload_network : {false, true}) {
+        qk::test::TempDir dir("qk-remote-share");
+        auto cache = qk::or_fatal(qk::key::LocalCache::open(dir.path));
+        const std::vector<qk::key::Hash128> hashes = stored(dir, cache, "t:fetch", 3);
+        qk::run::OutputDisplay display({"t:fetch"}, [](std::string_view) {});
+        auto server = std::make_unique<HeldServer>();
+        const HeldServer& held = *server;
+        held.release();  // nothing is held here: every upload goes through at once
+        qk::run::RemotePolicy policy;
+        policy.read = policy.write = true;
+        policy.upload_network = upload_network;
+        qk::run::RemoteShare share(std::move(server), policy, cache, display);
+        share.upload(hashes[0], "t:fetch", qk::run::ShareVerdict::verified, true);
+        share.upload(hashes[1], "t:fetch", qk::run::ShareVerdict::verified, false);
+        // Going beyond is said first: it would not be shared whatever the network.
+        share.upload(hashes[2], "t:fetch", qk::run::ShareVerdict::went_beyond, true);
+        share.finish();
+        const qk::run::RemoteTally tally = share.tally();
+        CHECK(held.started() == (upload_network ? 2u : 1u));
+        CHECK(tally.uploaded == (upload_network ? 2u : 1u));
+        CHECK(tally.kept.count(qk::run::KeptLocal::network) == (upload_network ? 0u : 1u));
+        CHECK(tally.kept.at(qk::run::KeptLocal::went_beyond) == 1u);
+    }
+}
+
+TEST_CASE("remote_policy: uploadNetwork from nx.json, true when unset", "[run][remote]")
+{
+    RemoteCacheConfig nx = nx_with("http://127.0.0.1:3000");
+    auto p = remote_policy(nx, {}, "");
+    REQUIRE(p);
+    CHECK(p->upload_network);
+    nx.upload_network = false;
+    p = remote_policy(nx, {}, "");
+    REQUIRE(p);
+    CHECK_FALSE(p->upload_network);
 }

@@ -138,3 +138,17 @@ TEST_CASE("a 413 says the entry is too large and which limit to raise", "[remote
     CHECK(e.message.find("refuses an entry this large") != std::string::npos);
     CHECK(e.message.find("BODY_LIMIT") != std::string::npos);
 }
+
+TEST_CASE("remote summary: results kept for declaring their network say why and which setting", "[run][remote]")
+{
+    RemoteTally t = tally();
+    t.missed = 5;
+    t.uploaded = 2;
+    t.kept[KeptLocal::network] = 3;
+    CHECK(remote_summary(t) == "  remote (turbo http://cache:3000): 0 restored, 5 not on the server; uploaded 2\n"
+                               "    3 results kept local: their tasks declare their network, so a key alone does not "
+                               "reproduce them, and nx.json's qk.remoteCache.uploadNetwork is false\n");
+    t.kept[KeptLocal::network] = 1;
+    CHECK_THAT(remote_summary(t), Catch::Contains("1 result kept local: its task declares its network, so a key "
+                                                  "alone does not reproduce it"));
+}

@@ -379,3 +379,29 @@ TEST_CASE("report fix plan: installed packages read through hoisting are said on
     w.dir.write("package.json", R"({"name": "root", "private": true, "packageManager": "pnpm@9.15.0"})");
     CHECK(w.plan(r).by_hand.at(1).find("package.json's pnpm.packageExtensions (pnpm 9)") != std::string::npos);
 }
+
+TEST_CASE("report fix plan: hosts reached outside a declared network go into the target's list", "[cli][report_fix]")
+{
+    FixWorkspace w(R"({"targetDefaults": {"fetch": {"qk:sandbox": {"network": ["ok.test"]}}}})");
+    w.project("a", R"({"fetch": {"command": "true", "qk:sandbox": {"network": false}}})");
+    w.project("b", R"({"fetch": {"command": "true"}})");  // takes the targetDefaults list
+    w.project("c", R"({"fetch": {"command": "true", "qk:sandbox": {"network": ["*.test:443"]}}})");
+    qk::audit::RunAudit r;
+    for (const char* t : {"a:fetch", "b:fetch", "c:fetch"}) {
+        qk::audit::TaskAudit task;
+        task.task = t;
+        task.given_suggestions = std::vector<qk::audit::Suggestion>{
+            {"undeclaredNetwork", "network", {"evil.test:443", "192.0.2.1:9"}, {}, 2, {}, {}}};
+        r.tasks.push_back(std::move(task));
+    }
+    FixPlan plan = w.plan(r);
+    // false becomes the list (report_fix.cpp replaces it); a list taken from targetDefaults is written first;
+    // what a list allows already (evil.test:443 by *.test:443) is left out.
+    CHECK(described(plan) == Strings{
+                                 "packages/a/project.json targets.fetch.qk:sandbox.network: | evil.test:443 192.0.2.1:9",
+                                 "packages/b/project.json targets.fetch.qk:sandbox.network: \"ok.test\" | evil.test:443 "
+                                 "192.0.2.1:9",
+                                 "packages/c/project.json targets.fetch.qk:sandbox.network: \"*.test:443\" | 192.0.2.1:9",
+                             });
+    CHECK(plan.by_hand.empty());
+}

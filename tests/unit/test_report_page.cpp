@@ -78,6 +78,11 @@ TEST_CASE("the page's kinds are the table's, with which make a task go beyond", 
     CHECK_FALSE(beyond.contains("unkeyedReads"));
     CHECK_FALSE(beyond.contains("hoistedPackages"));
     CHECK_FALSE(beyond.contains("replacedReads"));
+    // The network as the spec keeps it: open and listed, the machine's own apart; only what a declared false
+    // or list does not name counts.
+    CHECK(beyond.contains("undeclaredNetwork"));
+    CHECK_FALSE(beyond.contains("network"));
+    CHECK_FALSE(beyond.contains("loopbackNetwork"));
 }
 
 TEST_CASE("the page holds the kinds and the report, and a path cannot close their elements", "[report][report-page]")

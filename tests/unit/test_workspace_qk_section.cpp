@@ -39,6 +39,10 @@ TEST_CASE("nx.json qk.remoteCache: each field read, none when absent", "[workspa
     CHECK(rc.read_only == true);
     CHECK(rc.upload == "any");
     CHECK(rc.trust == "verified");
+    CHECK_FALSE(rc.upload_network.has_value());  // unset: results of tasks declaring their network are shared
+    auto network = load_with(dir, R"({"qk": {"remoteCache": {"url": "http://h", "uploadNetwork": false}}})");
+    REQUIRE(network.ok());
+    CHECK(network->nx().remote_cache.upload_network == false);
 
     auto plain = load_with(dir, R"({"namedInputs": {}})");
     REQUIRE(plain.ok());
@@ -72,8 +76,12 @@ TEST_CASE("nx.json qk.remoteCache: a wrong value or an unknown key names where a
     CHECK(load_error(R"({"qk": {"remoteCache": {"url": ""}}})").find("qk.remoteCache.url must be a non-empty") !=
           std::string::npos);
     CHECK(load_error(R"({"qk": {"remoteCache": {"adress": "x"}}})") ==
-          "nx.json:1:35: qk.remoteCache has no setting \"adress\"; it takes url, protocol, team, readOnly, upload "
-          "and trust");
+          "nx.json:1:35: qk.remoteCache has no setting \"adress\"; it takes url, protocol, team, readOnly, upload, "
+          "uploadNetwork and trust");
+    CHECK(load_error(R"({"qk": {"remoteCache": {"uploadNetwork": "no"}}})") ==
+          "nx.json:1:42: qk.remoteCache.uploadNetwork must be true or false (false keeps the results of tasks that "
+          "declare their network, \"qk:sandbox\": {\"network\": true or a list}, from the remote cache), found the "
+          "string \"no\"");
     CHECK(load_error(R"({"qk": []})").find("nx.json:1:8: qk must be an object") != std::string::npos);
     CHECK(load_error(R"({"qk": {"remoteCache": "http://h"}})").find("qk.remoteCache must be an object") !=
           std::string::npos);

@@ -22,9 +22,10 @@ namespace qk::audit
 enum class KindRun : std::uint8_t { audit, enforce };
 
 // How `qk report check` asks a kind again of today's rules (audit::rejudge): as the read or the write it
-// was, kept as found (a report names it but holds nothing the rules can place: a package, a call, a path
-// outside the workspace), or not at all (it is not the task's going beyond: nothing to declare).
-enum class Rejudge : std::uint8_t { read, write, kept, none };
+// was, as the host and port it reached (asked of the target's declared network), kept as found (a report
+// names it but holds nothing the rules can place: a package, a call, a path outside the workspace), or not
+// at all (it is not the task's going beyond: nothing to declare).
+enum class Rejudge : std::uint8_t { read, write, network, kept, none };
 
 struct FindingKind {
     const char* name;        // the JSON name in --sandbox-report and the run report: a contract, never changed
@@ -50,7 +51,8 @@ struct FindingKind {
     // Whether a result with it is still whole, so it may be shared as verified (audit::verified).
     bool whole;
     Rejudge rejudge;
-    // Where its suggestion declares it ("inputs", "outputs", "externalDependencies", "packageExtensions");
+    // Where its suggestion declares it ("inputs", "outputs", "externalDependencies", "packageExtensions",
+    // "network": the target's qk:sandbox.network);
     // null when no declaration answers it (audit::suggest gives none).
     const char* declare;
 

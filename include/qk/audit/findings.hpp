@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <map>
 #include <optional>
@@ -54,6 +55,27 @@ struct TaskFindings {
     // refusedNetwork: what the run's network proxy refused it, "host:port" ("[::1]:80"), as its declared
     // network (a list) does not name it. What it reached without the proxy had no route to refuse.
     std::vector<std::string> refused_network;
+    // What it reached on the network, "host:port" (the name it looked up where it did, else the address;
+    // "[2001:db8::1]:443"), each kind apart: network, what its declared network allows (everything when
+    // it declares none, as the spec keeps the network open): listed, not counted; loopbackNetwork, the
+    // machine's own (enforce leaves a task a loopback of its own: never judged); undeclaredNetwork, off
+    // the machine and outside a declared false or list: going beyond, as enforce gives it no route.
+    std::vector<std::string> network;
+    std::vector<std::string> loopback_network;
+    std::vector<std::string> undeclared_network;
+    // Each connection behind the three lists above, as the recorder saw it (report's "connections"). Not
+    // a kind: `reached` is the list entry it is listed under.
+    struct Connection {
+        std::string reached;   // "registry.npmjs.org:443": its entry in one of the lists
+        std::string address;   // "104.16.0.1", "::1"
+        std::uint16_t port = 0;
+        bool datagram = false;  // UDP; otherwise TCP
+        std::string host;       // the name looked up that gave the address; "" when none was seen
+        std::uint32_t count = 0;  // connects and datagrams to it
+        bool answered = false;    // a connect got through or a datagram was sent (not refused outright)
+        bool operator==(const Connection&) const = default;
+    };
+    std::vector<Connection> connections;  // sorted by address, port, protocol
 
     // For a path in the lists above: the process that made the access (its command line), then its
     // parents' up to the task's command, when the recorder saw them (report's "processes"). Not a kind.

@@ -66,6 +66,9 @@ enum class Finding : std::uint8_t {
     dependency_read,
     unkeyed_package,  // allowed: an installed package a key that names its packages leaves out
     hoisted_package,  // allowed: an installed package nothing the task's importers install depends on
+    // A connection off the machine that the target's declared network (false, or a list) does not name:
+    // enforce gives it no route, or its proxy refuses it. An undeclared network is open: never this.
+    undeclared_network,
 };
 
 // Whether enforce lets an access that is this finding through: none, an unkeyed read (.git, dotenv
@@ -142,6 +145,9 @@ public:
     // selects it: a build output of another task). Enforce lets it through; qk report check counts it,
     // since the key does not change when the file does. `path` as for read().
     bool declared_unkeyed(std::string_view path) const;
+
+    // What the target declares of the network (undeclared: open); rules::network_allows judges a host by it.
+    const workspace::NetworkDeclaration& network() const;
 
     // The name of an installed package a Verdict names.
     std::string package_name(std::uint32_t snapshot) const;

@@ -19,6 +19,9 @@ struct RemotePolicy {
     bool write = false;          // a stored result is uploaded
     bool upload_any = false;     // upload: any (else only verified results: audit::verified)
     bool trust_any = true;       // trust: any (else restore only entries whose record is verified)
+    // uploadNetwork: false keeps the results of tasks that declare their network (true or a list) local:
+    // what they fetched is in no key, so another machine restoring one gets what this one fetched.
+    bool upload_network = true;
 };
 
 // `flag` is --remote-cache: "read", "readwrite", "off" or "" (readwrite, or read when nx.json says readOnly).

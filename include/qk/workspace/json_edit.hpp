@@ -32,6 +32,10 @@ Result<std::string> insert_member(std::string_view text, const Json& object, std
 Result<std::string> insert_nested_member(std::string_view text, const Json& object, std::span<const std::string> keys,
                                          std::string_view value, MemberPlace place = MemberPlace::first);
 
+// `value` (parsed from `text`: true, false or null) replaced by `replacement` (a JSON text): a target's
+// "network": false that qk report fix makes the list of hosts it reached.
+Result<std::string> replace_literal(std::string_view text, const Json& value, std::string_view replacement);
+
 // The JSON text of a string.
 std::string json_string(std::string_view s);
 

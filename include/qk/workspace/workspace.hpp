@@ -144,6 +144,8 @@ struct RemoteCacheConfig {
     std::optional<bool> read_only;
     std::string upload;  // "verified" or "any": which results this workspace's runs share; empty when unset
     std::string trust;   // "verified" or "any": which shared results its runs restore; empty when unset
+    // uploadNetwork: whether results of tasks that declare their network are shared; nullopt when unset (yes).
+    std::optional<bool> upload_network;
 };
 
 // nx.json as qk reads it: the file it extends underneath, nx.local.json on top.

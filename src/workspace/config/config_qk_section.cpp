@@ -66,7 +66,7 @@ Status validate_qk_section(const Json& nx, std::string_view file)
     if (!remote)
         return {};
     if (!remote->is_object())
-        return shape_error(file, *remote, kSection, "an object: url, protocol, team, readOnly, upload, trust");
+        return shape_error(file, *remote, kSection, "an object: url, protocol, team, readOnly, upload, uploadNetwork, trust");
     for (const auto& [key, value] : remote->as_object()) {
         if (key == "token" || key == "signatureKey") {
             // A committed file is read by everyone who can read the repository, and by every task.
@@ -81,9 +81,14 @@ Status validate_qk_section(const Json& nx, std::string_view file)
         } else if (key == "readOnly") {
             if (!value.is_bool())
                 return shape_error(file, value, fmt::format("{}.readOnly", kSection), "true or false");
+        } else if (key == "uploadNetwork") {
+            if (!value.is_bool())
+                return shape_error(file, value, fmt::format("{}.uploadNetwork", kSection),
+                                   "true or false (false keeps the results of tasks that declare their network, "
+                                   "\"qk:sandbox\": {\"network\": true or a list}, from the remote cache)");
         } else if (key != "upload" && key != "trust") {
             return error(fmt::format("{}:{}:{}: {} has no setting \"{}\"; it takes url, protocol, team, readOnly, "
-                                     "upload and trust",
+                                     "upload, uploadNetwork and trust",
                                      file, value.line(), value.column(), kSection, key));
         }
     }
@@ -118,6 +123,8 @@ RemoteCacheConfig read_remote_cache_config(const Json& nx, const FileOf& file_of
     config.trust = text("trust");
     if (const Json* ro = remote->find("readOnly"))
         config.read_only = ro->as_bool();
+    if (const Json* network = remote->find("uploadNetwork"))
+        config.upload_network = network->as_bool();
     return config;
 }
 

@@ -96,6 +96,17 @@ std::string json_string(std::string_view s)
     return out;
 }
 
+Result<std::string> replace_literal(std::string_view text, const Json& value, std::string_view replacement)
+{
+    if (!value.is_bool() && !value.is_null())
+        return error("not true, false or null");
+    const std::string_view literal = value.is_null() ? "null" : value.as_bool() ? "true" : "false";
+    QK_TRY(at, offset_of(text, value.line(), value.column()));
+    if (text.substr(*at, literal.size()) != literal)
+        return error(fmt::format("no {} at line {} column {}", literal, value.line(), value.column()));
+    return fmt::format("{}{}{}", text.substr(0, *at), replacement, text.substr(*at + literal.size()));
+}
+
 Result<std::string> append_to_array(std::string_view text, const Json& array, const std::vector<std::string>& items)
 {
     if (!array.is_array())
