@@ -58,12 +58,9 @@ void prehash_project_files(key::Session& s)
         (void)s.files().hash(files);
 }
 
-}  // namespace
-
-Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
+// The options that cannot go together, and the reports' directories, before the workspace is read.
+Status check_request(const RunRequest& request)
 {
-    auto self = std::unique_ptr<RunMany>(new RunMany());
-    self->request_ = request;
     for (const std::string* file : {&request.report}) {
         if (file->empty())
             continue;
@@ -84,6 +81,16 @@ Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
             return error(fmt::format("--sandbox-report {}: the directory {} does not exist", request.sandbox_report,
                                      dir.string()));
     }
+    return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RunMany>> RunMany::prepare(const RunRequest& request)
+{
+    auto self = std::unique_ptr<RunMany>(new RunMany());
+    self->request_ = request;
+    QK_TRY_STATUS(check_request(request));
     QK_TRY(session, key::Session::open(request.directory));
     self->session_ = std::move(*session);
     key::Session& s = *self->session_;

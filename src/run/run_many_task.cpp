@@ -47,6 +47,48 @@ TaskContext RunMany::context_for(std::size_t i) const
     return c;
 }
 
+bool RunMany::restore_task(std::size_t i, const key::TaskKey& key, report::TaskRun& run)
+{
+    const workspace::Task& t = session_->tasks().tasks()[i];
+    auto hit = lookup(i, key, run.ran_because);
+    // An entry names the outputs it restores, and restoring first clears what they name: an entry
+    // whose outputs are not the task's own (one a server made up: "libs/lib/src") is refused, or it
+    // would remove and replace files the task never declared.
+    if (hit && hit->outputs != key.outputs.paths) {
+        std::string why = fmt::format("its cache entry restores other outputs ({}) than the task declares ({})",
+                                      printable(fmt::format("{}", fmt::join(hit->outputs, ", "))),
+                                      printable(fmt::format("{}", fmt::join(key.outputs.paths, ", "))));
+        display_->note(t.id, why + "; the entry is removed and the task runs");
+        cache_->remove(hit->hash);
+        if (from_remote_[i] && remote_)
+            remote_->refuse_fetched(hit->hash);
+        run.ran_because = std::move(why);
+        hit.reset();
+    }
+    if (hit) {
+        // Outputs nobody touched since they were made or restored need no writing.
+        bool in_place = key::outputs_in_place(*cache_, *hit, &session_->files());
+        Status restored = in_place ? Status{} : cache_->restore(*hit);
+        if (restored) {
+            put_warm(i, &*hit);
+            display_->restored(t.id, hit->terminal_output);
+            if (sandbox_ && from_remote_[i] && remote_records_[i])
+                sandbox_->restored_remote(i, std::move(*remote_records_[i]));
+            else if (sandbox_)
+                sandbox_->restored(i);
+            run.source = in_place         ? report::ResultSource::restored_in_place
+                         : from_remote_[i] ? report::ResultSource::restored_remote
+                                           : report::ResultSource::restored;
+            run.ran_because.clear();
+            run.duration_ms = hit->duration.count();
+            return true;
+        }
+        display_->note(t.id, "cannot restore from the cache, running instead: " + restored.error().message);
+        run.ran_because = "its cache entry could not be restored: " + restored.error().message;
+    }
+    return false;
+}
+
 Outcome RunMany::run_task(std::size_t i)
 {
     const workspace::Task& t = session_->tasks().tasks()[i];
@@ -62,44 +104,8 @@ Outcome RunMany::run_task(std::size_t i)
     run.hash = (*key)->hash.hex();
     bool cacheable = t.target->cache;
     run.ran_because = !cacheable ? "caching is off for its target" : "--skip-cache";
-    if (cacheable && !skip_cache_) {
-        auto hit = lookup(i, **key, run.ran_because);
-        // An entry names the outputs it restores, and restoring first clears what they name: an entry
-        // whose outputs are not the task's own (one a server made up: "libs/lib/src") is refused, or it
-        // would remove and replace files the task never declared.
-        if (hit && hit->outputs != (*key)->outputs.paths) {
-            std::string why = fmt::format("its cache entry restores other outputs ({}) than the task declares ({})",
-                                          printable(fmt::format("{}", fmt::join(hit->outputs, ", "))),
-                                          printable(fmt::format("{}", fmt::join((*key)->outputs.paths, ", "))));
-            display_->note(t.id, why + "; the entry is removed and the task runs");
-            cache_->remove(hit->hash);
-            if (from_remote_[i] && remote_)
-                remote_->refuse_fetched(hit->hash);
-            run.ran_because = std::move(why);
-            hit.reset();
-        }
-        if (hit) {
-            // Outputs nobody touched since they were made or restored need no writing.
-            bool in_place = key::outputs_in_place(*cache_, *hit, &session_->files());
-            Status restored = in_place ? Status{} : cache_->restore(*hit);
-            if (restored) {
-                put_warm(i, &*hit);
-                display_->restored(t.id, hit->terminal_output);
-                if (sandbox_ && from_remote_[i] && remote_records_[i])
-                    sandbox_->restored_remote(i, std::move(*remote_records_[i]));
-                else if (sandbox_)
-                    sandbox_->restored(i);
-                run.source = in_place         ? report::ResultSource::restored_in_place
-                             : from_remote_[i] ? report::ResultSource::restored_remote
-                                               : report::ResultSource::restored;
-                run.ran_because.clear();
-                run.duration_ms = hit->duration.count();
-                return Outcome::succeeded;
-            }
-            display_->note(t.id, "cannot restore from the cache, running instead: " + restored.error().message);
-            run.ran_because = "its cache entry could not be restored: " + restored.error().message;
-        }
-    }
+    if (cacheable && !skip_cache_ && restore_task(i, **key, run))
+        return Outcome::succeeded;
     if (cancelled_)
         return Outcome::failed;
     // Emptied just before it runs (not for a restore, which runs nothing), links checked again.

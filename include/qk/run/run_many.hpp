@@ -110,6 +110,9 @@ private:
     // The cache entry to restore task i from, if any: through a read set that still matches when the
     // key has some, else the key's own entry. Sets `why` to why none can be used.
     std::optional<key::CacheHit> lookup(std::size_t i, const key::TaskKey& key, std::string& why);
+    // Restores task i from its cache entry, when it has one whose outputs are its own and the restore
+    // works; else false, `run.ran_because` saying why it runs.
+    bool restore_task(std::size_t i, const key::TaskKey& key, report::TaskRun& run);
     // Stores a result that succeeded: with the read set --record saved, or plainly (not when recordings
     // of the key say it reads what the key leaves out).
     void store(std::size_t i, const key::TaskKey& key, const key::CacheRecord& record);
