@@ -3,6 +3,7 @@
 // declared false or list going beyond; and the "host:port" entries the report, rejudge and fix share.
 #include <catch2/catch.hpp>
 
+#include "qk/audit/classify.hpp"
 #include "qk/audit/finding_kinds.hpp"
 #include "qk/audit/network_findings.hpp"
 #include "qk/audit/rejudge.hpp"
@@ -130,4 +131,63 @@ TEST_CASE("rejudge: network entries asked again of the declaration, allowed wher
     // The machine's own is not asked again.
     CHECK(r.allowed.loopback_network.empty());
     CHECK(r.covered.loopback_network.empty());
+}
+
+TEST_CASE("classify: a recording's network judged by the task's rules, beside its files", "[audit][classify][network]")
+{
+    test::RulesWorkspace ws;
+    auto rules = ws.rules_of("app:build");  // declares no network: open
+    REQUIRE(rules);
+    record::Recording rec;
+    rec.add(ws.abs("other/notes.txt"), record::kRead);
+    rec.network().add({"192.0.2.1", 9, true}, 10, true);
+    rec.network().add({"127.0.0.1", 80, false}, 10, false);
+    TaskFindings f = audit::classify(rec, *rules, ws.session->workspace());
+    CHECK(f.reads_outside_inputs == Strings{"other/notes.txt"});
+    CHECK(f.network == Strings{"192.0.2.1:9"});
+    CHECK(f.loopback_network == Strings{"127.0.0.1:80"});
+    CHECK(f.undeclared_network.empty());
+    CHECK(rules->network().mode == Mode::undeclared);
+}
+
+TEST_CASE("rules: the target's declared network, or the workspace's, is what classify and rejudge ask",
+          "[audit][rejudge][network]")
+{
+    test::RulesWorkspace ws;
+    // The workspace declares false for every target without a network of its own; app's lint names a list.
+    std::string nx = R"({"qk": {"sandbox": {"network": false}},
+  "namedInputs": { "default": ["{projectRoot}/**/*"], "production": ["default", "!{projectRoot}/**/*.spec.ts"] },
+  "targetDefaults": { "build": { "dependsOn": ["^build"], "inputs": ["production"], "outputs": ["{projectRoot}/dist"] },
+                      "lint": { "qk:sandbox": { "network": ["*.example.com:443"] } } } })";
+    ws.dir.write("nx.json", nx);
+    auto s = key::Session::open(ws.dir.path);
+    REQUIRE(s);
+    ws.session = std::move(s).value();
+    workspace::TaskRequest request;
+    request.targets = {"build", "lint"};
+    request.projects = {"app"};
+    REQUIRE(ws.session->plan(request));
+    for (std::size_t i = 0; i < ws.session->tasks().tasks().size(); ++i)
+        REQUIRE(ws.session->keys().key(i));
+    auto build = ws.rules_of("app:build");
+    auto lint = ws.rules_of("app:lint");
+    REQUIRE(build);
+    REQUIRE(lint);
+    CHECK(build->network().mode == Mode::none);
+    CHECK(lint->network().mode == Mode::hosts);
+
+    TaskFindings found = classified(declared(Mode::undeclared));  // as an open network listed them
+    audit::Rejudged under_false = audit::rejudge(found, *build, ws.dir.path.string());
+    CHECK(under_false.still.undeclared_network ==
+          Strings{"192.0.2.1:9", "[2001:db8::53]:53", "registry.example.com:443"});
+    CHECK_FALSE(under_false.ok());
+    audit::Rejudged under_list = audit::rejudge(found, *lint, ws.dir.path.string());
+    CHECK(under_list.covered.network == Strings{"registry.example.com:443"});
+    CHECK(under_list.still.undeclared_network == Strings{"192.0.2.1:9", "[2001:db8::53]:53"});
+
+    record::Recording rec;
+    rec.network() = used();
+    TaskFindings judged = audit::classify(rec, *lint, ws.session->workspace());
+    CHECK(judged.network == Strings{"registry.example.com:443"});
+    CHECK(judged.undeclared_network == Strings{"192.0.2.1:9", "[2001:db8::53]:53"});
 }
