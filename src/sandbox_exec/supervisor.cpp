@@ -22,130 +22,29 @@
 #include "qk/util/io.hpp"
 #include "qk/util/printable.hpp"
 #include "qk/util/unique_fd.hpp"
-#include "landlock.hpp"
+#include "command_side.hpp"
 #include "namespaces.hpp"
 #include "network.hpp"
 #include "privileges.hpp"
-#include "syscall_filter.hpp"
 
 namespace qk::sandbox_exec {
 
 namespace {
-
-constexpr int kForwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT};
-
-// Messages from the sandboxed side to the supervisor, one a line on a pipe: "setup\tSTAGE\tERRNO\tMSG",
-// "rules\tABI\tADDED\tMISSING", "status\tWAITSTATUS".
-void tell(int fd, const std::string& line)
-{
-    (void)write_all(fd, line + "\n");
-}
-
-void tell_setup(int fd, const SetupError& e)
-{
-    std::string message = e.message;
-    for (char& c : message)
-        if (c == '\n' || c == '\t')
-            c = ' ';
-    tell(fd, fmt::format("setup\t{}\t{}\t{}", e.stage, e.error, message));
-}
 
 UniqueFd pidfd_open(pid_t pid)
 {
     return UniqueFd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
 }
 
-// Set where the read mask was built inside the command's user namespace as root (no CAP_SYS_ADMIN over the
-// host): its stand-ins' owner is mapped there, so the command gives up reading past modes.
-bool g_stand_ins_mapped = false;
-
-// With a network list: the connection to the run's proxy (made before the namespaces), and the port on the
-// command's loopback the proxy serves, set by network_step in the child before the command starts.
-UniqueFd g_proxy;
-std::uint16_t g_proxy_port = 0;
-
 using Network = enforce::SandboxPlan::Network;
 
-// In the child, already in its network namespace: loopback up, and the proxy's socket handed over.
-Step network_step(const enforce::SandboxPlan& plan)
+// In the child, already in its network namespace: loopback up, and the proxy's socket handed over; `port`
+// set to the one the proxy serves.
+Step network_step(const enforce::SandboxPlan& plan, int proxy, std::uint16_t& port)
 {
     if (plan.network == Network::open)
         return std::nullopt;
-    return set_up_network(g_proxy.get(), plan.proxy_token, g_proxy_port);
-}
-
-// The command process: Landlock, then exec. Never returns.
-[[noreturn]] void exec_command(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv, int report)
-{
-    for (int sig : kForwarded)
-        ::signal(sig, SIG_DFL);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    LandlockCounts counts;
-    Step step = restrict_self(plan, counts, g_proxy_port);
-    tell(report, fmt::format("rules\t{}\t{}\t{}", counts.abi, counts.rules, counts.missing));
-    if (!step)
-        step = drop_privileges(!g_stand_ins_mapped);
-    if (!step)
-        step = refuse_io_uring();
-    if (step) {
-        tell_setup(report, *step);
-        ::_exit(enforce::kSetupFailedStatus);
-    }
-    if (!plan.tmpdir.empty())
-        ::setenv("TMPDIR", plan.tmpdir.c_str(), 1);
-    if (g_proxy_port != 0)
-        set_proxy_environment(g_proxy_port);
-    // Nothing opened before Landlock may reach the command: such a descriptor would keep its rights.
-    if (::syscall(SYS_close_range, 3, ~0U, 4 /* CLOSE_RANGE_CLOEXEC */) != 0) {
-        tell_setup(report, setup_error("fds", "cannot close qk's descriptors before the command starts"));
-        ::_exit(enforce::kSetupFailedStatus);
-    }
-    std::vector<char*> args;
-    for (const std::string& a : argv)
-        args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execvp(args[0], args.data());
-    tell_setup(report, setup_error("exec", fmt::format("cannot run {}", argv[0])));
-    ::_exit(127);
-}
-
-// Pid 1 of the command's pid namespace: starts the command, forwards signals to it, reaps whatever is
-// orphaned to it, and when the command ends, says how and exits, which kills everything left.
-[[noreturn]] void reaper(const enforce::SandboxPlan& plan, const std::vector<std::string>& argv, int report)
-{
-    // The supervisor is single-threaded: its death is qk's word. Without it nothing kills this namespace.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) {
-        tell_setup(report, setup_error("reaper", "cannot ask to be killed with the supervisor"));
-        ::_exit(enforce::kSetupFailedStatus);
-    }
-    pid_t command = ::fork();
-    if (command < 0) {
-        tell_setup(report, setup_error("fork", "cannot start the command"));
-        ::_exit(enforce::kSetupFailedStatus);
-    }
-    if (command == 0)
-        exec_command(plan, argv, report);
-    static pid_t forward_to;
-    forward_to = command;
-    struct sigaction sa {};
-    sa.sa_handler = [](int sig) { ::kill(forward_to, sig); };
-    for (int sig : kForwarded)
-        ::sigaction(sig, &sa, nullptr);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    for (;;) {
-        int status = 0;
-        pid_t pid = ::waitpid(-1, &status, 0);
-        if (pid < 0 && errno == EINTR)
-            continue;
-        if (pid == command || pid < 0) {
-            tell(report, fmt::format("status\t{}", pid == command ? status : 1 << 8));
-            ::_exit(0);
-        }
-    }
+    return set_up_network(proxy, plan.proxy_token, port);
 }
 
 // After the command ended under Landlock alone (no pid namespace): what it left running, orphaned to
@@ -253,6 +152,10 @@ private:
     // Root: the namespaces the child below is forked into (CLONE_NEW*, besides the user namespace), when
     // it is forked into a user namespace mapped from here (fork_mapped_as_root).
     std::optional<int> mapped_child_;
+    // Set where the read mask was built inside the command's user namespace as root (CommandSide).
+    bool stand_ins_mapped_ = false;
+    // With a network list: the connection to the run's proxy, made before the namespaces.
+    UniqueFd proxy_;
     UniqueFd from_child_, to_supervisor_;
     pid_t child_ = -1;
     int wait_status_ = 0;
@@ -317,7 +220,7 @@ Step Supervisor::open_channels()
 Step Supervisor::connect_network()
 {
     if (plan_.network == Network::proxy)
-        return connect_proxy(plan_.proxy, g_proxy);
+        return connect_proxy(plan_.proxy, proxy_);
     return std::nullopt;
 }
 
@@ -376,7 +279,7 @@ Step Supervisor::mount_as_host_root(OverlaySpec& spec)
 // Without root (or without CAP_SYS_ADMIN over the host): the user namespace first, the mounts inside it.
 Step Supervisor::mount_in_user_namespace(const OverlaySpec& spec)
 {
-    g_stand_ins_mapped = plan_.read_mask && ::geteuid() == 0;
+    stand_ins_mapped_ = plan_.read_mask && ::geteuid() == 0;
     if (auto e = enter_namespaces(true, own_network_))
         return e;
     return mount_overlay(spec);
@@ -430,13 +333,14 @@ void Supervisor::child_side()
         tell_setup(to_supervisor_.get(), setup_error("mount-private", "cannot make the mount tree private"));
         ::_exit(enforce::kSetupFailedStatus);
     }
-    if (auto e = network_step(plan_)) {
+    CommandSide side{to_supervisor_.get(), stand_ins_mapped_, 0};
+    if (auto e = network_step(plan_, proxy_.get(), side.proxy_port)) {
         tell_setup(to_supervisor_.get(), *e);
         ::_exit(enforce::kSetupFailedStatus);
     }
     if (plan_.overlay)
-        reaper(plan_, argv_, to_supervisor_.get());
-    exec_command(plan_, argv_, to_supervisor_.get());
+        reaper(plan_, argv_, side);
+    exec_command(plan_, argv_, side);
 }
 
 // Waits for the child (pid 1, or the command itself) while forwarding signals and watching qk.
