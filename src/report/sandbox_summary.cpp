@@ -288,6 +288,7 @@ void closing(std::string& out, const RunAudit& audit)
     const auto& c = audit.counts;
     if (!audit.unkeyed_reads.empty())
         out += "  read, which the sandbox allows, but not in their keys: " + path_counts(audit.unkeyed_reads) + "\n";
+    open_network_lines(out, audit);
     if (audit.git_writers) {
         auto writers = ids_with(audit, [](const TaskAudit& t) {
             return t.status == TaskStatus::audited && !t.findings.git_writes.empty();
@@ -432,7 +433,7 @@ std::string sandbox_summary(const RunAudit& audit, const SummaryOptions& options
     for (const auto& t : audit.tasks) {
         if (t.status != TaskStatus::audited)
             continue;
-        std::string packages = package_lines(t.findings, many_packages) + summary::open_network_lines(t.findings);
+        std::string packages = package_lines(t.findings, many_packages);
         std::string mine = own_lines(t, audit) + summary::undeclared_network_lines(t.findings);
         if (!mine.empty() || !packages.empty())
             task_lines(out, t, audit, mine, packages, options);

@@ -1,8 +1,11 @@
-// The audit summary's lines for what a task reached on the network (summary_lines.hpp): what its declared
-// network does not name, going beyond; what it allows, and the machine's own, listed as the spec keeps the
-// network open.
+// The audit summary's lines for what tasks reached on the network (summary_lines.hpp): per task, what its
+// declared network does not name, going beyond; once for the run, what their declarations allow and the
+// machine's own, each with the tasks that reached it, as the spec keeps the network open and lists it (a
+// line per task would repeat a test database's port forty times).
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include <map>
 
 #include "qk/util/printable.hpp"
 #include "summary_lines.hpp"
@@ -13,13 +16,21 @@ using audit::TaskFindings;
 
 namespace {
 
-std::string joined(const std::vector<std::string>& entries)
+// "  words: host:port (2 tasks: a:build, b:build), ..." for the entries of `list` in the audited tasks.
+void entries_line(std::string& out, const audit::RunAudit& audit, std::vector<std::string> TaskFindings::*list,
+                  const char* words)
 {
-    std::vector<std::string> shown;
-    shown.reserve(entries.size());
-    for (const std::string& e : entries)
-        shown.push_back(printable(e));
-    return fmt::format("{}", fmt::join(shown, ", "));
+    std::map<std::string, std::vector<std::string>> by_entry;
+    for (const audit::TaskAudit& t : audit.tasks)
+        if (t.status == audit::TaskStatus::audited)
+            for (const std::string& entry : t.findings.*list)
+                by_entry[entry].push_back(t.task);
+    if (by_entry.empty())
+        return;
+    std::vector<std::string> parts;
+    for (const auto& [entry, tasks] : by_entry)
+        parts.push_back(fmt::format("{} ({}: {})", printable(entry), count_of(tasks.size(), "task"), named(tasks)));
+    out += fmt::format("  {}: {}\n", words, fmt::join(parts, ", "));
 }
 
 }  // namespace
@@ -33,17 +44,10 @@ std::string undeclared_network_lines(const TaskFindings& f)
     return out;
 }
 
-std::string open_network_lines(const TaskFindings& f)
+void open_network_lines(std::string& out, const audit::RunAudit& audit)
 {
-    std::string out;
-    // One line each: hosts a build reaches are few, and the report's connections say the rest.
-    if (!f.network.empty())
-        out += fmt::format("    {}, which its declared network allows: {}\n",
-                           said(&TaskFindings::network, f.network.size()), joined(f.network));
-    if (!f.loopback_network.empty())
-        out += fmt::format("    {}, not judged: {}\n", said(&TaskFindings::loopback_network, f.loopback_network.size()),
-                           joined(f.loopback_network));
-    return out;
+    entries_line(out, audit, &TaskFindings::network, "reached on the network, which the declared networks allow");
+    entries_line(out, audit, &TaskFindings::loopback_network, "reached on their own machine (loopback), not judged");
 }
 
 }  // namespace qk::report::summary

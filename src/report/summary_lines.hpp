@@ -40,11 +40,11 @@ void restored_line(std::string& out, const audit::RunAudit& audit, const char* c
 // names no process (SummaryOptions::processes).
 void process_lines(std::string& out, const audit::TaskAudit& task);
 
-// What it reached on the network outside its declared network (going beyond), and "" when nothing; what
-// it reached that its declaration allows (everything when it declares none) and on loopback, a line each
-// (sandbox_summary_network.cpp).
+// What a task reached on the network outside its declared network (going beyond), and "" when nothing;
+// once for the run, what the audited tasks reached that their declarations allow (everything when they
+// declare none) and on loopback, a line each with the tasks (sandbox_summary_network.cpp).
 std::string undeclared_network_lines(const audit::TaskFindings& f);
-std::string open_network_lines(const audit::TaskFindings& f);
+void open_network_lines(std::string& out, const audit::RunAudit& audit);
 
 // The summary under --sandbox=enforce (sandbox_summary_enforce.cpp).
 std::string enforce_summary(const audit::RunAudit& audit, const SummaryOptions& options);

@@ -71,8 +71,12 @@ def test_an_undeclared_network_is_listed_not_counted(recorder, net, tmp_path):
     assert behind == [{"entry": "fetch.test:9", "address": FAR, "port": 9, "protocol": "udp", "host": "fetch.test",
                        "count": 1, "reached": True}], task["connections"]
     assert "Sandbox audit: 1 task kept to what it declares" in r.stdout, r.stdout
-    assert "    1 host reached on the network, which its declared network allows: fetch.test:9\n" in r.stdout
-    assert "reached on its own machine (loopback), not judged: " in r.stdout, r.stdout
+    assert ("  reached on the network, which the declared networks allow: fetch.test:9 (1 task: app:fetch)\n"
+            in r.stdout), r.stdout
+    loopback = [line for line in r.stdout.splitlines()
+                if line.startswith("  reached on their own machine (loopback), not judged: ")]
+    assert len(loopback) == 1 and f"127.0.0.1:{dns} (1 task: app:fetch)" in loopback[0], r.stdout
+    assert f"127.0.0.1:{http} (1 task: app:fetch)" in loopback[0], r.stdout
     # Undeclared, the run says nothing of keys: only a declared network is said to be outside them.
     assert "declare their network" not in r.stdout
 

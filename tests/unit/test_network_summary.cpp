@@ -34,15 +34,19 @@ TaskFindings reached(Strings open, Strings loopback, Strings undeclared)
 
 }  // namespace
 
-TEST_CASE("network summary: what an open network allows is listed, not counted; loopback apart",
+TEST_CASE("network summary: what the declarations allow is said once for the run, not counted; loopback apart",
           "[report][sandbox-report][network]")
 {
-    std::string text = summary_of({{"app:build", TaskStatus::audited, "",
-                                    reached({"registry.npmjs.org:443"}, {"127.0.0.1:5432", "[::1]:8080"}, {})}});
-    CHECK(text == "Sandbox audit: 1 task kept to what it declares\n"
-                  "  app:build\n"
-                  "    1 host reached on the network, which its declared network allows: registry.npmjs.org:443\n"
-                  "    2 ports reached on its own machine (loopback), not judged: 127.0.0.1:5432, [::1]:8080\n");
+    std::string text = summary_of({
+        {"app:build", TaskStatus::audited, "", reached({"registry.npmjs.org:443"}, {"127.0.0.1:5432", "[::1]:8080"}, {})},
+        {"app:test", TaskStatus::audited, "", reached({}, {"127.0.0.1:5432"}, {})},
+        {"lib:build", TaskStatus::audited, "", reached({"registry.npmjs.org:443"}, {}, {})},
+    });
+    CHECK(text == "Sandbox audit: 3 tasks kept to what they declare\n"
+                  "  reached on the network, which the declared networks allow: registry.npmjs.org:443 (2 tasks: "
+                  "app:build, lib:build)\n"
+                  "  reached on their own machine (loopback), not judged: 127.0.0.1:5432 (2 tasks: app:build, "
+                  "app:test), [::1]:8080 (1 task: app:build)\n");
 }
 
 TEST_CASE("network summary: hosts outside a declared false or list go beyond, with the declaration to add",
@@ -54,9 +58,10 @@ TEST_CASE("network summary: hosts outside a declared false or list go beyond, wi
                   "  app:build\n"
                   "    1 host reached outside its declared network:\n"
                   "      evil.test:443\n"
-                  "    1 host reached on the network, which its declared network allows: registry.npmjs.org:443\n"
                   "    what to declare in its target:\n"
-                  "      \"qk:sandbox\": {\"network\": [\"evil.test:443\"]} (added to its list)\n");
+                  "      \"qk:sandbox\": {\"network\": [\"evil.test:443\"]} (added to its list)\n"
+                  "  reached on the network, which the declared networks allow: registry.npmjs.org:443 (1 task: "
+                  "app:build)\n");
 }
 
 TEST_CASE("network summary: under enforce the refused hosts are named per task and once for the run",
