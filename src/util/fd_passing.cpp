@@ -8,16 +8,31 @@
 #include "qk/util/io.hpp"
 
 namespace qk {
+namespace {
+
+// One message of the bytes `iov` names, with room for one descriptor in its control data.
+struct FdMessage {
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] {};
+    msghdr msg {};
+
+    explicit FdMessage(iovec& iov)
+    {
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+    }
+    FdMessage(const FdMessage&) = delete;  // msg points into it
+    FdMessage& operator=(const FdMessage&) = delete;
+};
+
+}  // namespace
 
 ssize_t send_with_fd(int socket, std::string_view message, int fd)
 {
     iovec iov {const_cast<char*>(message.data()), message.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] {};
-    msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    FdMessage m(iov);
+    msghdr& msg = m.msg;
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -30,12 +45,8 @@ std::string receive_with_fd(int socket, UniqueFd& passed, std::size_t max, int f
 {
     std::vector<char> buf(max);
     iovec iov {buf.data(), buf.size()};
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] {};
-    msghdr msg {};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
+    FdMessage m(iov);
+    msghdr& msg = m.msg;
     ssize_t n = retry_eintr([&] { return ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC | flags); });
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
