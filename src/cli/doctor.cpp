@@ -9,8 +9,8 @@
 
 #include "qk/enforce/probe.hpp"
 #include "qk/enforce/sandbox_dir.hpp"
-#include "qk/record/cgroup.hpp"
 #include "qk/key/session.hpp"
+#include "qk/record/launcher.hpp"
 #include "qk/record/recorder.hpp"
 #include "qk/remote/remote_check.hpp"
 #include "qk/run/remote_policy.hpp"
@@ -22,10 +22,6 @@ namespace qk::cli {
 
 namespace {
 
-constexpr const char* kReadOnlyCgroupFix =
-    "give the container a writable cgroup filesystem (containerd's cgroup_writable, or a privileged container) "
-    "to record with eBPF; strace records otherwise, following the process tree";
-
 DoctorCheck recorder_check(record::RecorderChoice choice, const RecorderSettings& settings, const char* name,
                            const char* fix)
 {
@@ -33,24 +29,15 @@ DoctorCheck recorder_check(record::RecorderChoice choice, const RecorderSettings
     if (r && *r)
         return {name, true, true, fmt::format("the {} recorder can record here", name), {}};
     if (!r && r.error().sys_errno == EROFS)
-        fix = kReadOnlyCgroupFix;
+        fix = record::read_only_groups_fix();
     return {name, false, true, r ? "not available" : r.error().message, fix};
 }
 
-// A cgroup made and removed, as the eBPF recorder makes one per command: mounted is not enough.
-DoctorCheck cgroup_check()
+// The groups the recorders start each command in (on Linux, cgroup2), as the launcher's platform checks them.
+DoctorCheck command_groups_check()
 {
-    auto mount = record::cgroup2_mount();
-    if (!mount)
-        return {"cgroup2", false, true, mount.error().message,
-                "mount the cgroup2 hierarchy (mount -t cgroup2 none /sys/fs/cgroup)"};
-    auto probe = record::TaskCgroup::create("probe");
-    if (probe)
-        return {"cgroup2", true, true, "mounted at " + *mount + ", and a cgroup can be made there", {}};
-    return {"cgroup2", false, true, probe.error().message,
-            probe.error().sys_errno == EROFS ? kReadOnlyCgroupFix
-                                             : "run as root, or in a cgroup delegated to this user "
-                                               "(systemd-run --scope -p Delegate=yes); strace records otherwise"};
+    record::CommandGroupsCheck c = record::check_command_groups();
+    return {std::move(c.name), c.ok, true, std::move(c.verdict), std::move(c.fix)};
 }
 
 bool is_dir(const char* path)
@@ -116,7 +103,7 @@ DoctorReport doctor(const std::filesystem::path& directory, const Settings& sett
     DoctorReport out;
     auto add = [&](DoctorCheck c) { out.checks.push_back(std::move(c)); };
 
-    add(cgroup_check());
+    add(command_groups_check());
     add(recorder_check(record::RecorderChoice::ebpf, settings.recorder, "ebpf",
                        "run as root or with CAP_BPF, CAP_PERFMON and CAP_SYS_ADMIN, on a kernel with BTF "
                        "(/sys/kernel/btf/vmlinux); strace records otherwise"));

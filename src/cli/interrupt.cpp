@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "qk/record/cgroup.hpp"
+#include "qk/record/launcher.hpp"
 
 namespace qk::cli {
 namespace {
@@ -46,7 +46,7 @@ void watch()
             ::raise(sig);
             return;
         }
-        record::kill_all_task_cgroups();
+        record::stop_all_commands();
         std::lock_guard lock(g_callback_mutex);
         if (g_callback)
             g_callback();

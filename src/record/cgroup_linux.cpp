@@ -201,6 +201,28 @@ void kill_all_task_cgroups()
         kill_cgroup_at(path);
 }
 
+const char* read_only_groups_fix()
+{
+    return "give the container a writable cgroup filesystem (containerd's cgroup_writable, or a privileged "
+           "container) to record with eBPF; strace records otherwise, following the process tree";
+}
+
+// A cgroup made and removed, as the eBPF recorder makes one per command: mounted is not enough.
+CommandGroupsCheck check_command_groups()
+{
+    auto mount = cgroup2_mount();
+    if (!mount)
+        return {"cgroup2", false, mount.error().message,
+                "mount the cgroup2 hierarchy (mount -t cgroup2 none /sys/fs/cgroup)"};
+    auto probe = TaskCgroup::create("probe");
+    if (probe)
+        return {"cgroup2", true, "mounted at " + *mount + ", and a cgroup can be made there", {}};
+    return {"cgroup2", false, probe.error().message,
+            probe.error().sys_errno == EROFS ? read_only_groups_fix()
+                                             : "run as root, or in a cgroup delegated to this user "
+                                               "(systemd-run --scope -p Delegate=yes); strace records otherwise"};
+}
+
 pid_t fork_into_cgroup(int cgroup_fd, bool& join_in_child)
 {
     struct clone_args args {};

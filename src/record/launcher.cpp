@@ -57,6 +57,11 @@ LeftoverReport stop_leftover_commands()
     return reap_stale_task_cgroups();
 }
 
+void stop_all_commands()
+{
+    kill_all_task_cgroups();
+}
+
 // ---------------------------------------------------------------------------------------------------
 // ProcessLauncher
 

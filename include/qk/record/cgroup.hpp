@@ -3,7 +3,8 @@
 // destroying it kills what is left and removes the directory, so a run leaves no cgroup behind.
 // Linux's, and the one seam to cgroups (docs/CODING.md, "Platforms"): every cgroup file and system call is
 // in cgroup_linux.cpp behind this header; spawning (process.cpp) starts a command in one through
-// fork_into_cgroup, and the runner reaches the leftovers through the Launcher (stop_leftover_commands).
+// fork_into_cgroup; the runner and cli reach them through the Launcher's header (stop_leftover_commands,
+// stop_all_commands, check_command_groups), which this file implements on Linux.
 #pragma once
 
 #include <sys/types.h>
@@ -23,8 +24,8 @@ namespace qk::record {
 // layout), from /proc/self/mountinfo.
 Result<std::string> cgroup2_mount();
 
-// Kills every process in every TaskCgroup this process has alive, for an interrupted run: the
-// commands die, their recorders see them exit and finish as usual. Safe from any thread.
+// Kills every process in every TaskCgroup this process has alive: stop_all_commands
+// (qk/record/launcher.hpp) on Linux. Safe from any thread.
 void kill_all_task_cgroups();
 
 // Kills and removes the task cgroups no living qk holds (decided by the owner's lock, never by a pid): what

@@ -79,6 +79,26 @@ struct LeftoverReport {
 // run would store. The runner's one way to the platform's process groups (record/cgroup.hpp on Linux).
 LeftoverReport stop_leftover_commands();
 
+// Kills every command this process's launchers started that still runs (on Linux, everything in its task
+// cgroups), for an interrupted run: the commands die, their recorders see them exit and finish as usual.
+// Safe from any thread.
+void stop_all_commands();
+
+// For qk doctor: whether a command can be given a group of its own here, as the recorders give each (on
+// Linux, a cgroup v2 made and removed: mounted is not enough), and what to do when not. A second
+// platform's launcher answers for its own groups.
+struct CommandGroupsCheck {
+    std::string name;     // "cgroup2"
+    bool ok = false;
+    std::string verdict;  // where they are and that one can be made, or why not
+    std::string fix;      // what to do when not ok
+};
+CommandGroupsCheck check_command_groups();
+
+// What to do when a recorder could not make a command's group because the platform's groups are read-only
+// (EROFS: a container's cgroup filesystem mounted read-only).
+const char* read_only_groups_fix();
+
 // posix_spawn in a process group of its own, so that cancelling reaches the command's children too.
 // Only fds 0, 1 and 2 reach the command.
 class ProcessLauncher final : public Launcher {
