@@ -178,6 +178,18 @@ void expect_refused(Workspace& ws, const Hash128& hash, std::string_view archive
     CHECK(ws.untouched(hash));
 }
 
+// A restore of `hit` refused for its archive at `packed`, damaged on disk: the entry removed, the
+// workspace's dist/a.txt as it was.
+void expect_restore_refused(const Workspace& ws, const CacheHit& hit, const fs::path& packed)
+{
+    Status s = ws.cache.restore(hit);
+    REQUIRE_FALSE(s);
+    CHECK(s.error().message.find("so the entry was removed") != std::string::npos);
+    CHECK_FALSE(fs::exists(packed));
+    std::ifstream kept(ws.root / "dist/a.txt");
+    CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "the workspace's own\n");
+}
+
 }  // namespace
 
 TEST_CASE("an exported entry imported elsewhere restores the same outputs, modes, links and provenance",
@@ -540,12 +552,7 @@ TEST_CASE("a packed entry damaged on disk is refused before the workspace is tou
             f.seekp(static_cast<std::streamoff>(archive.size() - 1000));
             f.put(static_cast<char>(archive[archive.size() - 1000] ^ 0x5a));
         }
-        Status s = to.cache.restore(**hit);
-        REQUIRE_FALSE(s);
-        CHECK(s.error().message.find("so the entry was removed") != std::string::npos);
-        CHECK_FALSE(fs::exists(packed));
-        std::ifstream kept(to.root / "dist/a.txt");
-        CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "the workspace's own\n");
+        expect_restore_refused(to, **hit, packed);
     }
     SECTION("an export")
     {
@@ -608,12 +615,7 @@ TEST_CASE("an entry imported here restores from the bytes its import checked, no
         damaged[damaged.size() - 12] = static_cast<char>(damaged[damaged.size() - 12] ^ 0x5a);
         to.write(".qk/cache/tmp/replacement", damaged);
         fs::rename(to.cache.dir() / "tmp/replacement", packed);
-        Status s = to.cache.restore(**hit);
-        REQUIRE_FALSE(s);
-        CHECK(s.error().message.find("so the entry was removed") != std::string::npos);
-        CHECK_FALSE(fs::exists(packed));
-        std::ifstream kept(to.root / "dist/a.txt");
-        CHECK(std::string(std::istreambuf_iterator<char>(kept), {}) == "the workspace's own\n");
+        expect_restore_refused(to, **hit, packed);
     }
     SECTION("removed: a miss, and imported again a hit")
     {
