@@ -21,65 +21,65 @@ constexpr KindRun kEnforce = KindRun::enforce;
 
 // The words are the summary's (sandbox_summary.cpp, sandbox_summary_enforce.cpp say them through this
 // table where their lines count a kind) and the report page's. Columns: name, list, also, the words (one,
-// many, words), run, rule, beyond, refusal, whole, rejudge, declare.
+// many, words), run, rule, beyond, refusal, whole, rejudge, declare, suggest, summary.
 constexpr FindingKind kKinds[] = {
     {"readsOutsideInputs", &F::reads_outside_inputs, nullptr, "read", "reads", "outside its inputs", kAudit,
-     Finding::read_outside_inputs, true, false, false, Rejudge::read, "inputs"},
+     Finding::read_outside_inputs, true, false, false, Rejudge::read, "inputs", SuggestAs::reads, SummaryAs::reads},
     {"tsconfigReads", &F::tsconfig_reads, nullptr, "TypeScript configuration", "TypeScript configurations",
-     "read outside its inputs", kAudit, Finding::tsconfig_read, true, false, false, Rejudge::read, "inputs"},
+     "read outside its inputs", kAudit, Finding::tsconfig_read, true, false, false, Rejudge::read, "inputs", SuggestAs::reads, SummaryAs::likely_inputs},
     {"strayWrites", &F::stray_writes, &F::git_writes, "", "", "written outside its outputs", kAudit,
-     Finding::stray_write, true, false, false, Rejudge::write, "outputs"},
+     Finding::stray_write, true, false, false, Rejudge::write, "outputs", SuggestAs::writes, SummaryAs::writes},
     // Created and removed again: they leave nothing, and enforce would discard nothing.
     {"temporaryFiles", &F::temporary_files, nullptr, "temporary file", "temporary files",
      "outside its outputs, created and removed again", kAudit, Finding::none, false, false, true, Rejudge::none,
-     nullptr},
+     nullptr, SuggestAs::none, SummaryAs::apart},
     {"unkeyedReads", &F::unkeyed_reads, nullptr, ".git or dotenv file", ".git or dotenv files", "read, not in its key",
-     kAudit, Finding::unkeyed_read, false, false, false, Rejudge::read, nullptr},
+     kAudit, Finding::unkeyed_read, false, false, false, Rejudge::read, nullptr, SuggestAs::none, SummaryAs::apart},
     {"manifestReads", &F::manifest_reads, nullptr, "workspace package.json", "workspace package.json files", "read",
-     kAudit, Finding::manifest_read, true, false, false, Rejudge::read, "inputs"},
+     kAudit, Finding::manifest_read, true, false, false, Rejudge::read, "inputs", SuggestAs::reads_not_in_dependencies, SummaryAs::apart},
     {"toolchainReads", &F::toolchain_reads, nullptr, "version or package manager configuration",
      "version or package manager configurations", "outside its inputs", kAudit, Finding::toolchain_read, true, false,
-     false, Rejudge::read, "inputs"},
+     false, Rejudge::read, "inputs", SuggestAs::reads, SummaryAs::reads},
     {"dependencyReads", nullptr, nullptr, "file", "files", "read in projects it depends on", kAudit,
-     Finding::dependency_read, true, false, false, Rejudge::read, "inputs"},
+     Finding::dependency_read, true, false, false, Rejudge::read, "inputs", SuggestAs::dependencies, SummaryAs::projects},
     {"unkeyedPackages", &F::unkeyed_packages, nullptr, "installed package", "installed packages",
      "read, not in its key", kAudit, Finding::unkeyed_package, false, false, false, Rejudge::kept,
-     "externalDependencies"},
+     "externalDependencies", SuggestAs::listed, SummaryAs::apart},
     {"hoistedPackages", &F::hoisted_packages, nullptr, "installed package", "installed packages",
      "read through pnpm's hoisting", kAudit, Finding::hoisted_package, false, false, false, Rejudge::kept,
-     "packageExtensions"},
+     "packageExtensions", SuggestAs::listed, SummaryAs::apart},
     // The network, as the spec keeps it: open unless the target declares it. What its declaration allows
     // (everything, undeclared) is listed and leaves the result whole; the machine's own is listed apart and
     // never judged (enforce leaves a task a loopback of its own); what a declared false or list does not
     // name goes beyond, as enforce gives it no route. Declaring a host makes the result no more
     // reproducible by its key: that is the remote cache's uploadNetwork policy, not a finding.
     {"network", &F::network, nullptr, "host", "hosts", "reached on the network", kAudit, Finding::none, false, false,
-     true, Rejudge::network, nullptr},
+     true, Rejudge::network, nullptr, SuggestAs::none, SummaryAs::apart},
     {"loopbackNetwork", &F::loopback_network, nullptr, "port", "ports", "reached on its own machine (loopback)",
-     kAudit, Finding::none, false, false, true, Rejudge::none, nullptr},
+     kAudit, Finding::none, false, false, true, Rejudge::none, nullptr, SuggestAs::none, SummaryAs::apart},
     {"undeclaredNetwork", &F::undeclared_network, nullptr, "host", "hosts", "reached outside its declared network",
-     kAudit, Finding::undeclared_network, true, false, false, Rejudge::network, "network"},
+     kAudit, Finding::undeclared_network, true, false, false, Rejudge::network, "network", SuggestAs::listed, SummaryAs::apart},
     {"refusedReads", &F::refused_reads, nullptr, "read", "reads", "refused", kEnforce, Finding::none, true, true, false,
-     Rejudge::read, "inputs"},
+     Rejudge::read, "inputs", SuggestAs::reads, SummaryAs::apart},
     {"refusedWrites", &F::refused_writes, nullptr, "write", "writes", "refused", kEnforce, Finding::none, true, true,
-     false, Rejudge::write, "outputs"},
+     false, Rejudge::write, "outputs", SuggestAs::file_outputs, SummaryAs::apart},
     {"discardedWrites", &F::discarded_writes, nullptr, "", "", "written outside its outputs, not kept", kEnforce,
-     Finding::none, true, false, false, Rejudge::write, "outputs"},
+     Finding::none, true, false, false, Rejudge::write, "outputs", SuggestAs::writes, SummaryAs::apart},
     // Refused because another task made the file again after its rules were built: not its doing.
     {"replacedReads", &F::replaced_reads, nullptr, "read", "reads",
      "refused of what it may read, made again while it ran", kEnforce, Finding::none, false, true, true, Rejudge::none,
-     nullptr},
+     nullptr, SuggestAs::none, SummaryAs::apart},
     {"refusedUnplaced", &F::refused_unplaced, nullptr, "open", "opens",
      "refused through a descriptor or directory of a process that qk cannot place in the workspace", kEnforce,
-     Finding::none, true, true, false, Rejudge::kept, nullptr},
+     Finding::none, true, true, false, Rejudge::kept, nullptr, SuggestAs::none, SummaryAs::apart},
     // Probes outside the workspace (a home directory) that tools make and go on: the result is whole.
     {"refusedOutside", &F::refused_outside, nullptr, "path", "paths", "refused outside the workspace", kEnforce,
-     Finding::none, true, false, true, Rejudge::kept, nullptr},
+     Finding::none, true, false, true, Rejudge::kept, nullptr, SuggestAs::none, SummaryAs::apart},
     {"refusedCalls", &F::refused_calls, nullptr, "system call", "system calls", "refused", kEnforce, Finding::none,
-     true, true, false, Rejudge::kept, nullptr},
+     true, true, false, Rejudge::kept, nullptr, SuggestAs::none, SummaryAs::apart},
     // Hosts the run's network proxy refused: the task's list does not name them (add them to declare them).
     {"refusedNetwork", &F::refused_network, nullptr, "connection", "connections", "refused by its declared network",
-     kEnforce, Finding::none, true, true, false, Rejudge::kept, nullptr},
+     kEnforce, Finding::none, true, true, false, Rejudge::kept, nullptr, SuggestAs::none, SummaryAs::apart},
 };
 
 // How many members an aggregate has: the most initializers it takes, each converting to any member.
@@ -108,6 +108,21 @@ constexpr std::size_t lists_in_rows()
 }
 static_assert(member_count<TaskFindings>() == lists_in_rows() + kNotKinds,
               "every list of TaskFindings is a kind's (or its `also`) with its row in kKinds");
+
+// A place to declare a kind is a way to suggest it, and the other way round; a kind with no list of its
+// own is dependencyReads, suggested and listed by project.
+constexpr bool rows_agree()
+{
+    for (const FindingKind& k : kKinds) {
+        if ((k.declare == nullptr) != (k.suggest == SuggestAs::none))
+            return false;
+        if ((k.list == nullptr) != (k.suggest == SuggestAs::dependencies) ||
+            (k.list == nullptr) != (k.summary == SummaryAs::projects))
+            return false;
+    }
+    return true;
+}
+static_assert(rows_agree(), "a kind's declare and suggest agree, and only dependencyReads has no list");
 
 bool any_dependency_read(const TaskFindings& f)
 {

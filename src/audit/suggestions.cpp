@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include "qk/audit/finding_kinds.hpp"
 #include "qk/util/path_parts.hpp"
@@ -57,13 +58,12 @@ void sort_unique(std::vector<std::string>& v)
     v.erase(std::unique(v.begin(), v.end()), v.end());
 }
 
-// A suggestion for `list`'s kind, declared where the table of kinds says.
-void add(std::vector<Suggestion>& out, TaskFindings::List list, std::vector<std::string> values)
+// A suggestion for `kind`, declared where the table of kinds says.
+void add(std::vector<Suggestion>& out, const FindingKind& kind, std::vector<std::string> values)
 {
     if (values.empty())
         return;
     sort_unique(values);
-    const FindingKind& kind = finding_kind(list);
     std::size_t paths = values.size();
     out.push_back({kind.name, kind.declare, std::move(values), {}, paths, {}, {}});
 }
@@ -83,10 +83,9 @@ bool written_at_or_above(const std::set<std::string, std::less<>>& written, cons
 // outputs: declaring that output covers the read), not what the run declares once for many tasks. The
 // same file read in many sibling directories is one glob; one that a tool reads only to find paths is a
 // suggestion of its own that says ignoreReads likely fits better.
-void read_suggestions(std::vector<Suggestion>& out, TaskFindings::List list, const std::vector<std::string>& paths,
+void read_suggestions(std::vector<Suggestion>& out, const FindingKind& kind, const std::vector<std::string>& paths,
                       const TaskAudit& t, const std::set<std::string, std::less<>>& written, const RunAudit* run)
 {
-    const FindingKind& kind = finding_kind(list);
     std::vector<std::string> own;
     for (const std::string& p : paths) {
         if (temporary_name(p) || std::binary_search(t.findings.temporary_files.begin(),
@@ -120,7 +119,7 @@ void read_suggestions(std::vector<Suggestion>& out, TaskFindings::List list, con
 
 // Files read in the projects it depends on: keyed by a `^` input (default is every file of a project),
 // or left out by `^` ignoreReads globs matched from each of their roots, by top-level entry.
-void dependency_suggestion(std::vector<Suggestion>& out, const TaskAudit& t)
+void dependency_suggestion(std::vector<Suggestion>& out, const FindingKind& kind, const TaskAudit& t)
 {
     std::vector<std::string> globs;
     std::size_t files = 0;
@@ -139,20 +138,17 @@ void dependency_suggestion(std::vector<Suggestion>& out, const TaskAudit& t)
     if (globs.empty())
         return;
     sort_unique(globs);
-    const FindingKind& kind = finding_kind(nullptr);
     out.push_back({kind.name, kind.declare, {"^default"}, std::move(globs), files, {}, {}});
 }
 
-// Under enforce: what its refused writes and the writes not kept ask for, as outputs. A declared file
-// output refused under Landlock alone did not exist yet, and Landlock cannot let a task create a file
-// that is not there: its directory, declared as the output instead, is made as the task starts.
-void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
+// Under Landlock alone (SuggestAs::file_outputs): a declared file output refused did not exist yet, and
+// Landlock cannot let a task create a file that is not there: its directory, declared as the output
+// instead, is made as the task starts. The others as writes.
+void file_output_suggestions(std::vector<Suggestion>& out, const FindingKind& kind, const TaskAudit& t)
 {
-    const TaskFindings& f = t.findings;
-    const FindingKind& refused_kind = finding_kind(&TaskFindings::refused_writes);
-    Suggestion directories{refused_kind.name, refused_kind.declare, {}, {}, 0, {}, {}};
+    Suggestion directories{kind.name, kind.declare, {}, {}, 0, {}, {}};
     std::vector<std::string> refused;
-    for (const std::string& p : f.refused_writes) {
+    for (const std::string& p : t.findings.*kind.list) {
         // qk's cache is read-only to every task whatever it declares: no output can allow it.
         // Nor a link that points away: declaring it changes nothing.
         if (output_itself(t, p) || special_tree(p) == SpecialDir::qk || t.refused_links.contains(p))
@@ -172,12 +168,64 @@ void enforce_suggestions(std::vector<Suggestion>& out, const TaskAudit& t)
         sort_unique(directories.in_place_of);
         out.push_back(std::move(directories));
     }
-    add(out, &TaskFindings::refused_writes, std::move(refused));
-    std::vector<std::string> discarded;
-    for (const std::string& p : f.discarded_writes)
-        if (!temporary_name(p))
-            discarded.push_back(token_path(p, t.project_root));
-    add(out, &TaskFindings::discarded_writes, std::move(discarded));
+    add(out, kind, std::move(refused));
+}
+
+// Writes outside its outputs as outputs (SuggestAs::writes): a directory it created there whole.
+std::vector<std::string> write_values(const TaskFindings& f, const std::vector<std::string>& paths,
+                                      const std::string& project_root)
+{
+    std::vector<std::string> outputs;
+    for (const std::string& p : paths) {
+        const std::string* d = created_holder(f, p);
+        if (!temporary_name(d ? *d : p))
+            outputs.push_back(token_path(d ? *d : p, project_root));
+    }
+    return outputs;
+}
+
+// `paths` less those in a project it depends on that it read more of: keyed by the `^default` suggested
+// for those (SuggestAs::reads_not_in_dependencies).
+std::vector<std::string> not_in_dependencies(const std::vector<std::string>& paths, const TaskAudit& t)
+{
+    std::vector<std::string> out;
+    for (const std::string& p : paths)
+        if (std::none_of(t.dependency_roots.begin(), t.dependency_roots.end(),
+                         [&p](const auto& root) { return in_project(p, root.second).has_value(); }))
+            out.push_back(p);
+    return out;
+}
+
+// What a task wrote outside its outputs, as a run of `run`'s kind lists it (the lists of its kinds
+// suggested as outputs, and the directories it created there): a read of one is a read of its own output,
+// and the output suggested for the write covers it.
+std::set<std::string, std::less<>> written_outside(const TaskFindings& f, KindRun run)
+{
+    std::set<std::string, std::less<>> written(f.created_directories.begin(), f.created_directories.end());
+    for (const FindingKind& k : finding_kinds())
+        if (k.run == run && (k.suggest == SuggestAs::writes || k.suggest == SuggestAs::file_outputs))
+            written.insert((f.*k.list).begin(), (f.*k.list).end());
+    return written;
+}
+
+// `kind`'s suggestion, as its row says. `run` only for the audit's kinds: what it declares once for many
+// tasks is what audited tasks read.
+void suggest_kind(std::vector<Suggestion>& out, const FindingKind& kind, const TaskAudit& t,
+                  const std::set<std::string, std::less<>>& written, const RunAudit* run)
+{
+    const TaskFindings& f = t.findings;
+    const RunAudit* shared = kind.run == KindRun::audit ? run : nullptr;
+    switch (kind.suggest) {
+    case SuggestAs::reads: read_suggestions(out, kind, f.*kind.list, t, written, shared); return;
+    case SuggestAs::reads_not_in_dependencies:
+        read_suggestions(out, kind, not_in_dependencies(f.*kind.list, t), t, written, shared);
+        return;
+    case SuggestAs::file_outputs: file_output_suggestions(out, kind, t); return;
+    case SuggestAs::writes: add(out, kind, write_values(f, f.*kind.list, t.project_root)); return;
+    case SuggestAs::dependencies: dependency_suggestion(out, kind, t); return;
+    case SuggestAs::listed: add(out, kind, f.*kind.list); return;
+    case SuggestAs::none: return;
+    }
 }
 
 // A JSON array to paste, each value escaped as a JSON string (printable_json): a name with terminal
@@ -225,40 +273,18 @@ std::vector<std::string> group_created(const TaskFindings& f)
 
 std::vector<Suggestion> suggest(const TaskAudit& t, const RunAudit* run)
 {
-    const TaskFindings& f = t.findings;
+    // By run, then in SuggestAs' order (what to read before what to write), then in the table's.
+    std::vector<const FindingKind*> kinds;
+    for (const FindingKind& k : finding_kinds())
+        kinds.push_back(&k);
+    std::stable_sort(kinds.begin(), kinds.end(), [](const FindingKind* a, const FindingKind* b) {
+        return std::pair(a->run, a->suggest) < std::pair(b->run, b->suggest);
+    });
+    const std::set<std::string, std::less<>> written[] = {written_outside(t.findings, KindRun::audit),
+                                                          written_outside(t.findings, KindRun::enforce)};
     std::vector<Suggestion> out;
-    // What it wrote outside its outputs, and the directories it created there: a read of one is a read
-    // of its own output, and the output suggested for the write covers it.
-    std::set<std::string, std::less<>> written(f.stray_writes.begin(), f.stray_writes.end());
-    written.insert(f.created_directories.begin(), f.created_directories.end());
-    read_suggestions(out, &TaskFindings::reads_outside_inputs, f.reads_outside_inputs, t, written, run);
-    read_suggestions(out, &TaskFindings::tsconfig_reads, f.tsconfig_reads, t, written, run);
-    read_suggestions(out, &TaskFindings::toolchain_reads, f.toolchain_reads, t, written, run);
-    // A manifest of a dependency it read more of is keyed by the `^default` suggested for those.
-    std::vector<std::string> manifests;
-    for (const std::string& p : f.manifest_reads)
-        if (std::none_of(t.dependency_roots.begin(), t.dependency_roots.end(),
-                         [&p](const auto& root) { return in_project(p, root.second).has_value(); }))
-            manifests.push_back(p);
-    read_suggestions(out, &TaskFindings::manifest_reads, manifests, t, written, run);
-    std::vector<std::string> outputs;
-    for (const std::string& p : f.stray_writes) {
-        const std::string* d = created_holder(f, p);
-        if (!temporary_name(d ? *d : p))
-            outputs.push_back(token_path(d ? *d : p, t.project_root));
-    }
-    add(out, &TaskFindings::stray_writes, std::move(outputs));
-    dependency_suggestion(out, t);
-    add(out, &TaskFindings::unkeyed_packages, f.unkeyed_packages);
-    add(out, &TaskFindings::hoisted_packages, f.hoisted_packages);
-    // Hosts outside a declared false or list: the "host:port" entries are patterns as the list takes them.
-    add(out, &TaskFindings::undeclared_network, f.undeclared_network);
-    // Under enforce, a refused read of what it wrote itself (outside its outputs, so not kept or refused)
-    // asks for that output, not an input.
-    std::set<std::string, std::less<>> tried(f.discarded_writes.begin(), f.discarded_writes.end());
-    tried.insert(f.refused_writes.begin(), f.refused_writes.end());
-    read_suggestions(out, &TaskFindings::refused_reads, f.refused_reads, t, tried, nullptr);
-    enforce_suggestions(out, t);
+    for (const FindingKind* k : kinds)
+        suggest_kind(out, *k, t, written[k->run == KindRun::audit ? 0 : 1], run);
     return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "qk/report/sandbox_summary.hpp"
 
+#include "qk/audit/finding_kinds.hpp"
 #include "qk/audit/suggestions.hpp"
 #include "qk/report/sandbox_report.hpp"
 #include "qk/util/path_within.hpp"
@@ -227,35 +228,58 @@ std::vector<std::string> write_lines(const TaskFindings& f)
     return lines;
 }
 
-// What it did that is its own to say (not what the run says once at the top): empty when nothing.
-std::string own_lines(const TaskAudit& task, const RunAudit& audit)
+// The lines of one kind under its task, as its row says (SummaryAs).
+void kind_lines(std::string& out, const audit::FindingKind& kind, const TaskAudit& task, const RunAudit& audit)
 {
     const TaskFindings& f = task.findings;
-    std::string out;
-    if (auto reads = own(f.reads_outside_inputs, audit); !reads.empty())
-        line_list(out, said(&TaskFindings::reads_outside_inputs, reads.size()) + ":", read_lines(reads));
-    if (auto tsconfig = own(f.tsconfig_reads, audit); !tsconfig.empty()) {
-        auto lines = read_lines(tsconfig);
-        // A glob of siblings is likely a tool finding paths, not an input: its advice below says so.
-        bool siblings = lines.size() < tsconfig.size();
-        std::string heading = fmt::format("{}{}", said(&TaskFindings::tsconfig_reads, tsconfig.size()),
-                                          siblings               ? ":"
-                                          : tsconfig.size() == 1 ? ", likely an input:"
-                                                                 : ", likely inputs:");
-        line_list(out, heading, lines);
+    switch (kind.summary) {
+    case audit::SummaryAs::reads:
+        if (auto reads = own(f.*kind.list, audit); !reads.empty())
+            line_list(out, said(kind.list, reads.size()) + ":", read_lines(reads));
+        return;
+    case audit::SummaryAs::likely_inputs:
+        if (auto reads = own(f.*kind.list, audit); !reads.empty()) {
+            auto lines = read_lines(reads);
+            // A glob of siblings is likely a tool finding paths, not an input: its advice below says so.
+            bool siblings = lines.size() < reads.size();
+            std::string heading = fmt::format("{}{}", said(kind.list, reads.size()),
+                                              siblings            ? ":"
+                                              : reads.size() == 1 ? ", likely an input:"
+                                                                  : ", likely inputs:");
+            line_list(out, heading, lines);
+        }
+        return;
+    case audit::SummaryAs::writes:
+        // What it wrote in .git (strayWrites' `also`) is counted once at the end, as enforce allows it.
+        if (!(f.*kind.list).empty())
+            line_list(out, said(kind.list, (f.*kind.list).size()) + ":", write_lines(f));
+        return;
+    case audit::SummaryAs::projects: {
+        std::string projects;
+        for (const auto& [project, paths] : f.dependency_reads)
+            if (!paths.empty())
+                projects += fmt::format("{}{} ({})", projects.empty() ? "" : ", ", printable(project),
+                                        count_of(paths.size(), "file"));
+        if (!projects.empty())
+            out += fmt::format("    {}: {}\n", kind.words, projects);
+        return;
     }
-    if (auto toolchain = own(f.toolchain_reads, audit); !toolchain.empty())
-        line_list(out, said(&TaskFindings::toolchain_reads, toolchain.size()) + ":", read_lines(toolchain));
-    // What it wrote in .git (git_writes) is counted once at the end, as enforce allows it.
-    if (!f.stray_writes.empty())
-        line_list(out, said(&TaskFindings::stray_writes, f.stray_writes.size()) + ":", write_lines(f));
-    std::string projects;
-    for (const auto& [project, paths] : f.dependency_reads)
-        if (!paths.empty())
-            projects += fmt::format("{}{} ({})", projects.empty() ? "" : ", ", printable(project),
-                                    count_of(paths.size(), "file"));
-    if (!projects.empty())
-        out += "    read in projects it depends on: " + projects + "\n";
+    case audit::SummaryAs::apart: return;
+    }
+}
+
+// What it did that is its own to say (not what the run says once at the top), kind by kind in the table's
+// order, what it read first: empty when nothing.
+std::string own_lines(const TaskAudit& task, const RunAudit& audit)
+{
+    std::string out;
+    auto read = [](const audit::FindingKind& k) {
+        return k.summary == audit::SummaryAs::reads || k.summary == audit::SummaryAs::likely_inputs;
+    };
+    for (bool reads : {true, false})
+        for (const audit::FindingKind& k : audit::finding_kinds())
+            if (read(k) == reads)
+                kind_lines(out, k, task, audit);
     return out;
 }
 

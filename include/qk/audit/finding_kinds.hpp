@@ -27,6 +27,39 @@ enum class KindRun : std::uint8_t { audit, enforce };
 // at all (it is not the task's going beyond: nothing to declare).
 enum class Rejudge : std::uint8_t { read, write, network, kept, none };
 
+// How audit::suggest answers a kind, where `declare` says; the suggestions come by run, then in this order
+// (what to read before what to write, as a target names its inputs before its outputs), then in the
+// table's.
+enum class SuggestAs : std::uint8_t {
+    // Each path as an input, or in ignoreReads if it cannot change the result; not a name made for one
+    // run, what it wrote itself outside its outputs (that output covers it) or what the run declares once.
+    reads,
+    // As reads, less those in the projects it depends on that it read more of: the `^default` suggested
+    // for those keys them (manifestReads).
+    reads_not_in_dependencies,
+    // As writes, but under Landlock alone a declared file output, which it cannot create, by its directory;
+    // nothing for qk's cache, a link pointing away or an output itself (refusedWrites).
+    file_outputs,
+    // Each path as an output, a directory it created outside its outputs as one; not a name made for one run.
+    writes,
+    dependencies, // a `^` input for the files of the projects it depends on (dependencyReads)
+    listed,       // the entries as they are listed: packages, "host:port" patterns
+    none,         // nothing to declare: `declare` is null
+};
+
+// Where the audit's summary says a kind of a task: under the task, in the table's order, what it read
+// before what it wrote and the projects it read in; or on lines of its own.
+enum class SummaryAs : std::uint8_t {
+    reads,         // its count, then each path the run does not declare once for many tasks, siblings folded
+    likely_inputs, // as reads, saying they are likely inputs unless siblings are folded (a tool finding paths)
+    writes,        // its count, then each path, a directory it created as one line with how many files
+    projects,      // the projects it depends on that it read in, each with how many files
+    // Said on lines of their own: for the run (manifestReads at the top, unkeyedReads at the end, the
+    // network's), beside the task's lines (temporaryFiles, the packages, undeclaredNetwork) or by enforce's
+    // summary (sandbox_summary_enforce.cpp, each with what to do).
+    apart,
+};
+
 struct FindingKind {
     const char* name;        // the JSON name in --sandbox-report and the run report: a contract, never changed
     TaskFindings::List list; // its paths; null for dependencyReads (a map by project)
@@ -55,13 +88,17 @@ struct FindingKind {
     // "network": the target's qk:sandbox.network);
     // null when no declaration answers it (audit::suggest gives none).
     const char* declare;
+    SuggestAs suggest;  // how: SuggestAs::none exactly when `declare` is null
+    SummaryAs summary;
 
     // Every field named, so a row cannot leave one out and take a default without a word.
     constexpr FindingKind(const char* name_, TaskFindings::List list_, TaskFindings::List also_, const char* one_,
                           const char* many_, const char* words_, KindRun run_, rules::Finding rule_, bool beyond_,
-                          bool refusal_, bool whole_, Rejudge rejudge_, const char* declare_)
+                          bool refusal_, bool whole_, Rejudge rejudge_, const char* declare_, SuggestAs suggest_,
+                          SummaryAs summary_)
         : name(name_), list(list_), also(also_), one(one_), many(many_), words(words_), run(run_), rule(rule_),
-          beyond(beyond_), refusal(refusal_), whole(whole_), rejudge(rejudge_), declare(declare_)
+          beyond(beyond_), refusal(refusal_), whole(whole_), rejudge(rejudge_), declare(declare_), suggest(suggest_),
+          summary(summary_)
     {
     }
 
