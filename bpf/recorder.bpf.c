@@ -331,7 +331,10 @@ static __always_inline void datagram_of(long nr, long a1, long a4, long ret, con
 __noinline int qk_record_net(long nr, long fd, long a1, long a4, long ret)
 {
     int connecting = nr == NR_connect;
-    if (!connecting && ret <= 0)
+    int receiving = nr == NR_recvfrom || nr == NR_recvmsg;
+    /* A send that failed is kept, with its error: under a declared network it is what the task was
+     * refused (no route); a receive that got nothing says nothing. */
+    if (receiving && ret <= 0)
         return 0;
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);
@@ -359,7 +362,6 @@ __noinline int qk_record_net(long nr, long fd, long a1, long a4, long ret)
     }
     if (family != AF_INET && family != AF_INET6 && (connecting || family != 0))
         return 0; /* a unix socket's address, or none for a connect */
-    int receiving = nr == NR_recvfrom || nr == NR_recvmsg;
     struct qk_net_event *ev = scratch();
     if (!ev)
         return 0;
@@ -377,7 +379,7 @@ __noinline int qk_record_net(long nr, long fd, long a1, long a4, long ret)
     else if (family == AF_INET6)
         __builtin_memcpy(ev->addr, &sa[8], 16);
     ev->payload_len = 0;
-    if (!connecting && ubuf && len > 0) {
+    if (!connecting && ubuf && len > 0 && ret > 0) {
         __u32 n = len > QK_NET_PAYLOAD - 1 ? QK_NET_PAYLOAD - 1 : len;
         if (bpf_probe_read_user(ev->payload, n & (QK_NET_PAYLOAD - 1), ubuf) == 0)
             ev->payload_len = n & (QK_NET_PAYLOAD - 1);

@@ -259,6 +259,7 @@ void refused_accesses(const record::Recording& recording, const rules::Rules& ru
     if (context.failed)
         out.refused_calls.insert(out.refused_calls.end(), recording.refused_calls().begin(),
                                  recording.refused_calls().end());
+    refused_network_attempts(recording.network(), rules.network(), out);
     out.normalise();
 }
 

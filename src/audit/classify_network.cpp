@@ -69,4 +69,20 @@ void classify_network(const record::NetworkUse& used, const workspace::NetworkDe
     }
 }
 
+void refused_network_attempts(const record::NetworkUse& used, const workspace::NetworkDeclaration& declared,
+                              TaskFindings& out)
+{
+    if (declared.open())
+        return;  // no namespace of its own, no proxy: nothing of the network was held from it
+    for (const auto& [to, use] : used.endpoints()) {
+        // Its own loopback answers what it serves itself; a connection there that failed may have found the
+        // machine's own service in a plain run (the namespace's loopback has none; under a list, Landlock
+        // holds every port but the proxy's). A datagram's send succeeds whoever listens: it says nothing.
+        if (rules::is_loopback(to.address) && (use.reached || to.datagram))
+            continue;
+        const std::string_view host = used.host_of(to.address);
+        out.refused_network.push_back(network_entry(host.empty() ? std::string_view(to.address) : host, to.port));
+    }
+}
+
 }  // namespace qk::audit

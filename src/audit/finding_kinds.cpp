@@ -77,7 +77,8 @@ constexpr FindingKind kKinds[] = {
      Finding::none, true, false, true, Rejudge::kept, nullptr, SuggestAs::none, SummaryAs::apart},
     {"refusedCalls", &F::refused_calls, nullptr, "system call", "system calls", "refused", kEnforce, Finding::none,
      true, true, false, Rejudge::kept, nullptr, SuggestAs::none, SummaryAs::apart},
-    // Hosts the run's network proxy refused: the task's list does not name them (add them to declare them).
+    // What its declared network held from it: the proxy refused it (add the host to declare it), or the
+    // namespace gave it no route. The task may have gone on another way: its result is not kept.
     {"refusedNetwork", &F::refused_network, nullptr, "connection", "connections", "refused by its declared network",
      kEnforce, Finding::none, true, true, false, Rejudge::kept, nullptr, SuggestAs::none, SummaryAs::apart},
 };

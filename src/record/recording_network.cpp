@@ -1,6 +1,7 @@
 // RecordingSink::on_net: what a network call means for the recording. A connect reaches its endpoint; a
 // datagram sent to an address reaches it too; a datagram holding a DNS message is a lookup, whose question
-// names what the command looked up and whose answer what that name resolved to.
+// names what the command looked up and whose answer what that name resolved to. A send that failed
+// (no route, under a declared network) is listed, not reached.
 #include <cerrno>
 
 #include "dns_message.hpp"
@@ -23,7 +24,7 @@ void RecordingSink::on_net(const NetOp& op)
         return;
     }
     if (!op.address.empty() && op.kind == NetOpKind::send)
-        net.add({op.address, op.port, true}, op.pid, true);
+        net.add({op.address, op.port, true}, op.pid, op.result >= 0);
     if (op.payload.empty())
         return;
     // DNS by what the datagram holds, not by its port: a resolver may ask a server on another port

@@ -146,9 +146,11 @@ Status StraceParser::decode_network(Task& t, const Call& call, const Return& ret
             sink_.on_net(op);
         return {};
     }
-    if (!op.datagram || ret.value <= 0)
-        return {};
     const bool receiving = call.name == "recvfrom" || call.name == "recvmsg";
+    // A failed send is kept with its error, as the eBPF recorder keeps it (without its payload, which
+    // that recorder reads only of what was sent); a receive that got nothing says nothing.
+    if (!op.datagram || (receiving && ret.value <= 0))
+        return {};
     op.kind = receiving ? NetOpKind::recv : NetOpKind::send;
     if (call.name == "sendto" || call.name == "recvfrom") {
         if (call.args.size() < 6)
@@ -171,6 +173,8 @@ Status StraceParser::decode_network(Task& t, const Call& call, const Return& ret
         if (name && *name != "NULL" && !read_sockaddr(*name, op))
             return {};
     }
+    if (ret.value < 0)
+        op.payload.clear();
     sink_.on_net(op);
     return {};
 }

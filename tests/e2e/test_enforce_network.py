@@ -158,7 +158,13 @@ def test_network_false_gives_no_route_at_all(mode, servers, udp_listener, tmp_pa
     with pytest.raises(BlockingIOError):
         udp_listener.recv(64)
     assert "HTTP_PROXY" not in (ws / "dist/env.txt").read_text()
-    assert doc["tasks"]["app:t"]["status"] == "enforced"
+    task = doc["tasks"]["app:t"]
+    assert task["status"] == "enforced"
+    # What had no route, and the connection its own loopback refused (the machine's server was there without
+    # the sandbox), are refusals: the task went on another way than it would have, and says so.
+    refused = [f"127.0.0.1:{port}", f"{out_ip or '192.0.2.1'}:{udp_port}"] + ([f"{out_ip}:{port}"] if out_ip else [])
+    assert sorted(task["findings"]["refusedNetwork"]) == sorted(refused), task
+    assert "did what its declarations refuse" in r.stdout and "\n  app:t\n" in r.stdout, r.stdout
 
 
 def test_ways_around_the_proxy_are_refused(servers, udp_listener, tmp_path):
@@ -200,7 +206,9 @@ def test_ways_around_the_proxy_are_refused(servers, udp_listener, tmp_path):
         udp_listener.recv(64)
     # curl's CONNECT (-p) to the unlisted host: refused by the proxy with its 403.
     assert (ws / "dist/tunnel-code.txt").read_text() == "403"
-    assert doc["tasks"]["app:t"]["findings"]["refusedNetwork"] == [f"127.0.0.1:{other}"], doc
+    # The proxy's refusal, and each way around it, which its namespace and Landlock held: all named.
+    refused = {f"127.0.0.1:{other}", f"127.0.0.1:{allowed}", f"{out_ip}:{allowed}", f"{out_ip}:{udp_port}"}
+    assert set(doc["tasks"]["app:t"]["findings"]["refusedNetwork"]) == refused, doc
 
 
 def test_a_task_cannot_reach_another_runs_proxy(servers, tmp_path):

@@ -191,3 +191,25 @@ TEST_CASE("rules: the target's declared network, or the workspace's, is what cla
     CHECK(judged.network == Strings{"registry.example.com:443"});
     CHECK(judged.undeclared_network == Strings{"192.0.2.1:9", "[2001:db8::53]:53"});
 }
+
+TEST_CASE("refused_network_attempts: under a declared false or list, what had no route and a failed loopback "
+          "connection are refusals; an open network none",
+          "[audit][network]")
+{
+    record::NetworkUse u = used();
+    u.add({"127.0.0.1", 5432, false}, 13, false);  // the machine's database: the namespace's loopback has none
+    u.add({"127.0.0.1", 5353, true}, 13, false);   // a datagram sent says nothing of who listens
+    for (Mode isolated : {Mode::none, Mode::hosts}) {
+        TaskFindings f;
+        audit::refused_network_attempts(u, declared(isolated, {"registry.example.com"}), f);
+        f.normalise();
+        CHECK(f.refused_network ==
+              Strings{"127.0.0.1:5432", "192.0.2.1:9", "[2001:db8::53]:53", "registry.example.com:443"});
+        CHECK(f.refused());
+    }
+    for (Mode open : {Mode::undeclared, Mode::any}) {
+        TaskFindings f;
+        audit::refused_network_attempts(u, declared(open), f);
+        CHECK(f.refused_network.empty());
+    }
+}

@@ -98,6 +98,23 @@ TEST_CASE("strace network lines: named constants, IPv6, unix sockets left out", 
     CHECK(rec.network().host_of("104.16.1.34").empty());
 }
 
+TEST_CASE("strace network lines: a send that failed is listed, not reached, without its payload; a receive "
+          "that got nothing is not", "[record][strace][network]")
+{
+    Recording rec = parse({
+        R"(8 socket(AF_INET, SOCK_DGRAM|SOCK_CLOEXEC, IPPROTO_IP) = 3<socket:[9]>)",
+        R"(8 sendto(3<socket:[9]>, "\241\230\1 \0\1\0\0\0\0\0\1\5fetch\4test\0\0\1\0\1\0\0)\4\320\0\0\0\0\0\f\0\n\0\10\355k\367}\341@\260\204", 51, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("192.0.2.53")}, 16) = -1 ENETUNREACH (Network is unreachable))",
+        R"(8 recvfrom(3<socket:[9]>, 0x7ffd, 512, 0, 0x7ffe, 0x7fff) = -1 EAGAIN (Resource temporarily unavailable))",
+        R"(8 +++ exited with 0 +++)",
+    });
+    const auto& eps = rec.network().endpoints();
+    REQUIRE(eps.size() == 1);
+    auto dns = eps.find(Endpoint{"192.0.2.53", 53, true});
+    REQUIRE(dns != eps.end());
+    CHECK_FALSE(dns->second.reached);
+    CHECK(rec.network().lookups().empty());  // what the eBPF recorder sees of it too: no payload
+}
+
 TEST_CASE("recordings merge their network use", "[record][network]")
 {
     Recording a, b;

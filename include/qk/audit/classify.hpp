@@ -29,7 +29,8 @@ TaskAudit audit_task(std::string task, const record::Recording& recording, const
 // a file output that did not exist, an output directory removed itself). Held by Landlock alone, a read
 // the rules allow of a file changed since `rules_built` was refused because the file was replaced (by
 // another task) after its rules were built: replaced_reads. Any other refusal the rules would allow (file
-// modes) is not the task's doing and is left out.
+// modes) is not the task's doing and is left out. What its declared network held from it is added as
+// refusedNetwork (refused_network_attempts, qk/audit/network_findings.hpp).
 struct RefusalContext {
     bool landlock_only = false;
     bool failed = false;  // the task's commands failed: only then are a read mask's hidden probes listed

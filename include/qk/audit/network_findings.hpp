@@ -20,6 +20,13 @@ namespace qk::audit {
 void classify_network(const record::NetworkUse& used, const workspace::NetworkDeclaration& declared,
                       TaskFindings& out);
 
+// Under enforce, what a declared false or list held from the task by its network namespace, beside what
+// the proxy refused: every endpoint off the machine (it had no route), and a connection to its own
+// loopback that failed, as refusedNetwork entries. The task may have gone on another way than it would
+// without the sandbox, so its result is withheld as for any refusal. An open network adds nothing.
+void refused_network_attempts(const record::NetworkUse& used, const workspace::NetworkDeclaration& declared,
+                              TaskFindings& out);
+
 // "host:port" as the lists hold it: "registry.npmjs.org:443", "10.0.0.1:53", "[2001:db8::1]:443".
 std::string network_entry(std::string_view host, std::uint16_t port);
 
