@@ -431,7 +431,7 @@ std::vector<std::string> under(const Recording& rec, std::uint16_t access, const
 // option records.
 // A shell that looks for the same absent names round after round, from its cwd and from sub/, by
 // relative and absolute names, with builtins only (no exec, whose PATH search probes too).
-std::string probing_script(int rounds, const std::string& root)
+[[maybe_unused]] std::string probing_script(int rounds, const std::string& root)  // unused without eBPF
 {
     return "i=0; while [ $i -lt " + std::to_string(rounds) +
            " ]; do test -e missing; test -r " + root + "/absent-too; true 2>/dev/null < missing; "
