@@ -231,6 +231,9 @@ struct ReportCommands {
         fixing->add_option("report", fix.report, "the --sandbox-report")->required()->check(CLI::ExistingFile);
         fixing->add_flag("--write", fix.write,
                          "write the edits, keeping each file's formatting, key order and comments");
+        fixing->add_flag("--declare-network", fix.declare_network,
+                         "also give each target that declares no network the list of hosts its tasks reached "
+                         "(\"qk:sandbox\": {\"network\": [...]}), which enforce then holds it to");
     }
     bool parsed() const { return merge->parsed() || html->parsed() || checking->parsed() || fixing->parsed(); }
     int run(const std::string& directory)

@@ -96,7 +96,7 @@ int run_report_fix(const ReportFixOptions& options)
     audit::RunAudit found = or_fatal(report::load_sandbox_report(options.report));
     auto root = or_fatal(workspace::Workspace::find_root(options.directory));
     workspace::Workspace ws = or_fatal(workspace::Workspace::load(root));
-    FixPlan plan = plan_report_fix(found, ws, scan_when_asked(ws));
+    FixPlan plan = plan_report_fix(found, ws, scan_when_asked(ws), options.declare_network);
     std::string out;
     // The files to edit, each once: those of the edits (grouped by file), and the one packageExtensions goes in.
     std::vector<std::string> files;

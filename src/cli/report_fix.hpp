@@ -11,6 +11,9 @@ namespace qk::cli {
 struct ReportFixOptions {
     std::string report;
     bool write = false;
+    // Also declare, for a target that declares no network, the hosts its tasks reached: its list, which
+    // enforce then holds it to. Asked, since it closes what the spec leaves open.
+    bool declare_network = false;
     std::string directory = ".";
 };
 

@@ -16,8 +16,11 @@ std::optional<FixEdit> network_edit(const workspace::Project& project, const wor
     std::vector<std::string> values;
     for (const std::string& entry : entries) {
         auto parsed = audit::parse_network_entry(entry);
-        if (!parsed || rules::network_allows(now, parsed->host, parsed->port))
-            continue;  // allowed already (the plan after its own edits is empty), or no host:port to write
+        // Allowed already (the plan after its own edits is empty), or no host:port to write. Undeclared
+        // allows all: what it reached is asked to become its list.
+        const bool undeclared = now.mode == workspace::NetworkDeclaration::Mode::undeclared;
+        if (!parsed || (!undeclared && rules::network_allows(now, parsed->host, parsed->port)))
+            continue;
         if (std::find(values.begin(), values.end(), entry) == values.end())
             values.push_back(entry);
     }

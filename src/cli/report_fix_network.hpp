@@ -1,7 +1,8 @@
 // What qk report fix writes for hosts a task reached outside its declared network (undeclaredNetwork):
 // the target's "qk:sandbox": {"network": [...]} holding them, in the file defining the target. A list is
 // added to; false (or no declaration of its own, taking false or a list from targetDefaults or nx.json)
-// becomes a list of the hosts it reached, after those it took.
+// becomes a list of the hosts it reached, after those it took. Asked for (--declare-network), a target
+// that declares nothing is given the list of hosts it reached (network findings).
 #pragma once
 
 #include <optional>

@@ -105,6 +105,7 @@ public:
     Planner(const workspace::Workspace& ws, const IndexSource& index) : ws_(ws), nx_(ws), index_(index) {}
 
     void gather(const audit::RunAudit& report);
+    void declare_networks(const audit::RunAudit& report);
     void place();
     void place_in_projects();
     FixPlan finish() &&;
@@ -380,6 +381,20 @@ void Planner::place_in_nx_json()
     }
 }
 
+// What the tasks of a target that declares no network reached, as its list (asked for: --declare-network).
+void Planner::declare_networks(const audit::RunAudit& report)
+{
+    for (const audit::TaskAudit& t : report.tasks) {
+        if (t.findings.network.empty())
+            continue;
+        auto address = workspace::parse_task_address(t.task, ws_, "");
+        const workspace::Project* project = address ? ws_.find_project(address->project) : nullptr;
+        const workspace::Target* target = project ? project->find_target(address->target) : nullptr;
+        if (target && target->sandbox.network.mode == workspace::NetworkDeclaration::Mode::undeclared)
+            networks_.push_back({project, target, t.findings.network});
+    }
+}
+
 // Each target's network once, whatever tasks of it (configurations) reached, into its defining file.
 void Planner::place_networks()
 {
@@ -482,10 +497,13 @@ FixPlan Planner::finish() &&
 
 }  // namespace
 
-FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index)
+FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index,
+                        bool declare_network)
 {
     Planner planner(ws, index);
     planner.gather(report);
+    if (declare_network)
+        planner.declare_networks(report);
     planner.place();
     planner.place_in_projects();
     return std::move(planner).finish();

@@ -44,6 +44,9 @@ constexpr std::size_t kSharedTasks = 3;
 // the key cannot hold (git-ignored) and another target's outputs do is that task in dependsOn, not an
 // input (report_fix_depends.hpp). `index` is asked where files could be folded into a glob
 // (report_fix_globs.hpp) and whether a file read is one the key can hold.
-FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index);
+// With `declare_network`, a target that declares no network is given the list of hosts its tasks reached
+// (`network` findings; loopback is its own and not listed).
+FixPlan plan_report_fix(const audit::RunAudit& report, const workspace::Workspace& ws, const IndexSource& index,
+                        bool declare_network = false);
 
 }  // namespace qk::cli

@@ -120,6 +120,25 @@ def test_outside_a_declaration_counts_check_fails_and_fix_writes_it(declared, fi
     assert again.stdout == "" and "nothing to write" in again.stderr, again.stdout + again.stderr
 
 
+def test_fix_declares_an_open_network_only_when_asked(net, tmp_path):
+    h.require_privileges("ebpf")
+    ws = fetching(tmp_path / "ws", net)
+    before = (ws / "project.json").read_text()
+    _, doc, report = audit(ws)
+    assert doc["tasks"]["app:fetch"]["findings"]["network"] == ["fetch.test:9"]
+    plain = qk(ws, "report", "fix", str(report), "--write")
+    assert plain.returncode == 0 and (ws / "project.json").read_text() == before, plain.stdout + plain.stderr
+    fix = qk(ws, "report", "fix", str(report), "--declare-network", "--write")
+    assert fix.returncode == 0 and "wrote project.json" in fix.stdout, fix.stdout + fix.stderr
+    written = json.loads((ws / "project.json").read_text())
+    # What it reached off the machine; its loopback (the DNS and HTTP servers) is its own and not listed.
+    assert written["targets"]["fetch"]["qk:sandbox"] == {"network": ["fetch.test:9"]}, written
+    _, doc, report = audit(ws)
+    assert doc["tasks"]["app:fetch"]["findings"]["network"] == ["fetch.test:9"] and doc["summary"]["wentBeyond"] == 0
+    again = qk(ws, "report", "fix", str(report), "--declare-network")
+    assert again.stdout == "" and "nothing to write" in again.stderr, again.stdout + again.stderr
+
+
 def test_the_page_shows_the_network_and_the_declaration_to_paste(net, tmp_path):
     h.require_privileges("ebpf")
     from selenium.webdriver.common.by import By

@@ -31,12 +31,12 @@ struct FixWorkspace {
         dir.write("packages/" + name + "/package.json", R"({"name": ")" + name + R"("})");
         dir.write("packages/" + name + "/project.json", R"({"name": ")" + name + R"(", "targets": )" + targets + "}\n");
     }
-    FixPlan plan(const qk::audit::RunAudit& report) const
+    FixPlan plan(const qk::audit::RunAudit& report, bool declare_network = false) const
     {
         auto ws = qk::workspace::Workspace::load(dir.path);
         INFO((ws ? std::string() : ws.error().message));
         REQUIRE(ws);
-        return qk::cli::plan_report_fix(report, *ws, qk::cli::scan_when_asked(*ws));
+        return qk::cli::plan_report_fix(report, *ws, qk::cli::scan_when_asked(*ws), declare_network);
     }
 };
 
@@ -403,5 +403,27 @@ TEST_CASE("report fix plan: hosts reached outside a declared network go into the
                                  "192.0.2.1:9",
                                  "packages/c/project.json targets.fetch.qk:sandbox.network: \"*.test:443\" | 192.0.2.1:9",
                              });
+    CHECK(plan.by_hand.empty());
+}
+
+TEST_CASE("report fix plan: asked, a target that declares no network is given the hosts it reached; one that "
+          "declares true or a list is left as it is", "[cli][report_fix]")
+{
+    FixWorkspace w("{}");
+    w.project("a", R"({"fetch": {"command": "true"}})");
+    w.project("b", R"({"fetch": {"command": "true", "qk:sandbox": {"network": true}}})");
+    w.project("c", R"({"fetch": {"command": "true", "qk:sandbox": {"network": ["ok.test"]}}})");
+    qk::audit::RunAudit r;
+    for (const char* t : {"a:fetch", "b:fetch", "c:fetch"}) {
+        qk::audit::TaskAudit task;
+        task.task = t;
+        task.findings.network = {"ok.test:443", "registry.npmjs.org:443"};
+        task.findings.loopback_network = {"127.0.0.1:5432"};
+        r.tasks.push_back(std::move(task));
+    }
+    CHECK(w.plan(r).edits.empty());  // not asked: the spec keeps the network open
+    FixPlan plan = w.plan(r, true);
+    CHECK(described(plan) ==
+          Strings{"packages/a/project.json targets.fetch.qk:sandbox.network: | ok.test:443 registry.npmjs.org:443"});
     CHECK(plan.by_hand.empty());
 }
