@@ -17,18 +17,6 @@
 
 namespace qk::key::cache_fs {
 
-std::string_view parent_of(std::string_view path)
-{
-    auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? std::string_view() : path.substr(0, slash);
-}
-
-std::string_view name_of(std::string_view path)
-{
-    auto slash = path.rfind('/');
-    return slash == std::string_view::npos ? path : path.substr(slash + 1);
-}
-
 Error link_on_the_way(std::string_view output, std::string_view link)
 {
     return error(fmt::format("output {}: {} is a symbolic link, and qk never reads or writes outputs through a "

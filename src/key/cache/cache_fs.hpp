@@ -9,14 +9,15 @@
 #include <utility>
 #include <vector>
 
+#include "qk/util/path_parts.hpp"
 #include "qk/util/result.hpp"
 #include "qk/util/unique_fd.hpp"
 
 namespace qk::key::cache_fs {
 
-// "a/b/c" -> "a/b"; "c" -> "".
-std::string_view parent_of(std::string_view path);
-std::string_view name_of(std::string_view path);
+// "a/b/c" -> "a/b"; "c" -> "": util's, named here for the steps below.
+using qk::name_of;
+using qk::parent_of;
 
 // The error for a symbolic link found at `link` on the way to `output`: outputs are never read or written
 // through one.
