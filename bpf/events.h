@@ -44,7 +44,9 @@ enum qk_kind {
  *   CONNECT  every connect, whatever it returned (ret: 0, -EINPROGRESS, -ECONNREFUSED, -ENETUNREACH ...)
  *   SEND     a datagram sent (sendto, sendmsg, the first of sendmmsg) on a SOCK_DGRAM socket: with the
  *            address passed, or family 0 on a connected socket (userspace pairs it with the socket's
- *            connect by fd); its first bytes in payload (a DNS query names what was looked up)
+ *            connect by fd); its first bytes in payload (a DNS query names what was looked up). A send
+ *            that failed is sent too, with -errno and no payload (a refusal: no route), but not one that
+ *            would block or was interrupted (-EAGAIN, -EINTR, -ENOBUFS), which its sender tries again
  *   RECV     a datagram received (recvfrom, recvmsg) on a SOCK_DGRAM socket: its first bytes (a DNS
  *            answer names what a lookup resolved to). DNS is told by its payload, not its port: a
  *            resolver may ask a server on another port.
@@ -159,7 +161,7 @@ struct qk_exit_event {
 struct qk_net_event {
     struct qk_event_header h;
     qk_u32 op;          /* enum qk_net_op */
-    qk_s32 ret;         /* the call's result: 0 or -errno for connect, bytes for a send or receive */
+    qk_s32 ret;         /* the call's result: 0 or -errno for connect, bytes (or a send's -errno) otherwise */
     qk_s32 fd;
     qk_u16 sock_type;   /* SOCK_STREAM (1), SOCK_DGRAM (2) */
     qk_u16 family;      /* AF_INET (2), AF_INET6 (10); 0: no address passed */

@@ -45,6 +45,9 @@ enum {
 #define EPERM 1
 #define ENOENT 2
 #define EACCES 13
+#define EINTR 4
+#define EAGAIN 11
+#define ENOBUFS 105
 #define EROFS 30
 #define EOVERFLOW 75
 #define EXDEV 18
@@ -333,8 +336,12 @@ __noinline int qk_record_net(long nr, long fd, long a1, long a4, long ret)
     int connecting = nr == NR_connect;
     int receiving = nr == NR_recvfrom || nr == NR_recvmsg;
     /* A send that failed is kept, with its error: under a declared network it is what the task was
-     * refused (no route); a receive that got nothing says nothing. */
+     * refused (no route); a receive that got nothing says nothing. A send that would block or was
+     * interrupted is tried again by its sender and refuses nothing: a busy loop of them must not fill the
+     * ring. */
     if (receiving && ret <= 0)
+        return 0;
+    if (!connecting && (ret == -EAGAIN || ret == -EINTR || ret == -ENOBUFS))
         return 0;
     __u64 cg;
     struct qk_task_stats *stats = tracked_task(&cg);

@@ -151,6 +151,8 @@ Status StraceParser::decode_network(Task& t, const Call& call, const Return& ret
     // that recorder reads only of what was sent); a receive that got nothing says nothing.
     if (!op.datagram || (receiving && ret.value <= 0))
         return {};
+    if (!receiving && (ret.value == -EAGAIN || ret.value == -EINTR || ret.value == -ENOBUFS))
+        return {};  // tried again by its sender, refusing nothing (as the eBPF recorder leaves them)
     op.kind = receiving ? NetOpKind::recv : NetOpKind::send;
     if (call.name == "sendto" || call.name == "recvfrom") {
         if (call.args.size() < 6)

@@ -105,6 +105,8 @@ TEST_CASE("strace network lines: a send that failed is listed, not reached, with
         R"(8 socket(AF_INET, SOCK_DGRAM|SOCK_CLOEXEC, IPPROTO_IP) = 3<socket:[9]>)",
         R"(8 sendto(3<socket:[9]>, "\241\230\1 \0\1\0\0\0\0\0\1\5fetch\4test\0\0\1\0\1\0\0)\4\320\0\0\0\0\0\f\0\n\0\10\355k\367}\341@\260\204", 51, 0, {sa_family=AF_INET, sin_port=htons(53), sin_addr=inet_addr("192.0.2.53")}, 16) = -1 ENETUNREACH (Network is unreachable))",
         R"(8 recvfrom(3<socket:[9]>, 0x7ffd, 512, 0, 0x7ffe, 0x7fff) = -1 EAGAIN (Resource temporarily unavailable))",
+        // Would block: tried again, refusing nothing, and not listed (a busy loop of them must not count).
+        R"(8 sendto(3<socket:[9]>, "x", 1, MSG_DONTWAIT, {sa_family=AF_INET, sin_port=htons(9), sin_addr=inet_addr("192.0.2.9")}, 16) = -1 EAGAIN (Resource temporarily unavailable))",
         R"(8 +++ exited with 0 +++)",
     });
     const auto& eps = rec.network().endpoints();
