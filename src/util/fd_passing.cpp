@@ -48,7 +48,9 @@ std::string receive_with_fd(int socket, UniqueFd& passed, std::size_t max, int f
     FdMessage m(iov);
     msghdr& msg = m.msg;
     ssize_t n = retry_eintr([&] { return ::recvmsg(socket, &msg, MSG_CMSG_CLOEXEC | flags); });
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n > 0 && c; c = CMSG_NXTHDR(&msg, c))
+    // A descriptor may come with an empty message (a datagram or seqpacket peer): taken all the same, so
+    // that `passed` closes it rather than the process keeping it.
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n >= 0 && c; c = CMSG_NXTHDR(&msg, c))
         if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
             int got = -1;
             std::memcpy(&got, CMSG_DATA(c), sizeof got);

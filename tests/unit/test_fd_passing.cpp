@@ -17,10 +17,10 @@ namespace {
 
 struct SocketPair {
     UniqueFd a, b;
-    SocketPair()
+    explicit SocketPair(int type = SOCK_STREAM)
     {
         int fds[2];
-        REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) == 0);
+        REQUIRE(::socketpair(AF_UNIX, type | SOCK_CLOEXEC, 0, fds) == 0);
         a.reset(fds[0]);
         b.reset(fds[1]);
     }
@@ -92,4 +92,17 @@ TEST_CASE("sending on a socket whose peer is gone is an error, not a SIGPIPE", "
     UniqueFd null_fd(fd);
     CHECK(send_with_fd(s.a.get(), "x", null_fd.get()) == -1);
     CHECK(errno == EPIPE);
+}
+
+TEST_CASE("a descriptor sent with an empty message is taken, not left open in the process", "[util][fd_passing]")
+{
+    SocketPair s(SOCK_SEQPACKET);
+    int pipe_fds[2];
+    REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+    UniqueFd r(pipe_fds[0]), w(pipe_fds[1]);
+    REQUIRE(send_with_fd(s.a.get(), "", r.get()) == 0);
+    UniqueFd passed;
+    CHECK(receive_with_fd(s.b.get(), passed, 64).empty());
+    REQUIRE(passed.valid());
+    CHECK(same_file(passed.get(), r.get()));
 }
