@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <set>
 #include <string_view>
 #include <utility>
@@ -57,17 +56,10 @@ void refused_network_lines(std::string& out, const TaskFindings& f)
 // Once for the run: every host refused, with the tasks refused it, so a failed download is found at a glance.
 void refused_hosts_line(std::string& out, const RunAudit& audit)
 {
-    std::map<std::string, std::vector<std::string>> by_host;
-    for (const auto& t : audit.tasks)
-        for (const std::string& host : t.findings.refused_network)
-            by_host[host].push_back(t.task);
-    if (by_host.empty())
-        return;
-    std::vector<std::string> hosts;
-    for (const auto& [host, tasks] : by_host)
-        hosts.push_back(fmt::format("{} ({})", printable(host), named(tasks)));
-    out += fmt::format("  {} refused by declared networks: {}\n", count_of(by_host.size(), "host"),
-                       fmt::join(hosts, ", "));
+    std::vector<std::string> hosts = entries_with_tasks(audit, &TaskFindings::refused_network, std::nullopt, false);
+    if (!hosts.empty())
+        out += fmt::format("  {} refused by declared networks: {}\n", count_of(hosts.size(), "host"),
+                           fmt::join(hosts, ", "));
 }
 
 void enforced_task_lines(std::string& out, const TaskAudit& t, const SummaryOptions& options)

@@ -20,20 +20,27 @@ namespace {
 void entries_line(std::string& out, const audit::RunAudit& audit, std::vector<std::string> TaskFindings::*list,
                   const char* words)
 {
-    std::map<std::string, std::vector<std::string>> by_entry;
-    for (const audit::TaskAudit& t : audit.tasks)
-        if (t.status == audit::TaskStatus::audited)
-            for (const std::string& entry : t.findings.*list)
-                by_entry[entry].push_back(t.task);
-    if (by_entry.empty())
-        return;
-    std::vector<std::string> parts;
-    for (const auto& [entry, tasks] : by_entry)
-        parts.push_back(fmt::format("{} ({}: {})", printable(entry), count_of(tasks.size(), "task"), named(tasks)));
-    out += fmt::format("  {}: {}\n", words, fmt::join(parts, ", "));
+    std::vector<std::string> parts = entries_with_tasks(audit, list, audit::TaskStatus::audited, true);
+    if (!parts.empty())
+        out += fmt::format("  {}: {}\n", words, fmt::join(parts, ", "));
 }
 
 }  // namespace
+
+std::vector<std::string> entries_with_tasks(const audit::RunAudit& audit, std::vector<std::string> TaskFindings::*list,
+                                            std::optional<audit::TaskStatus> only, bool counted)
+{
+    std::map<std::string, std::vector<std::string>> by_entry;
+    for (const audit::TaskAudit& t : audit.tasks)
+        if (!only || t.status == *only)
+            for (const std::string& entry : t.findings.*list)
+                by_entry[entry].push_back(t.task);
+    std::vector<std::string> parts;
+    for (const auto& [entry, tasks] : by_entry)
+        parts.push_back(counted ? fmt::format("{} ({}: {})", printable(entry), count_of(tasks.size(), "task"), named(tasks))
+                                : fmt::format("{} ({})", printable(entry), named(tasks)));
+    return parts;
+}
 
 std::string undeclared_network_lines(const TaskFindings& f)
 {

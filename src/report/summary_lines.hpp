@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ void process_lines(std::string& out, const audit::TaskAudit& task);
 // declare none) and on loopback, a line each with the tasks (sandbox_summary_network.cpp).
 std::string undeclared_network_lines(const audit::TaskFindings& f);
 void open_network_lines(std::string& out, const audit::RunAudit& audit);
+// Each entry of `list` in the run's tasks (of status `only`, when given), with the tasks that hold it, as
+// "host:port (a:build, b:build)" (`counted`: "host:port (2 tasks: a:build, b:build)"), escaped, by entry.
+std::vector<std::string> entries_with_tasks(const audit::RunAudit& audit,
+                                            std::vector<std::string> audit::TaskFindings::*list,
+                                            std::optional<audit::TaskStatus> only, bool counted);
 
 // The summary under --sandbox=enforce (sandbox_summary_enforce.cpp).
 std::string enforce_summary(const audit::RunAudit& audit, const SummaryOptions& options);
