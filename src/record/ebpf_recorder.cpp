@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include <fmt/core.h>
@@ -45,19 +46,39 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     RecordingSink sink(trace.recording, cmd);
     QK_TRY_STATUS(session_->track(cgroup->id(), cgroup->level(), &sink, {cmd.record_probes, cmd.record_denials, cmd.record_only_denials, cmd.record_lookups}));
     const auto started = std::chrono::steady_clock::now();
-    auto pid = spawn(SpawnRequest{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd,
-                                  cmd.own_process_group});
+    const SpawnRequest request{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd, -1,
+                               cmd.own_process_group};
+    std::optional<ForeignProcess> foreign;
+    Result<pid_t> pid = -1;
+    if (cmd.start) {
+        auto started = cmd.start(request);
+        pid = started ? Result<pid_t>(started->pid) : Result<pid_t>(started.error());
+        if (started)
+            foreign = std::move(*started);
+    } else {
+        pid = spawn(request);
+    }
     if (!pid) {
         session_->untrack(cgroup->id());
         return pid.error();
     }
+    std::optional<Error> lost;  // the starter could not say how it ended: the command is killed, and an Error
     {
         // Through the cgroup, not the process group: a process may leave its group, not its cgroup.
         StopWindow window(cmd, [cg = &*cgroup](bool force) { cg->signal_all(force ? SIGKILL : SIGTERM); });
-        wait_exited_unreaped(*pid);
+        if (foreign) {
+            auto ended = foreign->wait();
+            if (ended)
+                trace.status = *ended;
+            else
+                lost = ended.error();
+        } else {
+            wait_exited_unreaped(*pid);
+        }
     }
     trace.ran = std::chrono::steady_clock::now() - started;
-    trace.status = wait_exit(*pid);
+    if (!foreign)
+        trace.status = wait_exit(*pid);
     trace.leftovers_killed = cgroup->kill_all();
     if (auto s = cgroup->wait_empty(std::chrono::seconds(10)); !s)
         trace.recording.mark_incomplete(s.error().message);
@@ -65,6 +86,8 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     trace.leftovers_killed += session_->kill_followed(cgroup->id(), std::chrono::seconds(10));
 
     qk_task_stats stats = session_->untrack(cgroup->id());
+    if (lost)
+        return *lost;
     Recording& rec = trace.recording;
     rec.add_lost_events(stats.lost);
     if (stats.lost)

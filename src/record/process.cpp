@@ -18,6 +18,7 @@
 
 #include "qk/record/cgroup.hpp"
 #include "qk/record/guardian.hpp"
+#include "qk/util/fork_into_cgroup.hpp"
 #include "qk/util/unique_fd.hpp"
 
 extern char** environ;
@@ -127,13 +128,6 @@ private:
     sigset_t saved_;
 };
 
-Error cwd_error(const SpawnRequest& req, int err)
-{
-    return sys_error(fmt::format("cannot run {} in {}: the working directory cannot be entered; check the target's cwd",
-                                 req.argv.at(0), req.cwd),
-                     err);
-}
-
 struct FileActions {
     posix_spawn_file_actions_t a;
     FileActions() { posix_spawn_file_actions_init(&a); }
@@ -160,7 +154,10 @@ Result<pid_t> spawn_plain(const SpawnRequest& req, char* const* argv, char* cons
     }
     FileActions actions;
     if (output >= 0) {
-        posix_spawn_file_actions_addopen(&actions.a, 0, "/dev/null", O_RDONLY, 0);
+        if (req.input_fd >= 3)
+            posix_spawn_file_actions_adddup2(&actions.a, req.input_fd, 0);
+        else
+            posix_spawn_file_actions_addopen(&actions.a, 0, "/dev/null", O_RDONLY, 0);
         posix_spawn_file_actions_adddup2(&actions.a, output, 1);
         posix_spawn_file_actions_adddup2(&actions.a, output, 2);
         // Whatever other threads opened without O_CLOEXEC (another task's pipe) must not reach the
@@ -196,6 +193,13 @@ Result<pid_t> spawn_plain(const SpawnRequest& req, char* const* argv, char* cons
 }
 
 }  // namespace
+
+Error cwd_error(const SpawnRequest& req, int err)
+{
+    return sys_error(fmt::format("cannot run {} in {}: the working directory cannot be entered; check the target's cwd",
+                                 req.argv.at(0), req.cwd),
+                     err);
+}
 
 std::optional<std::string> command_path(const std::vector<std::string>& env)
 {
@@ -261,10 +265,11 @@ Result<pid_t> spawn_process(const SpawnRequest& req)
 
     UniqueFd dev_null, output;
     if (req.output_fd >= 0) {
-        UniqueFd opened(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+        const bool input = req.input_fd >= 3;
+        UniqueFd opened(input ? ::fcntl(req.input_fd, F_DUPFD_CLOEXEC, 3) : ::open("/dev/null", O_RDONLY | O_CLOEXEC));
         if (!opened.valid())
-            return sys_error("cannot open /dev/null");
-        QK_TRY(null_fd, above_stdio(opened.get(), "/dev/null"));
+            return sys_error(input ? "cannot duplicate the command's input" : "cannot open /dev/null");
+        QK_TRY(null_fd, above_stdio(opened.get(), input ? "the command's input" : "/dev/null"));
         QK_TRY(out_fd, above_stdio(req.output_fd, fmt::format("the output fd {}", req.output_fd)));
         dev_null = std::move(null_fd).value();
         output = std::move(out_fd).value();

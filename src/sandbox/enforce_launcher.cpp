@@ -15,8 +15,13 @@ namespace qk::sandbox {
 namespace fs = std::filesystem;
 
 EnforceLauncher::EnforceLauncher(record::Launcher& inner, const enforce::SandboxDir& dir, enforce::SandboxPlan plan,
-                                 std::string helper, bool private_tmp)
-    : inner_(inner), dir_(dir), plan_(std::move(plan)), helper_(std::move(helper)), private_tmp_(private_tmp)
+                                 std::string helper, bool private_tmp, HelperServer* server)
+    : inner_(inner),
+      dir_(dir),
+      plan_(std::move(plan)),
+      helper_(std::move(helper)),
+      private_tmp_(private_tmp),
+      server_(server)
 {
 }
 
@@ -86,6 +91,9 @@ Result<record::ExitStatus> EnforceLauncher::run(const record::LaunchRequest& req
     record::LaunchRequest sandboxed = request;
     sandboxed.argv = {helper_, plan_file.string(), "--"};
     sandboxed.argv.insert(sandboxed.argv.end(), request.argv.begin(), request.argv.end());
+    // The server hands the helper its output as it is: a command that has one (every task's does).
+    if (server_ && request.output_fd >= 0 && server_->available())
+        sandboxed.start = [server = server_](const record::SpawnRequest& r) { return server->start(r); };
     auto status = inner_.run(sandboxed, cancel);
     if (!status)
         return status;

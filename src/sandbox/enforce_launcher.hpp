@@ -2,7 +2,8 @@
 // qk-sandbox-exec with the task's plan (its grants, the directories bound through, its overlay), and
 // through the inner launcher (recording it when a recorder works, so refused reads can be listed).
 // Commands run one after another share an overlay upper layer; commands side by side each have their
-// own, as two overlays cannot share one. What the layers hold is applied when the task ends.
+// own, as two overlays cannot share one. What the layers hold is applied when the task ends. Where the run
+// has one helper serving every command (HelperServer), each command's helper is forked by it.
 #pragma once
 
 #include <cstddef>
@@ -15,15 +16,17 @@
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/enforce/sandbox_plan.hpp"
 #include "qk/record/launcher.hpp"
+#include "helper_server.hpp"
 
 namespace qk::sandbox {
 
 class EnforceLauncher final : public record::Launcher {
 public:
     // `plan` holds everything but the per-command parts (upper, work, tmpdir, result); `dir` is the run's
-    // sandbox directory (unused without an overlay); `helper` the qk-sandbox-exec to start.
+    // sandbox directory (unused without an overlay); `helper` the qk-sandbox-exec to start; `server`, when
+    // not null, the run's one helper, which the inner launcher may have fork each command's instead.
     EnforceLauncher(record::Launcher& inner, const enforce::SandboxDir& dir, enforce::SandboxPlan plan,
-                    std::string helper, bool private_tmp);
+                    std::string helper, bool private_tmp, HelperServer* server);
 
     Result<record::ExitStatus> run(const record::LaunchRequest& request, record::CancelToken& cancel) override;
 
@@ -47,6 +50,7 @@ private:
     const enforce::SandboxPlan plan_;
     const std::string helper_;
     const bool private_tmp_;
+    HelperServer* const server_;
 
     std::mutex mutex_;
     std::vector<enforce::SandboxDir::CommandDirs> layers_;

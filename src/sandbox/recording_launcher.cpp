@@ -15,6 +15,7 @@ Result<record::ExitStatus> RecordingLauncher::run(const record::LaunchRequest& r
     command.env = request.env;
     command.output_fd = request.output_fd;
     command.own_process_group = true;
+    command.start = request.start;
     command.record_probes = options_.probes;  // the audit judges reads and writes only
     command.record_denials = options_.only_denials;
     command.record_only_denials = options_.only_denials;

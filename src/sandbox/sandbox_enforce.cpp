@@ -57,7 +57,7 @@ void declared_output_paths(key::Session& session, const workspace::Task& t, cons
 class SandboxEnforce::Enforced final : public TaskSandbox {
 public:
     Enforced(std::size_t task, rules::Rules rules, record::Recorder* recorder, const enforce::SandboxDir& dir,
-             enforce::SandboxPlan plan, const std::string& helper, bool private_tmp)
+             enforce::SandboxPlan plan, const std::string& helper, bool private_tmp, HelperServer* server)
         : TaskSandbox(task, std::move(rules))
     {
         // Refusals only: opens and execs refused, and over a read mask the looks refused too (access(R_OK)
@@ -69,7 +69,7 @@ public:
                                                                     .lookups = plan.read_mask,
                                                                     .wrapped = true});
         record::Launcher& inner = recording ? static_cast<record::Launcher&>(*recording) : plain;
-        enforced.emplace(inner, dir, std::move(plan), helper, private_tmp);
+        enforced.emplace(inner, dir, std::move(plan), helper, private_tmp, server);
         // Before its commands build their Landlock rules; coarse, the clock the kernel stamps ctime by.
         ::clock_gettime(CLOCK_REALTIME_COARSE, &started);
     }
@@ -187,7 +187,7 @@ Sandbox::Start SandboxEnforce::start(std::size_t i, const std::vector<std::strin
         return {nullptr, net.error().message};
     }
     auto run = std::make_unique<Enforced>(i, std::move(rules).value(), recorder_.get(), *dir_, std::move(plan),
-                                          helper_, private_tmp_);
+                                          helper_, private_tmp_, server_.get());
     run->network_token = std::move(token);
     run->directories = std::move(made);
     run->outputs_qk_made = std::move(outputs_qk_made);

@@ -19,6 +19,7 @@
 #include "qk/enforce/run_mirror.hpp"
 #include "qk/enforce/sandbox_dir.hpp"
 #include "qk/sandbox/sandbox.hpp"
+#include "helper_server.hpp"
 
 namespace qk::sandbox {
 
@@ -61,6 +62,8 @@ private:
     std::vector<enforce::NetworkRefusal> network_refusals(const std::string& token);
 
     std::string helper_;
+    // The run's one helper, forking every command's (null with QK_SANDBOX_SERVE=0); started by the first.
+    std::unique_ptr<HelperServer> server_;
     std::optional<enforce::ProbeCache> probe_cache_;  // where this environment's verdict is kept, if it can be
     std::optional<enforce::BaseRegistry> registry_;  // this run live, and what its commands are kept from
     std::optional<enforce::SandboxDir> dir_;

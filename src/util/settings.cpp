@@ -151,6 +151,7 @@ Result<Settings> Settings::read(const EnvLookup& env)
 
     s.sandbox.read_mask = not_zero(env("QK_SANDBOX_READ_MASK"));
     s.sandbox.mirror = not_zero(env("QK_SANDBOX_MIRROR"));
+    s.sandbox.serve = not_zero(env("QK_SANDBOX_SERVE"));
     s.sandbox.overlay = not_zero(env("QK_SANDBOX_OVERLAY"));
     if (const char* v = set("QK_SANDBOX_EXEC"))
         s.sandbox.exec = v;

@@ -1,5 +1,5 @@
-// send_with_fd / receive_with_fd: a descriptor passed with one message over a unix socket (SCM_RIGHTS), as
-// qk-sandbox-exec hands a command's listening socket to the run's network proxy.
+// send_with_fd(s) / receive_with_fd(s): descriptors passed with one message over a unix socket (SCM_RIGHTS), as
+// qk-sandbox-exec hands a command's listening socket to the run's network proxy and qk its commands to the helper.
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
+#include <vector>
 
 #include "qk/util/fd_passing.hpp"
 
@@ -105,4 +107,45 @@ TEST_CASE("a descriptor sent with an empty message is taken, not left open in th
     CHECK(receive_with_fd(s.b.get(), passed, 64).empty());
     REQUIRE(passed.valid());
     CHECK(same_file(passed.get(), r.get()));
+}
+
+TEST_CASE("several descriptors sent with one message arrive in the order sent, each close-on-exec",
+          "[util][fd_passing]")
+{
+    SocketPair s(SOCK_SEQPACKET);
+    int p[2], q[2];
+    REQUIRE(::pipe2(p, O_CLOEXEC) == 0);
+    REQUIRE(::pipe2(q, O_CLOEXEC) == 0);
+    UniqueFd pr(p[0]), pw(p[1]), qr(q[0]), qw(q[1]);
+    const int sent[] = {qw.get(), pr.get(), qr.get()};
+    REQUIRE(send_with_fds(s.a.get(), "three", sent) == 5);
+    std::vector<UniqueFd> passed;
+    CHECK(receive_with_fds(s.b.get(), passed, 64) == "three");
+    REQUIRE(passed.size() == 3);
+    CHECK(same_file(passed[0].get(), qw.get()));
+    CHECK(same_file(passed[1].get(), pr.get()));
+    CHECK(same_file(passed[2].get(), qr.get()));
+    for (const UniqueFd& fd : passed)
+        CHECK((::fcntl(fd.get(), F_GETFD) & FD_CLOEXEC) != 0);
+}
+
+TEST_CASE("more descriptors than one message carries are refused before anything is sent", "[util][fd_passing]")
+{
+    SocketPair s(SOCK_SEQPACKET);
+    std::vector<int> many(kMaxPassedFds + 1, s.a.get());
+    errno = 0;
+    CHECK(send_with_fds(s.a.get(), "x", many) == -1);
+    CHECK(errno == EINVAL);
+    std::vector<UniqueFd> passed;
+    CHECK(receive_with_fds(s.b.get(), passed, 64, MSG_DONTWAIT).empty());
+    CHECK(passed.empty());
+}
+
+TEST_CASE("a message sent with no descriptor arrives with none", "[util][fd_passing]")
+{
+    SocketPair s(SOCK_SEQPACKET);
+    REQUIRE(send_with_fds(s.a.get(), "bare", {}) == 4);
+    std::vector<UniqueFd> passed;
+    CHECK(receive_with_fds(s.b.get(), passed, 64) == "bare");
+    CHECK(passed.empty());
 }

@@ -1,10 +1,11 @@
 // TaskCgroup: a cgroup v2 of its own for one traced command. The recorder filters events by it, the
 // command is started inside it, and whatever the command leaves running is killed through it. RAII:
 // destroying it kills what is left and removes the directory, so a run leaves no cgroup behind.
-// Linux's, and the one seam to cgroups (docs/CODING.md, "Platforms"): every cgroup file and system call is
-// in cgroup_linux.cpp behind this header; spawning (process.cpp) starts a command in one through
-// fork_into_cgroup; the runner and cli reach them through the Launcher's header (stop_leftover_commands,
-// stop_all_commands, check_command_groups), which this file implements on Linux.
+// Linux's, and the one seam to cgroups (docs/CODING.md, "Platforms"): every cgroup file is in
+// cgroup_linux.cpp behind this header; spawning (process.cpp) starts a command in one through util's
+// fork_into_cgroup (qk/util/fork_into_cgroup.hpp, which the sandbox helper uses too); the runner and cli
+// reach them through the Launcher's header (stop_leftover_commands, stop_all_commands,
+// check_command_groups), which this file implements on Linux.
 #pragma once
 
 #include <sys/types.h>
@@ -34,15 +35,6 @@ void kill_all_task_cgroups();
 // killed too).
 struct LeftoverReport;
 LeftoverReport reap_stale_task_cgroups();
-
-// Starts a child inside the cgroup `cgroup_fd` (clone3 CLONE_INTO_CGROUP, so even its first exec is
-// attributed): as fork, the child's pid to the parent and 0 to the child, -1 with errno on an error. On a
-// kernel without it, a plain fork with `join_in_child` set: the child must join_cgroup before it execs.
-pid_t fork_into_cgroup(int cgroup_fd, bool& join_in_child);
-
-// In a child between fork and exec (async-signal-safe): moves it into the cgroup `cgroup_fd`. False, with
-// errno set, when it could not.
-bool join_cgroup(int cgroup_fd);
 
 class TaskCgroup {
 public:

@@ -20,6 +20,9 @@ struct LaunchRequest {
     std::string cwd;                // absolute
     std::vector<std::string> env;   // "K=V", the complete environment
     int output_fd = -1;             // stdout and stderr both go here; stdin is /dev/null
+    // When set, a launcher that records may start the command through it (Command::start); every launcher
+    // may also run `argv` itself, which must do the same.
+    Starter start;
 };
 
 // Lets one thread stop the commands others are waiting for. A launcher registers how to stop its

@@ -6,6 +6,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,8 +32,23 @@ struct SpawnRequest {
     int cgroup_fd = -1;  // start inside this cgroup, if >= 0
     std::vector<std::string> env;   // "K=V"; empty: this process's environment
     int output_fd = -1;             // >= 0: stdout and stderr go here, stdin is /dev/null
+    int input_fd = -1;              // with output_fd, >= 3: stdin comes from here instead of /dev/null
     bool own_process_group = false;  // setpgid(0, 0) before exec
 };
+
+// A process another started on our behalf (the run's sandbox helper forks each command's helper): its pid,
+// and how to wait for its end, which blocks until it has ended; an Error when that can no longer be known
+// (the starter is gone). Nothing of it is ours to reap.
+struct ForeignProcess {
+    pid_t pid = -1;
+    std::function<Result<ExitStatus>()> wait;
+};
+// A Starter (qk/record/recorder.hpp) starts the process spawn() would have, in the same cgroup, with the same
+// fds, directory and environment, but as another's child; an Error when it could not, as spawn's.
+
+// Why `req` could not start when its working directory could not be entered (`err`): spawn's own words,
+// for a Starter to say the same.
+Error cwd_error(const SpawnRequest& req, int err);
 
 // Starts the process. An Error when it could not be started or its exec failed (with errno). Without a
 // cgroup it is posix_spawn (vfork-fast, which a runner starting thousands of commands notices).

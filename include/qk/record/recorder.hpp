@@ -18,6 +18,11 @@ namespace qk::record {
 // Stops a running command: SIGTERM to every process of it (force = false) or SIGKILL (force = true).
 using StopFn = std::function<void(bool force)>;
 
+struct SpawnRequest;
+struct ForeignProcess;
+// Starts a command as another's child instead of this process's (qk/record/process.hpp says what it must do).
+using Starter = std::function<Result<ForeignProcess>(const SpawnRequest&)>;
+
 struct Command {
     // argv[0] is looked up in the PATH of `env` (this process's PATH when `env` is empty) when it has
     // no '/'.
@@ -54,6 +59,10 @@ struct Command {
     // unreadable, and a tool that checks before it opens (test -r, access(R_OK)) may go on without it, so
     // the look is the only trace of what it was refused.
     bool record_lookups = false;
+    // When set, the command is started by it instead of by this process (enforce's run-wide helper forks
+    // each command's); the eBPF engine takes it, strace (whose tracer must be the command's parent) and
+    // replay start the command line themselves, which must then do the same.
+    Starter start;
     // Called once the command runs, on the thread calling record(), with the function that stops it.
     // That function may be called from any thread until on_finish returns, and never after.
     std::function<void(StopFn stop)> on_start;

@@ -27,6 +27,7 @@ struct SandboxSettings {
     bool read_mask = true;        // QK_SANDBOX_READ_MASK=0: enforce without its read mask
     bool mirror = true;           // QK_SANDBOX_MIRROR=0: each command's read mask mirrors refused directories itself
     bool overlay = true;          // QK_SANDBOX_OVERLAY=0: enforce by Landlock alone
+    bool serve = true;            // QK_SANDBOX_SERVE=0: a qk-sandbox-exec exec'd for each command, not forked by the run's
     std::string exec;             // QK_SANDBOX_EXEC: the qk-sandbox-exec to run, else the one beside qk
     std::string dir;              // QK_SANDBOX_DIR: where sandboxes are made, else the first that works
     std::string tmpdir = "/tmp";  // TMPDIR
