@@ -15,6 +15,9 @@ status are what they are in the plain run, or the run names a refusal for it. Pr
 - a refusal is named only where the audit finds what enforce refuses (or a marked limit of Landlock alone):
   nothing qk does is reported as the task's.
 
+The corpus also runs under enforce over the overlay with a helper exec'd for each command (QK_SANDBOX_SERVE=0)
+instead of forked by the run's one helper: the two leave the same workspace, statuses and report.
+
 QK_MODES_SEED sets the random corpus's seed (printed in each of its test ids and failures), QK_MODES_N how
 many shapes it has (30)."""
 
@@ -41,7 +44,8 @@ pytestmark = pytest.mark.privileged
 MODES = ("plain", "audit", "overlay", "landlock")
 JUDGED = MODES[1:]
 LABEL = {"plain": "plain", "audit": "audit", "overlay": "enforce over the overlay",
-         "landlock": "enforce under Landlock alone"}
+         "landlock": "enforce under Landlock alone",
+         "exec-each": "enforce over the overlay, a helper exec'd for each command"}
 # What enforce names for a task it held back (docs/sandbox.md, --sandbox-report); replacedReads is another
 # task's doing, not this one's.
 REFUSALS = ("refusedReads", "refusedWrites", "discardedWrites", "refusedUnplaced", "refusedOutside", "refusedCalls")
@@ -83,10 +87,12 @@ def run_mode(base: Path, shapes: list[ts.Shape], mode: str) -> ModeRun:
     env = {}
     if mode == "audit":
         args += ["--sandbox", "--sandbox-report", str(sandbox_path)]
-    elif mode in ("overlay", "landlock"):
+    elif mode in ("overlay", "landlock", "exec-each"):
         args += ["--sandbox=enforce", "--sandbox-report", str(sandbox_path)]
         if mode == "landlock":
             env["QK_SANDBOX_OVERLAY"] = "0"
+        if mode == "exec-each":
+            env["QK_SANDBOX_SERVE"] = "0"
     start = time.monotonic()
     r = qk(ws, *args, env=env, timeout=900)
     seconds = time.monotonic() - start
@@ -104,7 +110,7 @@ def run_mode(base: Path, shapes: list[ts.Shape], mode: str) -> ModeRun:
             problems += sandbox_report.schema_errors(sandbox) + sandbox_report.order_errors(sandbox)
             if mode == "landlock" and not sandbox.get("landlockOnly"):
                 problems.append(f"QK_SANDBOX_OVERLAY=0, yet the report has no landlockOnly: {sandbox.get('landlockOnly')}")
-            if mode == "overlay" and sandbox.get("landlockOnly"):
+            if mode in ("overlay", "exec-each") and sandbox.get("landlockOnly"):
                 problems.append(f"enforce did not run over the overlay: landlockOnly: {sandbox['landlockOnly']}")
         else:
             problems.append("no --sandbox-report written")
@@ -121,12 +127,12 @@ def run_mode(base: Path, shapes: list[ts.Shape], mode: str) -> ModeRun:
                    statuses, sandbox, problems)
 
 
-def run_all(base: Path, shapes: list[ts.Shape]) -> dict[str, ModeRun]:
+def run_all(base: Path, shapes: list[ts.Shape], modes: tuple[str, ...] = MODES) -> dict[str, ModeRun]:
     h.require_privileges(None)
     if not os.access(h.BUILD_DIR / "qk", os.X_OK):
         pytest.fail(f"{h.BUILD_DIR / 'qk'} is not built (set QK_BUILD_DIR)", pytrace=False)
     ts.write_workspace(base / "template", shapes)
-    runs = {mode: run_mode(base, shapes, mode) for mode in MODES}
+    runs = {mode: run_mode(base, shapes, mode) for mode in modes}
     print(f"\n{base}: " + ", ".join(f"{m} {r.seconds:.1f} s" for m, r in runs.items()))
     return runs
 
@@ -237,7 +243,7 @@ CORPUS = ts.corpus()
 
 @pytest.fixture(scope="module")
 def corpus_runs(tmp_path_factory):
-    return run_all(tmp_path_factory.mktemp("corpus"), CORPUS)
+    return run_all(tmp_path_factory.mktemp("corpus"), CORPUS, MODES + ("exec-each",))
 
 
 def test_the_corpus_has_forty_shapes_or_more():
@@ -257,6 +263,23 @@ def test_corpus_audit_changes_nothing(corpus_runs):
 @pytest.mark.parametrize("shape", CORPUS, ids=lambda s: s.name)
 def test_corpus_shape(corpus_runs, shape, mode):
     check(shape, mode, corpus_runs)
+
+
+def test_corpus_served_and_exec_each_agree(corpus_runs):
+    """The run's one helper forking each command's (the default) against a helper exec'd for each: the
+    same workspace, statuses and report, task by task."""
+    check_run(corpus_runs, "exec-each")
+    served, each = corpus_runs["overlay"], corpus_runs["exec-each"]
+    a, b = snapshot(served.ws), snapshot(each.ws)
+    diff = [f"{p}: served {ts.show(a.get(p))}, exec'd {ts.show(b.get(p))}"
+            for p in sorted(set(a) | set(b)) if a.get(p) != b.get(p)]
+    assert not diff, "the workspaces differ:\n  " + "\n  ".join(diff)
+    assert served.statuses == each.statuses
+    tasks = sorted(served.sandbox["tasks"])
+    assert tasks == sorted(each.sandbox["tasks"])
+    for t in tasks:
+        mine, theirs = served.sandbox["tasks"][t], each.sandbox["tasks"][t]
+        assert (mine["status"], mine.get("findings")) == (theirs["status"], theirs.get("findings")), t
 
 
 # ---------------------------------------------------------------------------------------------------------

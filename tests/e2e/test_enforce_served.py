@@ -1,0 +1,120 @@
+"""One helper serves a run's enforced commands (issue 40, src/sandbox_exec/server.hpp): with the eBPF recorder,
+each command's qk-sandbox-exec is a child of the run's `qk-sandbox-exec --serve`, not of qk, and there is one
+such server a run; with QK_SANDBOX_SERVE=0 qk execs a helper for each command, as before. The two leave the
+same workspace and report (test_modes_agree.py runs the whole corpus both ways). A run killed outright
+leaves no helper, server or command behind, and nothing of it reaches the next run's cache."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import qk_harness as h
+from audit_workspace import make_workspace, qk
+from test_interrupt import alive, wait_for
+from test_leftovers import processes_mentioning
+
+pytestmark = pytest.mark.privileged("ebpf")
+
+QK = h.BUILD_DIR / "qk"
+
+
+def blocking_workspace(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A build that says it started (`started`), then waits for `go` before it writes its output."""
+    started, go = tmp_path / "started", tmp_path / "go"
+    ws = make_workspace(tmp_path / "ws", {"app": {"root": "app", "targets": {"build": {
+        "command": (f"touch {started}; while [ ! -e {go} ]; do sleep 0.02; done; "
+                    "mkdir -p app/dist && echo built > app/dist/out"),
+        "outputs": ["{projectRoot}/dist"]}}}}, files={"app/src.txt": "x\n"})
+    return ws, started, go
+
+
+def cmdline(pid: int) -> list[str]:
+    return [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:-1]]
+
+
+def parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def chain_to(qk_pid: int, pid: int) -> list[int]:
+    """pid's ancestors up to qk's child (outermost last), or [] when qk is not among them."""
+    chain = []
+    while pid > 1:
+        up = parent(pid)
+        chain.append(pid)
+        if up == qk_pid:
+            return chain
+        pid = up
+    return []
+
+
+def is_helper(pid: int) -> bool:
+    return Path(f"/proc/{pid}/exe").resolve().name == "qk-sandbox-exec"
+
+
+def commands() -> list[int]:
+    """The run's command (its `sh -c`; an exec'd helper's command line names it too)."""
+    return [p for p in processes_mentioning("while [ ! -e") if not is_helper(p)]
+
+
+def helpers_of(qk_pid: int) -> list[list[int]]:
+    """For each process of the run's command, the qk-sandbox-exec processes between it and qk, innermost
+    first."""
+    out = []
+    for pid in commands():
+        chain = [p for p in chain_to(qk_pid, pid) if is_helper(p)]
+        if chain:
+            out.append(chain)
+    return out
+
+
+@pytest.mark.parametrize("serve", ["1", "0"])
+def test_each_command_s_helper_is_the_servers_child_or_qk_s_own(serve, tmp_path):
+    ws, started, go = blocking_workspace(tmp_path)
+    env = {**os.environ, "QK_SANDBOX_SERVE": serve}
+    run = subprocess.Popen([str(QK), "run-many", "-t", "build", "--sandbox=enforce"], cwd=ws, env=env,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        wait_for(started.exists, "the task's command to start", timeout=60)
+        chains = helpers_of(run.pid)
+        assert chains, "precondition: the command runs under qk"
+        for chain in chains:
+            outermost = chain[-1]
+            if serve == "1":
+                # qk -> server -> the command's helper -> pid 1 of its namespace -> the command
+                assert cmdline(outermost)[1:] == ["--serve"], cmdline(outermost)
+                assert len(chain) == 3, [cmdline(p) for p in chain]
+            else:
+                # qk -> the command's helper (exec'd with its plan) -> pid 1 -> the command
+                assert "--" in cmdline(outermost) and "--serve" not in cmdline(outermost), cmdline(outermost)
+                assert len(chain) == 2, [cmdline(p) for p in chain]
+        servers = [p for p in processes_mentioning("--serve") if parent(p) == run.pid]
+        assert len(servers) == (1 if serve == "1" else 0), [cmdline(p) for p in servers]
+    finally:
+        go.touch()
+    out, _ = run.communicate(timeout=120)
+    assert run.returncode == 0, out
+    assert "Sandbox enforce: 1 task kept to what it declares" in out, out
+    assert (ws / "app" / "dist" / "out").read_text() == "built\n"
+
+
+def test_a_run_killed_outright_leaves_no_helper_server_or_command(tmp_path):
+    ws, started, go = blocking_workspace(tmp_path)
+    run = subprocess.Popen([str(QK), "run-many", "-t", "build", "--sandbox=enforce"], cwd=ws,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(started.exists, "the task's command to start", timeout=60)
+    chains = helpers_of(run.pid)
+    assert chains and len(chains[0]) == 3, "precondition: the command runs under the run's helper"
+    ours = [p for chain in chains for p in chain] + commands()
+    run.kill()
+    run.wait(timeout=60)
+    wait_for(lambda: not any(alive(p) for p in ours), "the killed run's helpers and command to end", timeout=10)
+
+    go.touch()  # a command of the killed run still alive would now write its output
+    r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (ws / "app" / "dist" / "out").read_text() == "built\n"
