@@ -132,7 +132,19 @@ Result<int> HelperServer::channel()
 
 bool HelperServer::available()
 {
-    return static_cast<bool>(channel());
+    auto server = channel();
+    if (!server)
+        return false;
+    // Gone since the last command (killed from outside, say): the next commands exec a helper each rather
+    // than fail.
+    struct pollfd p {*server, 0, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR))) {
+        std::lock_guard lock(mutex_);
+        if (!broken_)
+            gone("has ended");
+        return false;
+    }
+    return true;
 }
 
 Result<record::ForeignProcess> HelperServer::start(const record::SpawnRequest& request)

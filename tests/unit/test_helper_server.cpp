@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,9 +72,9 @@ record::SpawnRequest request(const std::string& plan, const std::string& cwd, st
 }
 
 // This process's children that run `name` (from each thread's list).
-int children_named(const std::string& name)
+std::vector<pid_t> children_named(const std::string& name)
 {
-    int n = 0;
+    std::vector<pid_t> found;
     for (const auto& task : fs::directory_iterator("/proc/self/task")) {
         auto list = read_file((task.path() / "children").string());
         if (!list)
@@ -81,11 +83,12 @@ int children_named(const std::string& name)
             std::size_t end = list->find(' ', pos);
             std::string pid = list->substr(pos, end - pos);
             auto comm = read_file("/proc/" + pid + "/comm");
-            n += comm && comm->rfind(name.substr(0, 15), 0) == 0;
+            if (comm && comm->rfind(name.substr(0, 15), 0) == 0)
+                found.push_back(std::stoi(pid));
             pos = end == std::string::npos ? list->size() : end + 1;
         }
     }
-    return n;
+    return found;
 }
 
 bool have_landlock()
@@ -198,7 +201,7 @@ TEST_CASE("a helper that does not serve is found out before any command is its",
     auto started = server.start(request("plan", dir.path.string(), {"true"}, {"PATH=/bin"}, out.w.get()));
     REQUIRE_FALSE(started);
     CHECK(started.error().message.find("does not serve commands") != std::string::npos);
-    CHECK(children_named("qk-sandbox-exec") == 0);
+    CHECK(children_named("qk-sandbox-exec").empty());
 }
 
 TEST_CASE("the run's helper ends with its run, and is reaped", "[sandbox][served]")
@@ -207,7 +210,27 @@ TEST_CASE("the run's helper ends with its run, and is reaped", "[sandbox][served
     {
         sandbox::HelperServer server(kHelper);
         REQUIRE(server.available());
-        CHECK(children_named("qk-sandbox-exec") == 1);
+        CHECK(children_named("qk-sandbox-exec").size() == 1);
     }
-    CHECK(children_named("qk-sandbox-exec") == 0);
+    CHECK(children_named("qk-sandbox-exec").empty());
+}
+
+TEST_CASE("a server killed from outside is found out before the next command, which is not given to it",
+          "[sandbox][served]")
+{
+    test::TempDir dir("qk-served");
+    sandbox::HelperServer server(kHelper);
+    REQUIRE(server.available());
+    auto pids = children_named("qk-sandbox-exec");
+    REQUIRE(pids.size() == 1);
+    REQUIRE(::kill(pids[0], SIGKILL) == 0);
+    // Its end of the channel closes as it dies; nothing here waits for more than that.
+    struct pollfd none {};
+    for (int i = 0; i < 5000 && server.available(); ++i)
+        ::poll(&none, 0, 1);
+    CHECK_FALSE(server.available());
+    Pipe out;
+    auto started = server.start(request("plan", dir.path.string(), {"true"}, {"PATH=/bin"}, out.w.get()));
+    REQUIRE_FALSE(started);
+    CHECK(started.error().message.find("has ended") != std::string::npos);
 }
