@@ -15,6 +15,7 @@ public:
     static Result<std::unique_ptr<EbpfRecorder>> create(const RecorderSettings& settings);
 
     std::string_view name() const override { return "ebpf"; }
+    bool takes_starter() const override { return true; }
     Result<Trace> record(const Command& cmd) override;
 
 private:

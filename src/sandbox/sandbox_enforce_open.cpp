@@ -90,7 +90,8 @@ Result<std::unique_ptr<SandboxEnforce>> SandboxEnforce::open(record::RecorderCho
     QK_TRY_STATUS(self->open_common(choice, settings.recorder, "enforce"));
     QK_TRY(helper, sandbox_exec_path(settings.sandbox));
     self->helper_ = std::move(*helper);
-    if (settings.sandbox.serve)
+    // Only a recorder that starts commands through it can use it: strace must be the command's parent.
+    if (settings.sandbox.serve && self->recorder_ && self->recorder_->takes_starter())
         self->server_ = std::make_unique<HelperServer>(self->helper_);
     const std::string& root = session.workspace().root();
     const auto bases = enforce::SandboxDir::bases(settings.sandbox, root);

@@ -1,7 +1,8 @@
 """One helper serves a run's enforced commands (issue 40, src/sandbox_exec/server.hpp): with the eBPF recorder,
 each command's qk-sandbox-exec is a child of the run's `qk-sandbox-exec --serve`, not of qk, and there is one
 such server a run; with QK_SANDBOX_SERVE=0 qk execs a helper for each command, as before. The two leave the
-same workspace and report (test_modes_agree.py runs the whole corpus both ways). A run killed outright
+same workspace and report (test_modes_agree.py runs the whole corpus both ways). Under strace, whose tracer
+must be the helper's parent, qk execs a helper each and starts no server. A run killed outright
 leaves no helper, server or command behind, and nothing of it reaches the next run's cache."""
 
 from __future__ import annotations
@@ -72,10 +73,15 @@ def helpers_of(qk_pid: int) -> list[list[int]]:
     return out
 
 
-@pytest.mark.parametrize("serve", ["1", "0"])
-def test_each_command_s_helper_is_the_servers_child_or_qk_s_own(serve, tmp_path):
+@pytest.mark.parametrize("serve,recorder", [("1", "ebpf"), ("0", "ebpf"), ("1", "strace")])
+def test_each_command_s_helper_is_the_servers_child_or_qk_s_own(serve, recorder, tmp_path):
+    """Served with eBPF; exec'd with QK_SANDBOX_SERVE=0, and under strace, whose tracer must be the helper's
+    parent (no server is started then)."""
+    if recorder == "strace":
+        h.require_privileges("strace")
     ws, started, go = blocking_workspace(tmp_path)
-    env = {**os.environ, "QK_SANDBOX_SERVE": serve}
+    env = {**os.environ, "QK_SANDBOX_SERVE": serve, "QK_RECORDER": recorder}
+    served = serve == "1" and recorder == "ebpf"
     run = subprocess.Popen([str(QK), "run-many", "-t", "build", "--sandbox=enforce"], cwd=ws, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
@@ -84,16 +90,16 @@ def test_each_command_s_helper_is_the_servers_child_or_qk_s_own(serve, tmp_path)
         assert chains, "precondition: the command runs under qk"
         for chain in chains:
             outermost = chain[-1]
-            if serve == "1":
+            if served:
                 # qk -> server -> the command's helper -> pid 1 of its namespace -> the command
                 assert cmdline(outermost)[1:] == ["--serve"], cmdline(outermost)
                 assert len(chain) == 3, [cmdline(p) for p in chain]
             else:
-                # qk -> the command's helper (exec'd with its plan) -> pid 1 -> the command
+                # qk [-> strace] -> the command's helper (exec'd with its plan) -> pid 1 -> the command
                 assert "--" in cmdline(outermost) and "--serve" not in cmdline(outermost), cmdline(outermost)
                 assert len(chain) == 2, [cmdline(p) for p in chain]
         servers = [p for p in processes_mentioning("--serve") if parent(p) == run.pid]
-        assert len(servers) == (1 if serve == "1" else 0), [cmdline(p) for p in servers]
+        assert len(servers) == (1 if served else 0), [cmdline(p) for p in servers]
     finally:
         go.touch()
     out, _ = run.communicate(timeout=120)

@@ -91,6 +91,9 @@ class Recorder {
 public:
     virtual ~Recorder() = default;
     virtual std::string_view name() const = 0;
+    // Whether record() starts a Command through its `start` when it has one (the eBPF engine); the others
+    // run its command line themselves.
+    virtual bool takes_starter() const { return false; }
     // Runs `cmd` to completion and returns what it did. Safe to call from several threads at once.
     // An Error means the command could not be run at all (it does not exist, cannot be spawned).
     virtual Result<Trace> record(const Command& cmd) = 0;
