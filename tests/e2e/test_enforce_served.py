@@ -62,6 +62,18 @@ def commands() -> list[int]:
     return [p for p in processes_mentioning("while [ ! -e") if not is_helper(p)]
 
 
+def sockets(pid: int) -> list[str]:
+    out = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:"):
+            out.append(f"{fd} {target}")
+    return out
+
+
 def helpers_of(qk_pid: int) -> list[list[int]]:
     """For each process of the run's command, the qk-sandbox-exec processes between it and qk, innermost
     first."""
@@ -98,6 +110,10 @@ def test_each_command_s_helper_is_the_servers_child_or_qk_s_own(serve, recorder,
                 # qk [-> strace] -> the command's helper (exec'd with its plan) -> pid 1 -> the command
                 assert "--" in cmdline(outermost) and "--serve" not in cmdline(outermost), cmdline(outermost)
                 assert len(chain) == 2, [cmdline(p) for p in chain]
+            # Neither the command's helper nor its pid 1 holds a socket: not the server's channel, nor
+            # another command's (this task declares no network, so no proxy's either).
+            for p in chain[:2]:
+                assert sockets(p) == [], (cmdline(p), sockets(p))
         servers = [p for p in processes_mentioning("--serve") if parent(p) == run.pid]
         assert len(servers) == (1 if served else 0), [cmdline(p) for p in servers]
     finally:
@@ -124,3 +140,36 @@ def test_a_run_killed_outright_leaves_no_helper_server_or_command(tmp_path):
     r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce")
     assert r.returncode == 0, r.stdout + r.stderr
     assert (ws / "app" / "dist" / "out").read_text() == "built\n"
+
+
+def test_commands_served_side_by_side_hold_no_descriptor_but_their_own_three(tmp_path):
+    """The server holds its channel and the sockets of every command it still has to answer: none of them,
+    nor anything else of qk's, may reach a command, even one forked while others run."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    probe = ("import os\n"
+             "open_fds = []\n"
+             "for fd in range(3, 4096):\n"
+             "    try:\n"
+             "        os.fstat(fd)\n"
+             "    except OSError:\n"
+             "        continue\n"
+             "    open_fds.append(f'{fd} {os.readlink(f\"/proc/self/fd/{fd}\")}')\n"
+             "print('\\n'.join(open_fds))\n")
+    projects = {}
+    for name in ("a", "b", "c"):
+        # Each waits (up to 60 s) until all three run, so that the last is forked while the others are served.
+        projects[name] = {"root": name, "targets": {"build": {
+            "command": (f"touch {marks}/{name}; n=0; while [ $(ls {marks} | wc -l) -lt 3 ] && [ $n -lt 3000 ]; "
+                        f"do sleep 0.02; n=$((n+1)); done; mkdir -p {name}/dist && "
+                        f"python3 -c \"$(cat {name}/probe.py)\" > {name}/dist/fds.txt"),
+            "inputs": ["{projectRoot}/**/*"],
+            "outputs": ["{projectRoot}/dist"]}}}
+    files = {f"{n}/probe.py": probe for n in projects}
+    ws = make_workspace(tmp_path / "ws", projects, files=files)
+    r = qk(ws, "run-many", "-t", "build", "--sandbox=enforce", "--parallel", "3")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Sandbox enforce: 3 tasks kept to what they declare" in r.stdout, r.stdout
+    assert sorted(os.listdir(marks)) == ["a", "b", "c"]
+    for name in projects:
+        assert (ws / name / "dist" / "fds.txt").read_text() == "\n", (name, (ws / name / "dist" / "fds.txt").read_text())
