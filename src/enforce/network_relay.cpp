@@ -121,17 +121,6 @@ Result<ProxyRequest> parse_proxy_request(std::string_view head)
 
 namespace {
 
-bool send_all(int fd, std::string_view data)
-{
-    while (!data.empty()) {
-        ssize_t n = retry_eintr([&] { return ::send(fd, data.data(), data.size(), MSG_NOSIGNAL); });
-        if (n <= 0)
-            return false;
-        data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
-}
-
 void answer(int client, int code, std::string_view reason, std::string_view body)
 {
     (void)send_all(client, fmt::format("HTTP/1.1 {} {}\r\nContent-Type: text/plain; charset=utf-8\r\n"

@@ -9,9 +9,9 @@
 #include <cstring>
 #include <span>
 #include <string_view>
+#include <memory>
 #include <utility>
 #include <vector>
-#include <memory>
 
 #include <fmt/format.h>
 
@@ -57,17 +57,6 @@ private:
     std::string buffer_;
 };
 
-// Without SIGPIPE: a child that refused its request is gone, and its answer says why.
-void send_all(int socket, std::string_view bytes)
-{
-    while (!bytes.empty()) {
-        ssize_t n = retry_eintr([&] { return ::send(socket, bytes.data(), bytes.size(), MSG_NOSIGNAL); });
-        if (n <= 0)
-            return;
-        bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-}
-
 Result<record::ExitStatus> wait_ended(Answers& answers)
 {
     QK_TRY(a, answers.next());
@@ -105,8 +94,8 @@ Result<int> HelperServer::channel()
         return sys_error("cannot open /dev/null");
     // Its own process group: a terminal's Ctrl-C is qk's to pass on, through each command's cgroup. Nothing
     // of qk's but its channel: its output goes nowhere, its environment is bare (each child is given its own).
-    record::SpawnRequest spawn{helper_, {helper_, "--serve"}, "/", -1, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"}, null_fd.get(),
-                               (*pair)[1].get(), true};
+    record::SpawnRequest spawn{helper_, {helper_, "--serve"}, "/", -1, {"PATH=/usr/sbin:/usr/bin:/sbin:/bin"},
+                               null_fd.get(), (*pair)[1].get(), true};
     auto pid = record::spawn(spawn);
     if (!pid)
         return gone("could not be started: " + pid.error().message);
@@ -161,11 +150,11 @@ Result<record::ForeignProcess> HelperServer::start(const record::SpawnRequest& r
         }
     }
     (*pair)[1].reset();
-    // The request; should the child be gone already, what it answered says why.
     enforce::ServedCommand command{request.argv, request.env, request.cwd, request.own_process_group};
     const std::string body = enforce::encode_body(command);
+    // Should the child be gone already (it refused the request), its answer says why: a failed send is not.
     if (send_with_fd(mine.get(), enforce::served_header(body.size()), request.output_fd) > 0)
-        send_all(mine.get(), body);
+        (void)send_all(mine.get(), body);
     auto answers = std::make_shared<Answers>(std::move(mine));
     QK_TRY(first, answers->next());
     switch (first->kind) {

@@ -32,8 +32,8 @@ using enforce::ServedAnswer;
 
 void answer(int socket, const ServedAnswer& a)
 {
-    std::string line = enforce::encode_answer(a);
-    (void)retry_eintr([&] { return ::send(socket, line.data(), line.size(), MSG_NOSIGNAL); });
+    // qk may have stopped listening (its end closed as it was killed): nothing to do then.
+    (void)send_all(socket, enforce::encode_answer(a));
 }
 
 // Closes every descriptor from 3 up but `keep`: the server's channel and the other commands' sockets must

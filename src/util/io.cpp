@@ -1,6 +1,7 @@
 #include "qk/util/io.hpp"
 
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,17 @@ Status write_all(int fd, std::string_view data)
         ssize_t n = retry_eintr([&] { return ::write(fd, data.data(), data.size()); });
         if (n <= 0)
             return sys_error("write", n == 0 ? EIO : errno);
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return {};
+}
+
+Status send_all(int socket, std::string_view data)
+{
+    while (!data.empty()) {
+        ssize_t n = retry_eintr([&] { return ::send(socket, data.data(), data.size(), MSG_NOSIGNAL); });
+        if (n <= 0)
+            return sys_error("send", n == 0 ? EIO : errno);
         data.remove_prefix(static_cast<std::size_t>(n));
     }
     return {};

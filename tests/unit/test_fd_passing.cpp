@@ -9,9 +9,11 @@
 
 #include <cerrno>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "qk/util/fd_passing.hpp"
+#include "qk/util/io.hpp"
 
 using namespace qk;
 
@@ -94,6 +96,24 @@ TEST_CASE("sending on a socket whose peer is gone is an error, not a SIGPIPE", "
     UniqueFd null_fd(fd);
     CHECK(send_with_fd(s.a.get(), "x", null_fd.get()) == -1);
     CHECK(errno == EPIPE);
+}
+
+TEST_CASE("send_all sends all of a large message, and to a peer that is gone is EPIPE, not a SIGPIPE",
+          "[util][fd_passing]")
+{
+    SocketPair s;
+    const std::string big(1 << 20, 'q');  // more than a socket's buffer: sent in parts as it is read
+    std::string got;
+    std::thread reader([&] { REQUIRE(read_all(s.b.get(), got)); });
+    CHECK(send_all(s.a.get(), big));
+    s.a.reset();
+    reader.join();
+    CHECK(got == big);
+    SocketPair gone;
+    gone.b.reset();
+    auto sent = send_all(gone.a.get(), "x");
+    REQUIRE_FALSE(sent);
+    CHECK(sent.error().sys_errno == EPIPE);
 }
 
 TEST_CASE("a descriptor sent with an empty message is taken, not left open in the process", "[util][fd_passing]")

@@ -24,6 +24,8 @@ auto retry_eintr(F&& f) -> decltype(f())
 
 // Writes all of `data`. Errors: "write: <strerror>".
 Status write_all(int fd, std::string_view data);
+// The same on a socket, without SIGPIPE when its peer is gone (MSG_NOSIGNAL): an Error (EPIPE) instead.
+Status send_all(int socket, std::string_view data);
 // Reads to the end of the file, appending to `out`; `size_hint` sizes the first read (the file's size
 // plus one sees the end in one call).
 Status read_all(int fd, std::string& out, std::size_t size_hint = 0);
