@@ -56,27 +56,34 @@ void close_all_but(int keep)
 }
 
 // Reads the request off the command's socket: its header (with the output fd attached), then its body.
+// Whatever of the body came with the header's read is kept: the header ends at its newline, not at a read.
 Result<enforce::ServedCommand> read_request(int socket, UniqueFd& output)
 {
-    std::string header;
-    while (header.empty() || header.back() != '\n') {
+    const Error cut_short = error("qk closed the command's socket before its request was whole");
+    std::string got;
+    std::size_t newline;
+    while ((newline = got.find('\n')) == std::string::npos) {
+        if (got.size() >= enforce::kServedHeaderMax)
+            return error("the request's header is not one qk-sandbox-exec can read");
         UniqueFd passed;
-        std::string part = receive_with_fd(socket, passed, enforce::kServedHeaderMax - header.size());
+        std::string part = receive_with_fd(socket, passed, enforce::kServedHeaderMax - got.size());
         if (passed.valid())
             output = std::move(passed);
         if (part.empty())
-            return error("qk closed the command's socket before its request was whole");
-        header += part;
-        if (header.size() >= enforce::kServedHeaderMax && header.back() != '\n')
-            break;
+            return cut_short;
+        got += part;
     }
-    QK_TRY(length, enforce::parse_served_header(header));
-    std::string body(*length, '\0');
-    for (std::size_t got = 0; got < body.size();) {
-        ssize_t n = retry_eintr([&] { return ::read(socket, body.data() + got, body.size() - got); });
+    QK_TRY(length, enforce::parse_served_header(std::string_view(got).substr(0, newline + 1)));
+    std::string body = got.substr(newline + 1);
+    if (body.size() > *length)
+        return error("the request is longer than its header says");
+    std::size_t have = body.size();
+    body.resize(*length);
+    while (have < body.size()) {
+        ssize_t n = retry_eintr([&] { return ::read(socket, body.data() + have, body.size() - have); });
         if (n <= 0)
-            return error("qk closed the command's socket before its request was whole");
-        got += static_cast<std::size_t>(n);
+            return cut_short;
+        have += static_cast<std::size_t>(n);
     }
     if (!output.valid())
         return error("the request came without the command's output");

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +21,8 @@
 #include "sandbox/helper_server.hpp"
 #include "qk/enforce/landlock_abi.hpp"
 #include "qk/enforce/sandbox_plan.hpp"
+#include "qk/enforce/served_command.hpp"
+#include "qk/util/fd_passing.hpp"
 #include "qk/util/io.hpp"
 #include "test_support.hpp"
 
@@ -233,4 +236,34 @@ TEST_CASE("a server killed from outside is found out before the next command, wh
     auto started = server.start(request("plan", dir.path.string(), {"true"}, {"PATH=/bin"}, out.w.get()));
     REQUIRE_FALSE(started);
     CHECK(started.error().message.find("has ended") != std::string::npos);
+}
+
+TEST_CASE("the served child reads a request whose body came in the header's own message", "[sandbox][served]")
+{
+    // HelperServer sends the header with the output fd, then the body; a peer may send both at once, and
+    // the child must not take the body's first bytes for the header's.
+    test::TempDir dir("qk-served");
+    int chan[2], cmd[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, chan) == 0);
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, cmd) == 0);
+    UniqueFd qk_end(chan[0]), server_end(chan[1]), mine(cmd[0]), theirs(cmd[1]);
+    UniqueFd null_fd(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+    auto pid = record::spawn({kHelper, {kHelper, "--serve"}, "/", -1, {"PATH=/bin"}, null_fd.get(), server_end.get(),
+                              false});
+    REQUIRE(pid);
+    server_end.reset();
+    const int fds[] = {theirs.get()};
+    REQUIRE(send_with_fds(qk_end.get(), "run", fds) == 3);
+    theirs.reset();
+    const std::string missing = (dir.path / "no-such-plan").string();
+    const std::string body = enforce::encode_body({{kHelper, missing, "--", "true"}, {"PATH=/bin"}, "/", false});
+    Pipe out;
+    REQUIRE(send_with_fd(mine.get(), enforce::served_header(body.size()) + body, out.w.get()) > 0);
+    std::string answers;
+    REQUIRE(read_all(mine.get(), answers));
+    CHECK(answers.rfind("started ", 0) == 0);
+    CHECK(answers.find("\nended " + std::to_string(enforce::kSetupFailedStatus << 8) + "\n") != std::string::npos);
+    CHECK(out.drain().find("no-such-plan") != std::string::npos);
+    qk_end.reset();
+    CHECK(record::wait_exit(*pid).code == 0);
 }
