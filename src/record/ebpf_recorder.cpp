@@ -48,13 +48,14 @@ Result<Trace> EbpfRecorder::record(const Command& cmd)
     const auto started = std::chrono::steady_clock::now();
     const SpawnRequest request{*program, cmd.argv, cmd.cwd, cgroup->fd(), cmd.env, cmd.output_fd, -1,
                                cmd.own_process_group};
+    // Started here, or by the command's starter (enforce's run-wide helper), whose child it then is.
     std::optional<ForeignProcess> foreign;
     Result<pid_t> pid = -1;
     if (cmd.start) {
-        auto started = cmd.start(request);
-        pid = started ? Result<pid_t>(started->pid) : Result<pid_t>(started.error());
-        if (started)
-            foreign = std::move(*started);
+        auto launched = cmd.start(request);
+        pid = launched ? Result<pid_t>(launched->pid) : Result<pid_t>(launched.error());
+        if (launched)
+            foreign = std::move(*launched);
     } else {
         pid = spawn(request);
     }
