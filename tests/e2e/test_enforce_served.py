@@ -173,3 +173,33 @@ def test_commands_served_side_by_side_hold_no_descriptor_but_their_own_three(tmp
     assert sorted(os.listdir(marks)) == ["a", "b", "c"]
     for name in projects:
         assert (ws / name / "dist" / "fds.txt").read_text() == "\n", (name, (ws / name / "dist" / "fds.txt").read_text())
+
+
+def test_two_enforced_runs_at_once_each_serve_their_own_commands(tmp_path):
+    """Two runs on one machine at the same time: each has its own server, each command's helper is its own
+    run's server's child, and both runs keep their tasks to what they declare."""
+    runs = []
+    try:
+        for n in range(2):
+            ws, started, go = blocking_workspace(tmp_path / f"run{n}")
+            proc = subprocess.Popen([str(QK), "run-many", "-t", "build", "--sandbox=enforce"], cwd=ws,
+                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            runs.append((ws, started, go, proc))
+        for _, started, _, _ in runs:
+            wait_for(started.exists, "both runs' commands to start", timeout=60)
+        servers = []
+        for _, _, _, proc in runs:
+            chains = helpers_of(proc.pid)  # only what descends from this run's qk
+            assert chains and all(len(c) == 3 for c in chains), [[cmdline(p) for p in c] for c in chains]
+            mine = {c[-1] for c in chains}
+            assert len(mine) == 1 and all(parent(s) == proc.pid for s in mine), mine
+            servers += list(mine)
+        assert len(set(servers)) == 2, servers
+    finally:
+        for _, _, go, _ in runs:
+            go.touch()
+    for ws, _, _, proc in runs:
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0, out
+        assert "Sandbox enforce: 1 task kept to what it declares" in out, out
+        assert (ws / "app" / "dist" / "out").read_text() == "built\n"
